@@ -1,0 +1,58 @@
+# Quire's interface: run, test, build, synth, deploy, bench, lint.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+GROUPS := $(notdir $(wildcard functions/*))
+BOOTSTRAPS := $(GROUPS:%=build/%/bootstrap)
+DDB_LOCAL := .cache/dynamodb-local/DynamoDBLocal.jar
+export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+export GOFLAGS := -buildvcs=false
+
+.PHONY: help run test build synth deploy bench lint deps clean
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+deps: node_modules/.installed $(DDB_LOCAL) ## install npm packages, DynamoDB Local and Go modules
+	go mod download
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+$(DDB_LOCAL):
+	scripts/install-dynamodb-local.sh
+
+run: deps ## serve the whole API on PORT (default 8080) with DynamoDB Local
+	go run ./cmd/local
+
+build: $(BOOTSTRAPS) ## build every function's bootstrap for Lambda (linux/arm64)
+
+build/%/bootstrap: FORCE
+	@mkdir -p $(@D)
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $@ ./functions/$*
+
+FORCE:
+
+synth: deps build ## synthesize the CloudFormation template into cdk.out (offline)
+	npx cdk synth --quiet
+
+deploy: deps build ## deploy the stack to the current AWS account
+	npx cdk deploy
+
+test: deps build ## vet, unit, integration (DynamoDB Local), infra, events and template lint
+	go vet ./...
+	QUIRE_REQUIRE_DYNAMODB_LOCAL=1 go test -count=1 ./...
+	npx cdk synth --quiet
+	scripts/lint-template.sh
+
+bench: deps ## measure bootstraps, init time, cold requests and DynamoDB requests per route
+	go run ./bench
+
+lint: ## go vet and gofmt
+	go vet ./...
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
+
+clean: ## remove build output
+	rm -rf build cdk.out

@@ -1,0 +1,116 @@
+// Command local serves the whole Quire API on localhost, the way the deployed
+// stack does: DynamoDB Local (started here unless DYNAMODB_ENDPOINT names a
+// running one), the tables of the stack, demo data, and every function behind
+// the local gateway. `make run` runs it; Ctrl-C stops all it started.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/ddblocal"
+	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/service"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "quire:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, getenv func(string) string) error {
+	port := getenv("PORT")
+	if port == "" {
+		port = "8080"
+	}
+	// Listen first: a port in use is the most common failure, and should
+	// not wait for DynamoDB Local to start.
+	ln, err := net.Listen("tcp", net.JoinHostPort(getenv("HOST"), port))
+	if err != nil {
+		return fmt.Errorf("cannot listen on port %s (%w); stop what uses it or set PORT", port, err)
+	}
+	defer ln.Close()
+
+	cfg := service.ConfigFromEnv(getenv)
+	if cfg.DynamoDB.Endpoint == "" {
+		dataDir := getenv("DATA_DIR")
+		where := "in memory"
+		if dataDir != "" {
+			where = "in " + dataDir
+		}
+		step("starting DynamoDB Local (%s)", where)
+		srv, err := ddblocal.Start(ctx, ddblocal.Options{DataDir: dataDir})
+		if err != nil {
+			return fmt.Errorf("start DynamoDB Local: %w", err)
+		}
+		defer srv.Stop()
+		cfg.DynamoDB.Endpoint = srv.Endpoint()
+	}
+	step("using DynamoDB at %s", cfg.DynamoDB.Endpoint)
+	db, err := dynamo.NewClient(cfg.DynamoDB)
+	if err != nil {
+		return err
+	}
+	step("creating tables")
+	if err := dynamo.CreateTables(ctx, db, cfg.DynamoDB.Tables); err != nil {
+		return err
+	}
+	added, err := demo.Seed(ctx, dynamo.NewUserStore(db, cfg.DynamoDB.Tables))
+	if err != nil {
+		return err
+	}
+	step("loaded demo data: %d users added", added)
+
+	fns, err := service.Handlers(cfg)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	srv := &http.Server{
+		Handler:           &apigw.Gateway{Functions: fns, Log: log},
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	base := "http://localhost:" + port
+	fmt.Fprintf(os.Stderr, `
+Quire is ready at %[1]s (Ctrl-C stops it)
+
+  curl -i %[1]s/health
+  curl -i %[1]s/users
+  curl -i -X POST %[1]s/users -H 'Content-Type: application/json' \
+       -d '{"email":"you@example.com","first_name":"Your","last_name":"Name"}'
+
+`, base)
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	step("stopping")
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+func step(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "quire: "+format+"\n", args...)
+}

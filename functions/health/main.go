@@ -1,0 +1,6 @@
+// Command health is the Lambda function of Quire's health resource group.
+package main
+
+import "github.com/quireapi/quire/shared/service"
+
+func main() { service.Run(service.Health) }

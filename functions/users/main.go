@@ -1,0 +1,6 @@
+// Command users is the Lambda function of Quire's users resource group.
+package main
+
+import "github.com/quireapi/quire/shared/service"
+
+func main() { service.Run(service.Users) }

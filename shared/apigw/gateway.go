@@ -1,0 +1,193 @@
+package apigw
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// MaxRequestBytes is API Gateway's limit on a request body: 10 MB.
+const MaxRequestBytes = 10 << 20
+
+// Stage is the stage name the local gateway puts in request contexts.
+const Stage = "local"
+
+// Gateway serves the whole API over HTTP the way the deployed REST API does:
+// it matches each request against the route table, turns it into the proxy
+// event API Gateway would send, calls the function of the route's group and
+// writes the function's proxy response back.
+type Gateway struct {
+	// Functions maps each resource group to its Lambda handler.
+	Functions map[string]Handler
+	Log       *slog.Logger
+}
+
+// ServeHTTP answers an unknown path with 404, a body over MaxRequestBytes
+// with 413 and a failed function with 502, each as problem+json; a known path
+// with a method the table does not define goes to the path's owner group,
+// which answers 405, as the stack's ANY methods do.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	requestID := newRequestID()
+	w.Header().Set("X-Amzn-Requestid", requestID)
+	fail := func(code, detail string) {
+		p := rest.NewProblem(code, detail)
+		p.Instance, p.RequestID = r.URL.Path, requestID
+		rest.WriteProblem(w, p)
+	}
+	template, params, ok := routes.Match(r.URL.Path)
+	if !ok {
+		fail(quire.ENOTFOUND, "No resource at this path.")
+		return
+	}
+	group := routes.Owner(template)
+	for _, rt := range routes.All() {
+		if rt.Path == template && rt.Method == r.Method {
+			group = rt.Group
+		}
+	}
+	fn, ok := g.Functions[group]
+	if !ok {
+		fail(quire.EGATEWAY, "The function of this route is not running.")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	if err != nil {
+		fail(quire.ETOOLARGE, "The request body is over 10 MB.")
+		return
+	}
+	ev := Event(r, body, template, params, requestID)
+	start := time.Now()
+	resp, err := fn(r.Context(), ev)
+	if err != nil {
+		g.Log.Error("function failed", "group", group, "request_id", requestID, "err", err)
+		fail(quire.EGATEWAY, "The function failed; see its log.")
+		return
+	}
+	if err := writeResponse(w, resp); err != nil {
+		g.Log.Error("bad function response", "group", group, "request_id", requestID, "err", err)
+		fail(quire.EGATEWAY, "The function returned a malformed response.")
+		return
+	}
+	g.Log.Info("request", "method", r.Method, "path", r.URL.Path, "status", resp.StatusCode,
+		"group", group, "ms", time.Since(start).Milliseconds(), "request_id", requestID)
+}
+
+// Event builds the REST API proxy event (payload 1.0) API Gateway sends for
+// r, whose body is body, on the resource template with its path parameters.
+func Event(r *http.Request, body []byte, template string, params map[string]string, requestID string) events.APIGatewayProxyRequest {
+	headers := r.Header.Clone()
+	headers.Set("Host", r.Host)
+	ip, port := clientAddr(r)
+	headers.Set("X-Forwarded-For", ip)
+	headers.Set("X-Forwarded-Proto", "http")
+	headers.Set("X-Forwarded-Port", port)
+	ev := events.APIGatewayProxyRequest{
+		Resource:          template,
+		Path:              r.URL.Path,
+		HTTPMethod:        r.Method,
+		Headers:           map[string]string{},
+		MultiValueHeaders: map[string][]string(headers),
+		RequestContext: events.APIGatewayProxyRequestContext{
+			AccountID:        "000000000000",
+			ResourceID:       template,
+			Stage:            Stage,
+			DomainName:       r.Host,
+			RequestID:        requestID,
+			Protocol:         r.Proto,
+			Identity:         events.APIGatewayRequestIdentity{SourceIP: ip, UserAgent: r.UserAgent()},
+			ResourcePath:     template,
+			Path:             r.URL.Path,
+			HTTPMethod:       r.Method,
+			RequestTime:      time.Now().UTC().Format("02/Jan/2006:15:04:05 -0700"),
+			RequestTimeEpoch: time.Now().UnixMilli(),
+			APIID:            "local",
+		},
+	}
+	for k, vs := range headers {
+		ev.Headers[k] = vs[len(vs)-1] // API Gateway keeps the last value
+	}
+	if q := r.URL.Query(); len(q) > 0 {
+		ev.QueryStringParameters = map[string]string{}
+		ev.MultiValueQueryStringParameters = map[string][]string(q)
+		for k, vs := range q {
+			ev.QueryStringParameters[k] = vs[len(vs)-1]
+		}
+	}
+	if len(params) > 0 {
+		ev.PathParameters = params
+	}
+	if utf8.Valid(body) {
+		ev.Body = string(body)
+	} else {
+		ev.Body, ev.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
+	}
+	return ev
+}
+
+func clientAddr(r *http.Request) (ip, port string) {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	_, port, err = net.SplitHostPort(r.Host)
+	if err != nil {
+		port = "80"
+	}
+	return host, port
+}
+
+// writeResponse writes a proxy response: its headers (multi-value ones
+// included), its status and its body, decoded when base64.
+func writeResponse(w http.ResponseWriter, resp events.APIGatewayProxyResponse) error {
+	body := []byte(resp.Body)
+	if resp.IsBase64Encoded {
+		b, err := base64.StdEncoding.DecodeString(resp.Body)
+		if err != nil {
+			return fmt.Errorf("decode base64 body: %w", err)
+		}
+		body = b
+	}
+	if resp.StatusCode < 100 || resp.StatusCode > 599 {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	h := w.Header()
+	for k, v := range resp.Headers {
+		if _, multi := resp.MultiValueHeaders[k]; !multi {
+			h.Set(k, v)
+		}
+	}
+	for k, vs := range resp.MultiValueHeaders {
+		h.Del(k)
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	if h.Get("Content-Length") != "" {
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	w.WriteHeader(resp.StatusCode)
+	w.Write(body) // an error here means the client went away
+	return nil
+}
+
+// newRequestID returns a random UUID, as API Gateway's request ids are.
+func newRequestID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}

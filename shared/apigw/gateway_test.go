@@ -1,0 +1,146 @@
+package apigw
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// recorder is a function that records the event it gets and answers with a
+// fixed response.
+type recorder struct {
+	got  events.APIGatewayProxyRequest
+	resp events.APIGatewayProxyResponse
+	err  error
+}
+
+func (f *recorder) handle(_ context.Context, ev events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+	f.got = ev
+	return f.resp, f.err
+}
+
+func newGateway(t *testing.T, fns map[string]Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(&Gateway{Functions: fns, Log: slog.New(slog.DiscardHandler)})
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestGatewayEvent(t *testing.T) {
+	f := &recorder{resp: events.APIGatewayProxyResponse{
+		StatusCode: 201,
+		MultiValueHeaders: map[string][]string{
+			"Set-Cookie":   {"a=1", "b=2"},
+			"Content-Type": {"application/octet-stream"},
+		},
+		Body:            base64.StdEncoding.EncodeToString([]byte{0xff, 0x00, 0x01}),
+		IsBase64Encoded: true,
+	}}
+	srv := newGateway(t, map[string]Handler{routes.GroupUsers: f.handle})
+	req, _ := http.NewRequest("PUT", srv.URL+"/users/42?tag=a&tag=b&x=1", strings.NewReader("\xff\xfe"))
+	req.Header.Add("X-Multi", "one")
+	req.Header.Add("X-Multi", "two")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+
+	if resp.StatusCode != 201 || string(body) != "\xff\x00\x01" {
+		t.Errorf("response %d %q", resp.StatusCode, body)
+	}
+	if diff := cmp.Diff([]string{"a=1", "b=2"}, resp.Header.Values("Set-Cookie")); diff != "" {
+		t.Errorf("Set-Cookie (-want +got):\n%s", diff)
+	}
+	ev := f.got
+	rc := ev.RequestContext
+	if ev.Resource != "/users/{id}" || ev.Path != "/users/42" || ev.HTTPMethod != "PUT" ||
+		rc.ResourcePath != "/users/{id}" || rc.Stage != Stage || rc.RequestID == "" || rc.RequestID != resp.Header.Get("X-Amzn-Requestid") {
+		t.Errorf("event: resource %q path %q method %q context %+v", ev.Resource, ev.Path, ev.HTTPMethod, rc)
+	}
+	if diff := cmp.Diff(map[string]string{"id": "42"}, ev.PathParameters); diff != "" {
+		t.Errorf("path parameters (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a", "b"}, ev.MultiValueQueryStringParameters["tag"]); diff != "" || ev.QueryStringParameters["tag"] != "b" {
+		t.Errorf("query: %v %v", ev.MultiValueQueryStringParameters, ev.QueryStringParameters)
+	}
+	if diff := cmp.Diff([]string{"one", "two"}, ev.MultiValueHeaders["X-Multi"]); diff != "" || ev.Headers["X-Multi"] != "two" {
+		t.Errorf("headers: %v %v", ev.MultiValueHeaders, ev.Headers)
+	}
+	if !ev.IsBase64Encoded || ev.Body != base64.StdEncoding.EncodeToString([]byte("\xff\xfe")) {
+		t.Errorf("binary body: %q base64 %v", ev.Body, ev.IsBase64Encoded)
+	}
+}
+
+func TestGatewayErrors(t *testing.T) {
+	failing := &recorder{err: io.ErrUnexpectedEOF}
+	ok := &recorder{resp: events.APIGatewayProxyResponse{StatusCode: 405, Headers: map[string]string{"Allow": "GET"}}}
+	srv := newGateway(t, map[string]Handler{routes.GroupUsers: failing.handle, routes.GroupHealth: ok.handle})
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		problemType  string
+	}{
+		{"GET", "/nope", 404, rest.ProblemType("not-found")},
+		{"GET", "/users/1/2", 404, rest.ProblemType("not-found")},
+		{"GET", "/users", 502, rest.ProblemType("gateway")},
+		{"DELETE", "/health", 405, ""}, // forwarded to the path's owner, which answers
+	} {
+		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p rest.Problem
+		json.NewDecoder(resp.Body).Decode(&p)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || p.Type != tc.problemType {
+			t.Errorf("%s %s = %d %q; want %d %q", tc.method, tc.path, resp.StatusCode, p.Type, tc.status, tc.problemType)
+		}
+		if tc.problemType != "" && (p.RequestID == "" || p.RequestID != resp.Header.Get("X-Amzn-Requestid")) {
+			t.Errorf("%s %s: request id %q in body, %q in header", tc.method, tc.path, p.RequestID, resp.Header.Get("X-Amzn-Requestid"))
+		}
+	}
+	if ok.got.HTTPMethod != "DELETE" || ok.got.Resource != "/health" {
+		t.Errorf("the owner got %s %s", ok.got.HTTPMethod, ok.got.Resource)
+	}
+}
+
+func TestGatewayBodyLimit(t *testing.T) {
+	f := &recorder{resp: events.APIGatewayProxyResponse{StatusCode: 200}}
+	srv := newGateway(t, map[string]Handler{routes.GroupUsers: f.handle})
+	resp, err := http.Post(srv.URL+"/users", "application/json", strings.NewReader(strings.Repeat("a", MaxRequestBytes+1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 413 || f.got.HTTPMethod != "" {
+		t.Errorf("status %d; function called: %v", resp.StatusCode, f.got.HTTPMethod != "")
+	}
+}
+
+// TestHandlerEscapesPath: API Gateway sends paths decoded; characters that
+// mean something in a URL must reach the handler as path, not as a 502.
+func TestHandlerEscapesPath(t *testing.T) {
+	var got string
+	h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r.URL.Path; w.WriteHeader(200) }))
+	for _, p := range []string{"/users/%", "/users/a?b", "/users/a#b", "/users/a b"} {
+		resp, err := h(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: p})
+		if err != nil || resp.StatusCode != 200 || got != p {
+			t.Errorf("path %q: status %d, err %v, handler saw %q", p, resp.StatusCode, err, got)
+		}
+	}
+}

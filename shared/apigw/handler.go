@@ -1,0 +1,30 @@
+// Package apigw connects Quire's net/http handlers to API Gateway: the Lambda
+// handler that turns REST proxy events (payload 1.0) into requests, and the
+// local gateway that turns HTTP requests into those same events.
+package apigw
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+)
+
+// Handler is a Lambda function behind an API Gateway REST API proxy
+// integration.
+type Handler func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error)
+
+// NewHandler returns the Lambda handler that serves h through
+// aws-lambda-go-api-proxy, with API Gateway's request context available to h.
+func NewHandler(h http.Handler) Handler {
+	a := httpadapter.New(h)
+	return func(ctx context.Context, ev events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+		// API Gateway passes the path decoded, and the adapter parses it
+		// back as part of a URL: escape it, or "/users/%" fails to parse
+		// (a 502 for a client's typo) and "/users/1%3F" loses its "?".
+		ev.Path = (&url.URL{Path: ev.Path}).EscapedPath()
+		return a.ProxyWithContext(ctx, ev)
+	}
+}

@@ -1,0 +1,165 @@
+// Package dynamo is Quire's DynamoDB adapter: the table definitions shared
+// by the CDK stack and DynamoDB Local, the client built from the environment,
+// and the stores that turn SDK results and errors into domain values.
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// Key is one key attribute: its name and DynamoDB scalar type ("S" or "N").
+type Key struct {
+	Name string
+	Type string
+}
+
+// Index is a global secondary index projecting all attributes.
+type Index struct {
+	Name         string
+	PartitionKey Key
+	SortKey      *Key
+}
+
+// Table is the definition of one table. The CDK stack and CreateTables (for
+// DynamoDB Local) both build tables from these definitions.
+type Table struct {
+	Name         string // logical name; the physical name comes from configuration
+	PartitionKey Key
+	SortKey      *Key
+	Indexes      []Index
+}
+
+// Attribute and index names of the users table.
+const (
+	attrPK     = "pk"
+	attrListPK = "list_pk"
+	attrID     = "id"
+	indexList  = "list"
+)
+
+// Tables returns the definition of every table Quire uses.
+func Tables() []Table {
+	return []Table{
+		{
+			// Users and the email reservations that keep emails unique.
+			// Users carry list_pk so that the sparse "list" index holds
+			// users only, ordered by id: one Query per page, never a Scan.
+			Name:         routes.TableUsers,
+			PartitionKey: Key{attrPK, "S"},
+			Indexes: []Index{{
+				Name:         indexList,
+				PartitionKey: Key{attrListPK, "S"},
+				SortKey:      &Key{attrID, "N"},
+			}},
+		},
+	}
+}
+
+// CreateTables creates every table under its physical name in names (logical
+// name to physical name), on-demand, and waits until each is active. A table
+// that exists already is left as it is. It is for DynamoDB Local and tests;
+// deployed tables come from the CDK stack.
+func CreateTables(ctx context.Context, db *dynamodb.Client, names TableNames) error {
+	for _, t := range Tables() {
+		name := names.Physical(t.Name)
+		in := createTableInput(t, name)
+		if _, err := db.CreateTable(ctx, in); err != nil {
+			var inUse *types.ResourceInUseException
+			if errors.As(err, &inUse) {
+				continue
+			}
+			return fmt.Errorf("create table %s: %w", name, err)
+		}
+		w := dynamodb.NewTableExistsWaiter(db)
+		if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: &name}, maxTableWait); err != nil {
+			return fmt.Errorf("wait for table %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func createTableInput(t Table, name string) *dynamodb.CreateTableInput {
+	attrs := map[string]string{t.PartitionKey.Name: t.PartitionKey.Type}
+	keys := keySchema(t.PartitionKey, t.SortKey, attrs)
+	in := &dynamodb.CreateTableInput{
+		TableName:   aws.String(name),
+		BillingMode: types.BillingModePayPerRequest,
+		KeySchema:   keys,
+	}
+	for _, ix := range t.Indexes {
+		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
+			IndexName:  aws.String(ix.Name),
+			KeySchema:  keySchema(ix.PartitionKey, ix.SortKey, attrs),
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+		})
+	}
+	for n, typ := range attrs {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{
+			AttributeName: aws.String(n), AttributeType: types.ScalarAttributeType(typ),
+		})
+	}
+	return in
+}
+
+func keySchema(pk Key, sk *Key, attrs map[string]string) []types.KeySchemaElement {
+	out := []types.KeySchemaElement{{AttributeName: aws.String(pk.Name), KeyType: types.KeyTypeHash}}
+	attrs[pk.Name] = pk.Type
+	if sk != nil {
+		out = append(out, types.KeySchemaElement{AttributeName: aws.String(sk.Name), KeyType: types.KeyTypeRange})
+		attrs[sk.Name] = sk.Type
+	}
+	return out
+}
+
+// maxTableWait bounds how long CreateTables waits for one table to be active.
+const maxTableWait = 2 * time.Minute
+
+// TableNames maps logical table names to physical ones.
+type TableNames map[string]string
+
+// Physical returns the physical name of a logical table: its entry in n, or
+// the logical name itself when n has none.
+func (n TableNames) Physical(logical string) string {
+	if p, ok := n[logical]; ok && p != "" {
+		return p
+	}
+	return logical
+}
+
+// TableEnv returns the environment variable that carries a table's physical
+// name: USERS_TABLE for "users". The CDK stack sets it on each function.
+func TableEnv(logical string) string {
+	return strings.ToUpper(logical) + "_TABLE"
+}
+
+// TableNamesFromEnv reads every table's physical name from its TableEnv
+// variable through getenv; an unset variable leaves the logical name.
+func TableNamesFromEnv(getenv func(string) string) TableNames {
+	n := TableNames{}
+	for _, t := range Tables() {
+		if v := getenv(TableEnv(t.Name)); v != "" {
+			n[t.Name] = v
+		}
+	}
+	return n
+}
+
+// PrefixedTableNames names every table prefix+logical name: how tests keep
+// their tables apart in one DynamoDB Local.
+func PrefixedTableNames(prefix string) TableNames {
+	n := TableNames{}
+	for _, t := range Tables() {
+		n[t.Name] = prefix + t.Name
+	}
+	return n
+}

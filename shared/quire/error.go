@@ -1,0 +1,72 @@
+// Package quire holds what every part of Quire shares about the business: the
+// error type with its codes, exact money and resource ids. It depends on
+// nothing but the standard library.
+package quire
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes. Each maps to one HTTP status and one problem type in package
+// rest; a plain error is an internal error.
+const (
+	EINVALID     = "invalid"     // the request is malformed or fails validation
+	ENOTFOUND    = "not-found"   // the resource does not exist
+	ECONFLICT    = "conflict"    // the request conflicts with the current state
+	ETOOLARGE    = "too-large"   // the request body is over the size limit
+	EMEDIATYPE   = "media-type"  // the request body is not JSON
+	EMETHOD      = "method"      // the path exists but not with this method
+	EUNAVAILABLE = "unavailable" // a dependency does not answer; retry later
+	ETHROTTLED   = "throttled"   // too many requests; retry later
+	EGATEWAY     = "gateway"     // the gateway could not get an answer from a function
+	EINTERNAL    = "internal"    // anything else: a bug or an unexpected failure
+)
+
+// FieldError says what is wrong with one field of a request body. Pointer is
+// a JSON Pointer (RFC 6901) into the body, such as "/email".
+type FieldError struct {
+	Pointer string `json:"pointer"`
+	Detail  string `json:"detail"`
+}
+
+// Error is an error a client may see: Code picks the status, Message is safe
+// to show, Fields lists invalid fields, and Err (never shown) is the cause.
+type Error struct {
+	Code    string
+	Message string
+	Fields  []FieldError
+	Err     error
+}
+
+func (e *Error) Error() string {
+	msg := e.Code + ": " + e.Message
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalid returns an EINVALID error listing the invalid fields.
+func Invalid(fields ...FieldError) *Error {
+	return &Error{Code: EINVALID, Message: "The request body has invalid fields.", Fields: fields}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, EINTERNAL for
+// any other error, and "" for nil.
+func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.Code
+	}
+	return EINTERNAL
+}

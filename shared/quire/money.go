@@ -1,0 +1,76 @@
+package quire
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Money is an amount in cents. JSON carries it as a decimal number with two
+// fraction digits (12.50); no float arithmetic ever touches it.
+type Money int64
+
+// MaxMoney bounds every amount so that sums of a few amounts cannot overflow
+// and every amount survives a float64 round trip in a client: 10^13 cents.
+const MaxMoney Money = 10_000_000_000_000
+
+// String formats m as a decimal with two fraction digits: "-1.05".
+func (m Money) String() string {
+	sign, v := "", int64(m)
+	if v < 0 {
+		sign, v = "-", -v
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, v/100, v%100)
+}
+
+// MarshalJSON writes m as a JSON number with two fraction digits.
+func (m Money) MarshalJSON() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalJSON reads a JSON number with at most two fraction digits. It
+// rejects strings, exponents, more digits and amounts beyond MaxMoney.
+func (m *Money) UnmarshalJSON(b []byte) error {
+	v, err := ParseMoney(string(b))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
+// ErrMoney is wrapped by every error ParseMoney returns.
+var ErrMoney = errors.New("must be a decimal number with at most two fraction digits")
+
+// ParseMoney parses a decimal such as "12", "12.5" or "-0.05" into cents.
+func ParseMoney(s string) (Money, error) {
+	neg := strings.HasPrefix(s, "-")
+	digits := strings.TrimPrefix(s, "-")
+	whole, frac, hasDot := strings.Cut(digits, ".")
+	if whole == "" || len(whole) > 1 && whole[0] == '0' || !allDigits(whole) ||
+		hasDot && (frac == "" || len(frac) > 2 || !allDigits(frac)) {
+		return 0, fmt.Errorf("%q: %w", s, ErrMoney)
+	}
+	if len(whole) > 12 {
+		return 0, fmt.Errorf("%q: %w, at most %s", s, ErrMoney, MaxMoney)
+	}
+	for len(frac) < 2 {
+		frac += "0"
+	}
+	cents, _ := strconv.ParseInt(whole+frac, 10, 64) // at most 14 digits
+	if Money(cents) > MaxMoney {
+		return 0, fmt.Errorf("%q: %w, at most %s", s, ErrMoney, MaxMoney)
+	}
+	if neg {
+		cents = -cents
+	}
+	return Money(cents), nil
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

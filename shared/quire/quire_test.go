@@ -1,0 +1,109 @@
+package quire
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestParseMoney(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Money
+	}{
+		{"0", 0}, {"12", 1200}, {"12.5", 1250}, {"12.50", 1250}, {"0.05", 5}, {"-1.05", -105},
+		{"100000000000", 10_000_000_000_000},
+	} {
+		got, err := ParseMoney(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseMoney(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{"", "-", ".5", "1.", "1.234", "01", "1e2", "+1", `"1"`, "1,5", "100000000000.01", "9999999999999", "NaN", " 1"} {
+		if got, err := ParseMoney(in); !errors.Is(err, ErrMoney) {
+			t.Errorf("ParseMoney(%q) = %d, %v; want ErrMoney", in, got, err)
+		}
+	}
+}
+
+func TestMoneyJSON(t *testing.T) {
+	for _, m := range []Money{0, 5, 1250, -105, MaxMoney} {
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Money
+		if err := json.Unmarshal(b, &back); err != nil || back != m {
+			t.Errorf("%d -> %s -> %d, %v", m, b, back, err)
+		}
+	}
+	b, _ := json.Marshal(struct{ B Money }{1250})
+	if string(b) != `{"B":12.50}` {
+		t.Errorf("got %s", b)
+	}
+}
+
+func FuzzParseMoney(f *testing.F) {
+	for _, s := range []string{"0", "12.50", "-1.05", "1e3", "01", "1.234"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseMoney(s)
+		if err != nil {
+			return
+		}
+		if m > MaxMoney || m < -MaxMoney {
+			t.Fatalf("ParseMoney(%q) = %d, beyond MaxMoney", s, m)
+		}
+		back, err := ParseMoney(m.String())
+		if err != nil || back != m {
+			t.Fatalf("ParseMoney(%q) = %d, whose String %q parses to %d, %v", s, m, m.String(), back, err)
+		}
+	})
+}
+
+func TestParseID(t *testing.T) {
+	for _, ok := range []string{"1", "42", strconv.FormatInt(int64(MaxID), 10)} {
+		if id, err := ParseID(ok); err != nil || id.String() != ok {
+			t.Errorf("ParseID(%q) = %v, %v", ok, id, err)
+		}
+	}
+	for _, bad := range []string{"", "0", "-1", "+1", "01", "1.0", "1e3", "abc", " 1", strconv.FormatInt(int64(MaxID)+1, 10), "99999999999999999999"} {
+		if id, err := ParseID(bad); ErrorCode(err) != ENOTFOUND {
+			t.Errorf("ParseID(%q) = %v, %v; want ENOTFOUND", bad, id, err)
+		}
+	}
+}
+
+func FuzzParseID(f *testing.F) {
+	for _, s := range []string{"1", "0", "9007199254740991", "9007199254740992", "-5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		id, err := ParseID(s)
+		if err != nil {
+			if ErrorCode(err) != ENOTFOUND {
+				t.Fatalf("ParseID(%q): error code %s", s, ErrorCode(err))
+			}
+			return
+		}
+		if id < 1 || id > MaxID || id.String() != s {
+			t.Fatalf("ParseID(%q) = %d", s, id)
+		}
+	})
+}
+
+func TestNewID(t *testing.T) {
+	for _, now := range []time.Time{idEpoch.Add(-time.Hour), time.Now(), idEpoch.AddDate(69, 0, 0)} {
+		id := NewID(now)
+		if id < 1 || id > MaxID {
+			t.Errorf("NewID(%v) = %d, outside 1..MaxID", now, id)
+		}
+	}
+	a, b := NewID(time.Now()), NewID(time.Now().Add(time.Second))
+	if b <= a {
+		t.Errorf("IDs do not grow with time: %d then %d", a, b)
+	}
+}

@@ -1,0 +1,126 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/quireapi/quire/shared/quire"
+)
+
+// MaxBodyBytes bounds every JSON request body.
+const MaxBodyBytes = 64 << 10
+
+// Decode reads r's body as one JSON value into v, strictly: the Content-Type
+// must be application/json (or a +json type) in UTF-8, the body at most
+// MaxBodyBytes, well-formed, without unknown fields or trailing data, and
+// each field of the right JSON type. It returns a *quire.Error with code
+// EMEDIATYPE, ETOOLARGE or EINVALID (with the offending field) otherwise.
+func Decode(r *http.Request, v any) error {
+	if err := checkJSONMediaType(r.Header.Get("Content-Type")); err != nil {
+		return err
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	if err != nil {
+		return &quire.Error{Code: quire.EINVALID, Message: "The request body could not be read.", Err: err}
+	}
+	if len(body) > MaxBodyBytes {
+		return quire.Errorf(quire.ETOOLARGE, "The request body is over %d bytes.", MaxBodyBytes)
+	}
+	return decodeBytes(body, v)
+}
+
+func decodeBytes(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return quire.Errorf(quire.EINVALID, "The request body is empty; send a JSON object.")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return quire.Errorf(quire.EINVALID, "The request body has data after the JSON value.")
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		ptr := "/" + strings.ReplaceAll(te.Field, ".", "/")
+		if te.Field == "" {
+			ptr = ""
+		}
+		detail := "must be a JSON " + jsonKind(te.Type.Kind().String())
+		if ptr == "" {
+			return quire.Errorf(quire.EINVALID, "The request body %s.", detail)
+		}
+		return quire.Invalid(quire.FieldError{Pointer: ptr, Detail: detail})
+	}
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+		return quire.Errorf(quire.EINVALID, "The request body is not valid JSON at byte %d: %s.", se.Offset, se.Error())
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return quire.Errorf(quire.EINVALID, "The request body ends before its JSON value does.")
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		field, _ := strconv.Unquote(name)
+		return quire.Invalid(quire.FieldError{Pointer: "/" + field, Detail: "is not a field of this resource"})
+	}
+	// Errors from UnmarshalJSON methods, such as quire.Money's.
+	return &quire.Error{Code: quire.EINVALID, Message: "The request body is not valid: " + err.Error(), Err: err}
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "string"
+	case "struct", "map":
+		return "object"
+	case "slice", "array":
+		return "array"
+	case "bool":
+		return "boolean"
+	default:
+		return "number"
+	}
+}
+
+func checkJSONMediaType(ct string) error {
+	if ct == "" {
+		return quire.Errorf(quire.EMEDIATYPE, "Send the body with Content-Type: application/json.")
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return quire.Errorf(quire.EMEDIATYPE, "The Content-Type %q is not valid; send application/json.", ct)
+	}
+	if mt != "application/json" && !(strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
+		return quire.Errorf(quire.EMEDIATYPE, "The body must be application/json, not %s.", mt)
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return quire.Errorf(quire.EMEDIATYPE, "The body must be UTF-8, not %s.", cs)
+	}
+	return nil
+}
+
+// JSON writes v as the JSON body of a response with the given status and an
+// explicit Content-Type. It fails only when v cannot be marshalled, which is
+// a bug: the caller then has nothing written yet and can report it.
+func JSON(w http.ResponseWriter, status int, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("marshal response: %w", err)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+	return nil
+}

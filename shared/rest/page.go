@@ -1,0 +1,92 @@
+package rest
+
+import (
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+
+	"github.com/quireapi/quire/shared/quire"
+)
+
+// Page bounds: the default and largest number of items per page.
+const (
+	DefaultLimit = 20
+	MaxLimit     = 100
+)
+
+// Page is what a client asked of a collection: at most Limit items, after
+// the position a previous page's cursor names (After is "" for the first).
+type Page struct {
+	Limit int
+	After string
+}
+
+// ParsePage reads the limit and cursor query parameters. A limit outside
+// 1..MaxLimit or a cursor that is not one Quire made is EINVALID.
+func ParsePage(r *http.Request) (Page, error) {
+	q := r.URL.Query()
+	p := Page{Limit: DefaultLimit}
+	if s := q.Get("limit"); s != "" || q.Has("limit") {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxLimit {
+			return Page{}, &quire.Error{Code: quire.EINVALID,
+				Message: "The limit query parameter must be an integer from 1 to " + strconv.Itoa(MaxLimit) + "."}
+		}
+		p.Limit = n
+	}
+	if c := q.Get("cursor"); c != "" || q.Has("cursor") {
+		b, err := base64.RawURLEncoding.DecodeString(c)
+		if err != nil || len(b) == 0 {
+			return Page{}, InvalidCursor()
+		}
+		p.After = string(b)
+	}
+	return p, nil
+}
+
+// InvalidCursor is the error for a cursor Quire did not make.
+func InvalidCursor() error {
+	return quire.Errorf(quire.EINVALID, "The cursor query parameter is not valid; use the next link of a previous page.")
+}
+
+// SetNext adds the RFC 8288 Link header to the next page, which starts after
+// the position after, keeping every other query parameter of r.
+func SetNext(w http.ResponseWriter, r *http.Request, after string) {
+	q := r.URL.Query()
+	q.Set("cursor", base64.RawURLEncoding.EncodeToString([]byte(after)))
+	w.Header().Add("Link", "<"+URL(r, r.URL.Path)+"?"+q.Encode()+`>; rel="next"`)
+}
+
+// URL returns the absolute URL a client uses for path (a path of the API,
+// such as /users/42): the scheme and host the client used, and the stage
+// prefix API Gateway's default endpoint puts before every path.
+func URL(r *http.Request, path string) string {
+	scheme := "https"
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
+		scheme = p
+	}
+	host := r.Host
+	if host == "" {
+		host = r.Header.Get("Host")
+	}
+	return scheme + "://" + host + basePath(r) + path
+}
+
+// basePath is what comes before the API's own path in the path the client
+// sent: "/prod" on API Gateway's default endpoint, "" on a custom domain
+// mapped to the root or on the local gateway.
+func basePath(r *http.Request) string {
+	rc, ok := core.GetAPIGatewayContextFromContext(r.Context())
+	if !ok {
+		return ""
+	}
+	prefix, found := strings.CutSuffix(rc.Path, r.URL.Path)
+	if !found || strings.ContainsAny(prefix, "?#") {
+		return ""
+	}
+	return (&url.URL{Path: prefix}).EscapedPath()
+}

@@ -1,0 +1,127 @@
+// Package rest holds Quire's HTTP conventions: RFC 9457 problem details for
+// every error, strict JSON request bodies, explicit JSON responses, pages with
+// RFC 8288 Link headers, and routers built from the route table.
+package rest
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/quireapi/quire/shared/quire"
+)
+
+// ProblemMediaType is the media type of every error body.
+const ProblemMediaType = "application/problem+json"
+
+// ProblemTypeBase prefixes each error code to make a problem type URI.
+const ProblemTypeBase = "https://quire.dev/problems/"
+
+// codes maps each error code to its HTTP status and a short title.
+var codes = map[string]struct {
+	status int
+	title  string
+}{
+	quire.EINVALID:     {http.StatusBadRequest, "Invalid request"},
+	quire.ENOTFOUND:    {http.StatusNotFound, "Not found"},
+	quire.EMETHOD:      {http.StatusMethodNotAllowed, "Method not allowed"},
+	quire.ECONFLICT:    {http.StatusConflict, "Conflict"},
+	quire.ETOOLARGE:    {http.StatusRequestEntityTooLarge, "Request body too large"},
+	quire.EMEDIATYPE:   {http.StatusUnsupportedMediaType, "Unsupported media type"},
+	quire.EUNAVAILABLE: {http.StatusServiceUnavailable, "Service unavailable"},
+	quire.EINTERNAL:    {http.StatusInternalServerError, "Internal error"},
+	quire.ETHROTTLED:   {http.StatusTooManyRequests, "Too many requests"},
+	quire.EGATEWAY:     {http.StatusBadGateway, "Gateway error"},
+}
+
+// Status returns the HTTP status for an error code; 500 for an unknown code.
+func Status(code string) int {
+	if c, ok := codes[code]; ok {
+		return c.status
+	}
+	return http.StatusInternalServerError
+}
+
+// Title returns the short, fixed title of an error code's problem type.
+func Title(code string) string {
+	if c, ok := codes[code]; ok {
+		return c.title
+	}
+	return codes[quire.EINTERNAL].title
+}
+
+// ProblemType returns the problem type URI of an error code.
+func ProblemType(code string) string { return ProblemTypeBase + code }
+
+// Problem is an RFC 9457 problem details body.
+type Problem struct {
+	Type      string             `json:"type"`
+	Title     string             `json:"title"`
+	Status    int                `json:"status"`
+	Detail    string             `json:"detail,omitempty"`
+	Instance  string             `json:"instance,omitempty"`
+	RequestID string             `json:"request_id,omitempty"`
+	Errors    []quire.FieldError `json:"errors,omitempty"`
+}
+
+// NewProblem builds the problem for a code with a detail message.
+func NewProblem(code, detail string) Problem {
+	return Problem{Type: ProblemType(code), Title: Title(code), Status: Status(code), Detail: detail}
+}
+
+// Error writes err as problem+json. A *quire.Error shows its code, message and
+// fields; any other error is an internal error whose body says nothing about
+// it, while the log gets the error with the request id.
+func Error(w http.ResponseWriter, r *http.Request, err error) {
+	var p Problem
+	if e, ok := errors.AsType[*quire.Error](err); ok && e.Code != quire.EINTERNAL {
+		p = NewProblem(e.Code, e.Message)
+		p.Errors = e.Fields
+		if e.Err != nil || p.Status >= 500 {
+			slog.WarnContext(r.Context(), "request failed", "request_id", RequestID(r), "code", e.Code, "err", err)
+		}
+	} else {
+		p = NewProblem(quire.EINTERNAL, "The server could not complete the request. Quote the request id when reporting it.")
+		slog.ErrorContext(r.Context(), "internal error", "request_id", RequestID(r),
+			"method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	p.Instance = r.URL.Path
+	p.RequestID = RequestID(r)
+	if p.Status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", "1")
+	}
+	WriteProblem(w, p)
+}
+
+// WriteProblem writes p with its status and the problem+json media type.
+func WriteProblem(w http.ResponseWriter, p Problem) {
+	body, _ := json.Marshal(p) // a Problem always marshals
+	h := w.Header()
+	h.Set("Content-Type", ProblemMediaType)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(p.Status)
+	w.Write(body)
+}
+
+// MethodNotAllowed writes the 405 problem with an Allow header listing allow.
+func MethodNotAllowed(w http.ResponseWriter, r *http.Request, allow []string) {
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	Error(w, r, quire.Errorf(quire.EMETHOD, "%s is not allowed here; allowed: %s.", r.Method, strings.Join(allow, ", ")))
+}
+
+// GatewayProblem is the API Gateway response template of a problem body for
+// an error code: the same shape Error writes, filled by API Gateway's
+// $context variables. detail is a template expression or a literal; status 0
+// leaves the status out (for DEFAULT_4XX and DEFAULT_5XX, which cover many).
+func GatewayProblem(code string, status int, detail string) string {
+	s := ""
+	if status != 0 {
+		s = `"status":` + strconv.Itoa(status) + `,`
+	}
+	return `{"type":"` + ProblemType(code) + `","title":"` + Title(code) + `",` + s +
+		`"detail":` + detail + `,"instance":"$context.path","request_id":"$context.requestId"}`
+}

@@ -1,0 +1,238 @@
+package rest
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quireapi/quire/shared/quire"
+)
+
+type thing struct {
+	Name  string      `json:"name"`
+	Count int         `json:"count"`
+	Price quire.Money `json:"price"`
+	Inner struct {
+		Flag bool `json:"flag"`
+	} `json:"inner"`
+}
+
+func decodeReq(ct, body string) error {
+	r := httptest.NewRequest("POST", "/x", strings.NewReader(body))
+	if ct != "" {
+		r.Header.Set("Content-Type", ct)
+	}
+	var v thing
+	return Decode(r, &v)
+}
+
+func TestDecode(t *testing.T) {
+	for _, tc := range []struct {
+		name, ct, body string
+		code           string
+		fields         []quire.FieldError
+	}{
+		{"ok", "application/json", `{"name":"a","count":2,"price":1.25}`, "", nil},
+		{"ok charset", "application/json; charset=UTF-8", `{"name":"a"}`, "", nil},
+		{"ok +json", "application/merge-patch+json", `{"name":"a"}`, "", nil},
+		{"no content type", "", `{}`, quire.EMEDIATYPE, nil},
+		{"text", "text/plain", `{}`, quire.EMEDIATYPE, nil},
+		{"form", "application/x-www-form-urlencoded", `a=b`, quire.EMEDIATYPE, nil},
+		{"latin1", "application/json; charset=latin1", `{}`, quire.EMEDIATYPE, nil},
+		{"bad media type", "application/json; =", `{}`, quire.EMEDIATYPE, nil},
+		{"empty", "application/json", ``, quire.EINVALID, nil},
+		{"malformed", "application/json", `{"name":`, quire.EINVALID, nil},
+		{"syntax", "application/json", `{"name" "a"}`, quire.EINVALID, nil},
+		{"trailing", "application/json", `{"name":"a"} {}`, quire.EINVALID, nil},
+		{"array", "application/json", `[1]`, quire.EINVALID, nil},
+		{"unknown field", "application/json", `{"nam":"a"}`, quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/nam", Detail: "is not a field of this resource"}}},
+		{"wrong type", "application/json", `{"count":"two"}`, quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/count", Detail: "must be a JSON number"}}},
+		{"nested wrong type", "application/json", `{"inner":{"flag":1}}`, quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/inner/flag", Detail: "must be a JSON boolean"}}},
+		{"bad money", "application/json", `{"price":1.255}`, quire.EINVALID, nil},
+		{"too large", "application/json", `{"name":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, quire.ETOOLARGE, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := decodeReq(tc.ct, tc.body)
+			if got := quire.ErrorCode(err); got != tc.code {
+				t.Fatalf("code = %q (%v), want %q", got, err, tc.code)
+			}
+			if tc.fields != nil {
+				e, _ := errors.AsType[*quire.Error](err)
+				if diff := cmp.Diff(tc.fields, e.Fields); diff != "" {
+					t.Errorf("fields (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// FuzzDecode checks that no body makes Decode panic or fail with anything
+// but a client error.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"name":"a","count":1,"price":2.50}`, `{`, `[]`, `null`, `{"inner":{"flag":true}}`, "\xff"} {
+		f.Add("application/json", s)
+	}
+	f.Fuzz(func(t *testing.T, ct, body string) {
+		switch code := quire.ErrorCode(decodeReq(ct, body)); code {
+		case "", quire.EINVALID, quire.EMEDIATYPE, quire.ETOOLARGE:
+		default:
+			t.Fatalf("Decode(%q, %q): code %q", ct, body, code)
+		}
+	})
+}
+
+func problemOf(t *testing.T, rec *httptest.ResponseRecorder) Problem {
+	t.Helper()
+	if ct := rec.Header().Get("Content-Type"); ct != ProblemMediaType {
+		t.Fatalf("Content-Type = %q", ct)
+	}
+	var p Problem
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestErrorHidesInternals(t *testing.T) {
+	rec := httptest.NewRecorder()
+	Error(rec, httptest.NewRequest("GET", "/users/1", nil), errors.New("dial tcp 10.0.0.1: secret table quire-users-xyz"))
+	p := problemOf(t, rec)
+	if rec.Code != 500 || p.Status != 500 || p.Type != ProblemTypeBase+"internal" {
+		t.Errorf("got %d %+v", rec.Code, p)
+	}
+	if strings.Contains(rec.Body.String(), "secret") || strings.Contains(rec.Body.String(), "10.0.0.1") {
+		t.Errorf("body leaks the cause: %s", rec.Body)
+	}
+}
+
+func TestErrorShowsClientErrors(t *testing.T) {
+	rec := httptest.NewRecorder()
+	Error(rec, httptest.NewRequest("POST", "/users", nil), quire.Invalid(quire.FieldError{Pointer: "/email", Detail: "is required"}))
+	want := Problem{
+		Type: ProblemTypeBase + "invalid", Title: "Invalid request", Status: 400,
+		Detail: "The request body has invalid fields.", Instance: "/users",
+		Errors: []quire.FieldError{{Pointer: "/email", Detail: "is required"}},
+	}
+	if diff := cmp.Diff(want, problemOf(t, rec)); diff != "" || rec.Code != 400 {
+		t.Errorf("status %d, problem (-want +got):\n%s", rec.Code, diff)
+	}
+}
+
+func TestEveryCodeHasAStatus(t *testing.T) {
+	for _, code := range []string{quire.EINVALID, quire.ENOTFOUND, quire.ECONFLICT, quire.ETOOLARGE, quire.EMEDIATYPE,
+		quire.EMETHOD, quire.EUNAVAILABLE, quire.ETHROTTLED, quire.EGATEWAY, quire.EINTERNAL} {
+		if _, ok := codes[code]; !ok {
+			t.Errorf("code %s has no status", code)
+		}
+	}
+}
+
+func TestGatewayProblemIsTheSameShape(t *testing.T) {
+	tmpl := GatewayProblem(quire.ENOTFOUND, 404, `"No resource at this path."`)
+	filled := strings.NewReplacer("$context.path", "/nope", "$context.requestId", "r1").Replace(tmpl)
+	var p Problem
+	if err := json.Unmarshal([]byte(filled), &p); err != nil {
+		t.Fatalf("template %s is not JSON: %v", tmpl, err)
+	}
+	want := NewProblem(quire.ENOTFOUND, "No resource at this path.")
+	want.Instance, want.RequestID = "/nope", "r1"
+	if diff := cmp.Diff(want, p); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestParsePage(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		want  Page
+		ok    bool
+	}{
+		{"", Page{Limit: DefaultLimit}, true},
+		{"limit=1", Page{Limit: 1}, true},
+		{"limit=100&cursor=NDI", Page{Limit: 100, After: "42"}, true},
+		{"limit=0", Page{}, false},
+		{"limit=101", Page{}, false},
+		{"limit=", Page{}, false},
+		{"limit=-1", Page{}, false},
+		{"limit=ten", Page{}, false},
+		{"cursor=", Page{}, false},
+		{"cursor=***", Page{}, false},
+	} {
+		got, err := ParsePage(httptest.NewRequest("GET", "/users?"+tc.query, nil))
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParsePage(%q) = %+v, %v", tc.query, got, err)
+		}
+		if err != nil && quire.ErrorCode(err) != quire.EINVALID {
+			t.Errorf("ParsePage(%q) error code %s", tc.query, quire.ErrorCode(err))
+		}
+	}
+}
+
+func TestURLAndNext(t *testing.T) {
+	r, err := (&core.RequestAccessor{}).EventToRequestWithContext(t.Context(), events.APIGatewayProxyRequest{
+		HTTPMethod: "GET", Path: "/users", QueryStringParameters: map[string]string{"limit": "2"},
+		RequestContext: events.APIGatewayProxyRequestContext{
+			Path: "/prod/users", DomainName: "abc.execute-api.eu-west-1.amazonaws.com",
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	SetNext(rec, r, "42")
+	want := `<https://abc.execute-api.eu-west-1.amazonaws.com/prod/users?cursor=NDI&limit=2>; rel="next"`
+	if got := rec.Header().Get("Link"); got != want {
+		t.Errorf("Link = %s\nwant   %s", got, want)
+	}
+	local := httptest.NewRequest("GET", "http://localhost:8080/users", nil)
+	local.Header.Set("X-Forwarded-Proto", "http")
+	if got := URL(local, "/users/7"); got != "http://localhost:8080/users/7" {
+		t.Errorf("URL = %s", got)
+	}
+}
+
+func TestRouter(t *testing.T) {
+	ok := func(w http.ResponseWriter, r *http.Request) error { return JSON(w, 200, map[string]string{"id": r.PathValue("id")}) }
+	h, err := NewRouter("users", Handlers{
+		"GET /users": ok, "POST /users": ok, "GET /users/{id}": ok, "PUT /users/{id}": ok,
+		"DELETE /users/{id}": func(http.ResponseWriter, *http.Request) error { panic("boom") },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		allow        string
+	}{
+		{"GET", "/users/7", 200, ""},
+		{"HEAD", "/users/7", 405, "DELETE, GET, PUT"},
+		{"PATCH", "/users/7", 405, "DELETE, GET, PUT"},
+		{"DELETE", "/users", 405, "GET, POST"},
+		{"GET", "/health", 404, ""},
+		{"GET", "/users/7/x", 404, ""},
+		{"DELETE", "/users/7", 500, ""},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
+		if rec.Code != tc.status || rec.Header().Get("Allow") != tc.allow {
+			t.Errorf("%s %s = %d Allow %q; want %d Allow %q", tc.method, tc.path, rec.Code, rec.Header().Get("Allow"), tc.status, tc.allow)
+		}
+		if rec.Code >= 400 && rec.Header().Get("Content-Type") != ProblemMediaType {
+			t.Errorf("%s %s: Content-Type %q", tc.method, tc.path, rec.Header().Get("Content-Type"))
+		}
+	}
+	if _, err := NewRouter("users", Handlers{"GET /users": ok}); err == nil {
+		t.Error("NewRouter accepted a group with routes missing")
+	}
+}

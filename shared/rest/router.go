@@ -1,0 +1,73 @@
+package rest
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"slices"
+
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// HandlerFunc serves one route. An error it returns becomes the response, by
+// Error; it must not have written anything before returning one.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Handlers maps route keys ("GET /users/{id}") to their handlers.
+type Handlers map[string]HandlerFunc
+
+// NewRouter returns the handler of one resource group, routed by the route
+// table: each of the group's routes goes to its handler, any other method on
+// a path the group owns is 405 with Allow, and any other path is 404. It
+// returns an error when a route of the group has no handler or a handler has
+// no route, so a function fails at init rather than on a request.
+func NewRouter(group string, hs Handlers) (http.Handler, error) {
+	mux := http.NewServeMux()
+	served := map[string]bool{}
+	for _, rt := range routes.ForGroup(group) {
+		h, ok := hs[rt.Key()]
+		if !ok {
+			return nil, fmt.Errorf("rest: group %s has no handler for %s", group, rt.Key())
+		}
+		served[rt.Key()] = true
+		mux.Handle(rt.Key(), route(rt.Method, rt.Path, h))
+	}
+	for key := range hs {
+		if !served[key] {
+			return nil, fmt.Errorf("rest: group %s has a handler for %s, which is not its route", group, key)
+		}
+	}
+	for _, p := range routes.Paths() {
+		if routes.Owner(p) == group {
+			mux.Handle(p, route("", p, nil))
+		}
+	}
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		Error(w, r, quire.Errorf(quire.ENOTFOUND, "No resource at this path."))
+	}))
+	return mux, nil
+}
+
+// route serves one method on one path: another method (HEAD, which
+// net/http's "GET" patterns also match, or any undefined one) is 405, and a
+// panic is an internal error rather than a crashed function.
+func route(method, path string, h HandlerFunc) http.Handler {
+	allow := routes.Allow(path)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				slog.ErrorContext(r.Context(), "panic", "request_id", RequestID(r), "panic", v, "stack", string(debug.Stack()))
+				Error(w, r, fmt.Errorf("panic: %v", v))
+			}
+		}()
+		if h == nil || r.Method != method || !slices.Contains(allow, r.Method) {
+			MethodNotAllowed(w, r, allow)
+			return
+		}
+		if err := h(w, r); err != nil {
+			Error(w, r, err)
+		}
+	})
+}

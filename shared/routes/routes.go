@@ -1,0 +1,188 @@
+// Package routes is Quire's route table: the one list of every HTTP route, the
+// function (resource group) that serves it and who may call it. The CDK app
+// builds API Gateway resources, methods and IAM grants from it, each function
+// builds its router from it, and the local gateway dispatches by it.
+package routes
+
+import (
+	"slices"
+	"strings"
+)
+
+// Access says who may call a route.
+type Access string
+
+// The access levels. Public routes need no token; User routes need a valid
+// bearer token; Admin routes need a token with the admin role.
+const (
+	Public Access = "public"
+	User   Access = "user"
+	Admin  Access = "admin"
+)
+
+// Route is one method on one path. Path uses API Gateway's template syntax,
+// which is also net/http's pattern syntax: /users/{id}.
+type Route struct {
+	Method string
+	Path   string
+	Group  string // the function that serves the route
+	Access Access
+}
+
+// Key is the route as "METHOD /path", the form net/http patterns use.
+func (r Route) Key() string { return r.Method + " " + r.Path }
+
+// The resource groups. Each is one Lambda function.
+const (
+	GroupUsers  = "users"
+	GroupHealth = "health"
+)
+
+// Table names, as keys of the table definitions in package dynamo.
+const TableUsers = "users"
+
+// Grant is a set of DynamoDB actions on one table (and its indexes).
+type Grant struct {
+	Table   string
+	Actions []string
+}
+
+// Group is one resource group: one Lambda function and what it may touch.
+type Group struct {
+	Name        string
+	Description string
+	// Grants lists every DynamoDB action the function performs, and nothing
+	// more: the CDK app turns each into an IAM statement.
+	Grants []Grant
+}
+
+// All returns every route, in a stable order.
+func All() []Route {
+	return []Route{
+		{"GET", "/health", GroupHealth, Public},
+		{"GET", "/status", GroupHealth, Public},
+
+		{"GET", "/users", GroupUsers, User},
+		{"POST", "/users", GroupUsers, Public},
+		{"GET", "/users/{id}", GroupUsers, User},
+		{"PUT", "/users/{id}", GroupUsers, User},
+		{"DELETE", "/users/{id}", GroupUsers, User},
+	}
+}
+
+// Groups returns every resource group, in a stable order.
+func Groups() []Group {
+	return []Group{
+		{
+			Name:        GroupHealth,
+			Description: "Health check for load balancers: GET /health and /status",
+			Grants:      []Grant{{TableUsers, []string{"dynamodb:GetItem"}}},
+		},
+		{
+			Name:        GroupUsers,
+			Description: "Users: sign-up, read, list, replace and delete accounts",
+			Grants: []Grant{{TableUsers, []string{
+				"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+				"dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "dynamodb:Query",
+			}}},
+		},
+	}
+}
+
+// ForGroup returns the routes a group serves.
+func ForGroup(group string) []Route {
+	var out []Route
+	for _, r := range All() {
+		if r.Group == group {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Paths returns every distinct path in the table, in table order.
+func Paths() []string {
+	var out []string
+	for _, r := range All() {
+		if !slices.Contains(out, r.Path) {
+			out = append(out, r.Path)
+		}
+	}
+	return out
+}
+
+// Allow returns the methods defined on path, sorted: the value of an Allow
+// header.
+func Allow(path string) []string {
+	var out []string
+	for _, r := range All() {
+		if r.Path == path {
+			out = append(out, r.Method)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Owner returns the group that answers requests on path with a method the
+// table does not define (the 405 answer): the group of the path's first route.
+func Owner(path string) string {
+	for _, r := range All() {
+		if r.Path == path {
+			return r.Group
+		}
+	}
+	return ""
+}
+
+// Match finds the path template that matches a concrete request path and the
+// values of its parameters. ok is false when no template matches. Literal
+// segments take precedence over parameters, as in API Gateway.
+func Match(path string) (template string, params map[string]string, ok bool) {
+	segs := split(path)
+	best, bestScore := "", -1
+	for _, tmpl := range Paths() {
+		tsegs := split(tmpl)
+		if len(tsegs) != len(segs) {
+			continue
+		}
+		score, match := 0, true
+		for i, t := range tsegs {
+			switch {
+			case isParam(t):
+				if segs[i] == "" {
+					match = false
+				}
+			case t == segs[i]:
+				score += 1 << (len(tsegs) - i) // earlier literals weigh more
+			default:
+				match = false
+			}
+			if !match {
+				break
+			}
+		}
+		if match && score > bestScore {
+			best, bestScore = tmpl, score
+		}
+	}
+	if bestScore < 0 {
+		return "", nil, false
+	}
+	params = map[string]string{}
+	tsegs := split(best)
+	for i, t := range tsegs {
+		if isParam(t) {
+			params[t[1:len(t)-1]] = segs[i]
+		}
+	}
+	return best, params, true
+}
+
+func split(path string) []string {
+	return strings.Split(strings.TrimPrefix(path, "/"), "/")
+}
+
+func isParam(seg string) bool {
+	return len(seg) > 2 && seg[0] == '{' && seg[len(seg)-1] == '}'
+}

@@ -1,0 +1,75 @@
+package routes
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestMatch(t *testing.T) {
+	for _, tc := range []struct {
+		path     string
+		template string
+		params   map[string]string
+		ok       bool
+	}{
+		{"/users", "/users", map[string]string{}, true},
+		{"/users/42", "/users/{id}", map[string]string{"id": "42"}, true},
+		{"/users/abc", "/users/{id}", map[string]string{"id": "abc"}, true},
+		{"/health", "/health", map[string]string{}, true},
+		{"/users/", "", nil, false},
+		{"/users/42/x", "", nil, false},
+		{"/", "", nil, false},
+		{"/nope", "", nil, false},
+		{"", "", nil, false},
+	} {
+		template, params, ok := Match(tc.path)
+		if template != tc.template || ok != tc.ok || !cmp.Equal(params, tc.params) {
+			t.Errorf("Match(%q) = %q, %v, %v; want %q, %v, %v", tc.path, template, params, ok, tc.template, tc.params, tc.ok)
+		}
+	}
+}
+
+func TestAllowAndOwner(t *testing.T) {
+	if diff := cmp.Diff([]string{"DELETE", "GET", "PUT"}, Allow("/users/{id}")); diff != "" {
+		t.Errorf("Allow(/users/{id}) (-want +got):\n%s", diff)
+	}
+	if got := Owner("/status"); got != GroupHealth {
+		t.Errorf("Owner(/status) = %q", got)
+	}
+}
+
+// TestTable checks the table's own consistency: no route twice, every route
+// in a known group, every group with routes and grants on known tables.
+func TestTable(t *testing.T) {
+	groups := map[string]bool{}
+	for _, g := range Groups() {
+		groups[g.Name] = true
+		if len(ForGroup(g.Name)) == 0 {
+			t.Errorf("group %s has no routes", g.Name)
+		}
+		for _, gr := range g.Grants {
+			if gr.Table != TableUsers {
+				t.Errorf("group %s has a grant on unknown table %s", g.Name, gr.Table)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range All() {
+		if seen[r.Key()] {
+			t.Errorf("route %s is in the table twice", r.Key())
+		}
+		seen[r.Key()] = true
+		if !groups[r.Group] {
+			t.Errorf("route %s is in unknown group %q", r.Key(), r.Group)
+		}
+		switch r.Access {
+		case Public, User, Admin:
+		default:
+			t.Errorf("route %s has unknown access %q", r.Key(), r.Access)
+		}
+		if tmpl, _, ok := Match(r.Path); !ok || tmpl != r.Path {
+			t.Errorf("Match(%q) = %q, %v", r.Path, tmpl, ok)
+		}
+	}
+}

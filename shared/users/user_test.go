@@ -1,0 +1,84 @@
+package users
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quireapi/quire/shared/quire"
+)
+
+func TestNewUser(t *testing.T) {
+	u, err := newUser(Fields{Email: ptr("  ada@example.com "), FirstName: ptr(" Ada"), LastName: ptr("Lovelace")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &User{Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace", Role: RoleCustomer, Status: StatusActive}
+	if diff := cmp.Diff(want, u); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func fe(pointer, detail string) quire.FieldError {
+	return quire.FieldError{Pointer: pointer, Detail: detail}
+}
+
+func TestFieldsErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    Fields
+		want []quire.FieldError
+	}{
+		{"all missing", Fields{}, []quire.FieldError{
+			fe("/email", "is required"), fe("/first_name", "is required"), fe("/last_name", "is required"),
+			fe("/role", "is required"), fe("/status", "is required"),
+		}},
+		{"all wrong", Fields{
+			Email: ptr("Ada <ada@example.com>"), FirstName: ptr(" "), LastName: ptr(strings.Repeat("é", 101)),
+			Role: ptr(Role("root")), Status: ptr(Status("active")),
+		}, []quire.FieldError{
+			fe("/email", "must be an email address such as ada@example.com"),
+			fe("/first_name", "must not be empty"),
+			fe("/last_name", "must be at most 100 characters"),
+			fe("/role", `must be "customer" or "admin"`),
+			fe("/status", `must be "ACTIVE" or "CLOSED"`),
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.f.user()
+			e, ok := errors.AsType[*quire.Error](err)
+			if !ok || e.Code != quire.EINVALID {
+				t.Fatalf("err = %v", err)
+			}
+			if diff := cmp.Diff(tc.want, e.Fields); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEmail(t *testing.T) {
+	for _, ok := range []string{"a@b.co", "first.last+tag@sub.example.org", strings.Repeat("a", 64) + "@" + strings.Repeat("b", 185) + ".com"} {
+		if _, err := normalizeEmail(ok); err != nil {
+			t.Errorf("normalizeEmail(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "a", "a@", "@b.co", "a@b", "a b@c.de", "<a@b.co>", "Ada <a@b.co>", "a@b.co, c@d.ef",
+		strings.Repeat("a", 250) + "@b.co", "a\n@b.co"} {
+		if _, err := normalizeEmail(bad); err == nil {
+			t.Errorf("normalizeEmail(%q) accepted", bad)
+		}
+	}
+}
+
+func TestName(t *testing.T) {
+	for in, want := range map[string]string{
+		"Ada": "", "Zoë": "", strings.Repeat("x", 100): "", "": "must not be empty", "a\tb": "must not contain control characters",
+	} {
+		if got := checkName(in); got != want {
+			t.Errorf("checkName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
