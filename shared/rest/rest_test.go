@@ -236,3 +236,23 @@ func TestRouter(t *testing.T) {
 		t.Error("NewRouter accepted a group with routes missing")
 	}
 }
+
+func FuzzParsePage(f *testing.F) {
+	for _, q := range []string{"", "limit=5", "limit=101", "cursor=NDI", "cursor=%ZZ", "limit=1&limit=2"} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, query string) {
+		r := httptest.NewRequest("GET", "/users", nil)
+		r.URL.RawQuery = query
+		p, err := ParsePage(r)
+		if err != nil {
+			if quire.ErrorCode(err) != quire.EINVALID {
+				t.Fatalf("ParsePage(%q): code %s", query, quire.ErrorCode(err))
+			}
+			return
+		}
+		if p.Limit < 1 || p.Limit > MaxLimit {
+			t.Fatalf("ParsePage(%q) = %+v", query, p)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package routes
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -72,4 +73,24 @@ func TestTable(t *testing.T) {
 			t.Errorf("Match(%q) = %q, %v", r.Path, tmpl, ok)
 		}
 	}
+}
+
+func FuzzMatch(f *testing.F) {
+	for _, p := range []string{"/users", "/users/42", "/users/", "//", "/health/x", ""} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		template, params, ok := Match(path)
+		if !ok {
+			return
+		}
+		if len(Allow(template)) == 0 || Owner(template) == "" {
+			t.Fatalf("Match(%q) = %q, which has no routes", path, template)
+		}
+		for name, v := range params {
+			if v == "" || !strings.Contains(template, "{"+name+"}") {
+				t.Fatalf("Match(%q) = %q with params %v", path, template, params)
+			}
+		}
+	})
 }

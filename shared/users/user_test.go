@@ -2,12 +2,14 @@ package users
 
 import (
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
 )
 
 func TestNewUser(t *testing.T) {
@@ -81,4 +83,34 @@ func TestName(t *testing.T) {
 			t.Errorf("checkName(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// FuzzFields checks that any body either becomes a valid user or is
+// rejected with a client error, and never panics.
+func FuzzFields(f *testing.F) {
+	for _, s := range []string{
+		`{"email":"a@b.co","first_name":"A","last_name":"B"}`,
+		`{"email":"Ada <a@b.co>","first_name":"\u0000","last_name":"B","role":"admin","status":"CLOSED"}`,
+		`{"email":null,"balance":"x","id":{}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		r := httptest.NewRequest("POST", "/users", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		var fs Fields
+		if err := rest.Decode(r, &fs); err != nil {
+			return
+		}
+		u, err := newUser(fs)
+		if err != nil {
+			if quire.ErrorCode(err) != quire.EINVALID {
+				t.Fatalf("newUser(%s): %v", body, err)
+			}
+			return
+		}
+		if u.Email == "" || u.FirstName == "" || u.LastName == "" || len(u.Email) > MaxEmailLen {
+			t.Fatalf("newUser(%s) accepted %+v", body, u)
+		}
+	})
 }
