@@ -202,7 +202,9 @@ func TestURLAndNext(t *testing.T) {
 }
 
 func TestRouter(t *testing.T) {
-	ok := func(w http.ResponseWriter, r *http.Request) error { return JSON(w, 200, map[string]string{"id": r.PathValue("id")}) }
+	ok := func(w http.ResponseWriter, r *http.Request) error {
+		return JSON(w, 200, map[string]string{"id": r.PathValue("id")})
+	}
 	h, err := NewRouter("users", Handlers{
 		"GET /users": ok, "POST /users": ok, "GET /users/{id}": ok, "PUT /users/{id}": ok,
 		"DELETE /users/{id}": func(http.ResponseWriter, *http.Request) error { panic("boom") },
