@@ -9,7 +9,7 @@ DDB_LOCAL := .cache/dynamodb-local/DynamoDBLocal.jar
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export GOFLAGS := -buildvcs=false
 
-.PHONY: help run test build synth deploy bench lint deps clean
+.PHONY: help run test build synth deploy bench fuzz lint deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -25,7 +25,8 @@ $(DDB_LOCAL):
 	scripts/install-dynamodb-local.sh
 
 run: deps ## serve the whole API on PORT (default 8080) with DynamoDB Local
-	go run ./cmd/local
+	go build -o build/quire-local ./cmd/local
+	build/quire-local
 
 build: $(BOOTSTRAPS) ## build every function's bootstrap for Lambda (linux/arm64)
 
@@ -49,6 +50,14 @@ test: deps build ## vet, unit, integration (DynamoDB Local), infra, events and t
 
 bench: deps ## measure bootstraps, init time, cold requests and DynamoDB requests per route
 	go run ./bench
+
+FUZZTIME ?= 30s
+fuzz: ## run every fuzz target for FUZZTIME each
+	@for pkg in $$(go list ./...); do \
+	  for f in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "$$pkg $$f"; go test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
 
 lint: ## go vet and gofmt
 	go vet ./...

@@ -1,0 +1,19 @@
+// Command infra is Quire's AWS CDK app: `cdk synth` and `cdk deploy` run it
+// (see cdk.json). It needs no AWS credentials to synthesize; the stack is
+// environment-agnostic and takes the functions' bootstraps from build/.
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+)
+
+func main() {
+	defer jsii.Close()
+	app := awscdk.NewApp(nil)
+	NewQuireStack(app, "Quire", &QuireStackProps{
+		StackProps: awscdk.StackProps{Description: jsii.String("Quire: a serverless REST API for a bookshop")},
+		AssetDir:   "build",
+	})
+	app.Synth(nil)
+}

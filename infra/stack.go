@@ -1,0 +1,234 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// QuireStackProps configures the stack.
+type QuireStackProps struct {
+	awscdk.StackProps
+	// AssetDir holds <group>/bootstrap for every resource group, as
+	// `make build` writes them into build/.
+	AssetDir string
+}
+
+// Limits of the API stage: requests per second and burst, across all
+// clients. Raise them for real traffic; they bound the bill of a mistake.
+const (
+	rateLimit  = 100
+	burstLimit = 200
+)
+
+// NewQuireStack defines Quire: the tables, one function per resource group
+// with only the table actions it uses, and the REST API built from the route
+// table.
+func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps) awscdk.Stack {
+	stack := awscdk.NewStack(scope, &id, &props.StackProps)
+	tables := map[string]awsdynamodb.Table{}
+	for _, t := range dynamo.Tables() {
+		tables[t.Name] = newTable(stack, t)
+	}
+	fns := map[string]awslambda.Function{}
+	for _, g := range routes.Groups() {
+		fns[g.Name] = newFunction(stack, g, tables, props.AssetDir)
+	}
+	api := newAPI(stack, fns)
+	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{
+		Value:       api.Url(),
+		Description: jsii.String("Base URL of the Quire API"),
+	})
+	return stack
+}
+
+// newTable defines a table from its definition: on demand, with
+// point-in-time recovery, and kept when the stack is deleted, as data
+// outlives deployments.
+func newTable(stack awscdk.Stack, t dynamo.Table) awsdynamodb.Table {
+	table := awsdynamodb.NewTable(stack, jsii.String(exportName(t.Name)+"Table"), &awsdynamodb.TableProps{
+		PartitionKey: attribute(t.PartitionKey),
+		SortKey:      optionalAttribute(t.SortKey),
+		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+	})
+	for _, ix := range t.Indexes {
+		table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+			IndexName:      jsii.String(ix.Name),
+			PartitionKey:   attribute(ix.PartitionKey),
+			SortKey:        optionalAttribute(ix.SortKey),
+			ProjectionType: awsdynamodb.ProjectionType_ALL,
+		})
+	}
+	return table
+}
+
+func attribute(k dynamo.Key) *awsdynamodb.Attribute {
+	typ := awsdynamodb.AttributeType_STRING
+	if k.Type == "N" {
+		typ = awsdynamodb.AttributeType_NUMBER
+	}
+	return &awsdynamodb.Attribute{Name: jsii.String(k.Name), Type: typ}
+}
+
+func optionalAttribute(k *dynamo.Key) *awsdynamodb.Attribute {
+	if k == nil {
+		return nil
+	}
+	return attribute(*k)
+}
+
+// newFunction defines a group's function (logical id <Group>Function, the
+// name `sam local invoke` takes), its log group, and one IAM statement per
+// grant with exactly the grant's actions on its table and the table's
+// indexes.
+func newFunction(stack awscdk.Stack, g routes.Group, tables map[string]awsdynamodb.Table, assetDir string) awslambda.Function {
+	name := exportName(g.Name)
+	logs := awslogs.NewLogGroup(stack, jsii.String(name+"Logs"), &awslogs.LogGroupProps{
+		Retention:     awslogs.RetentionDays_ONE_MONTH,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	env := map[string]*string{}
+	for _, gr := range g.Grants {
+		env[dynamo.TableEnv(gr.Table)] = tables[gr.Table].TableName()
+	}
+	fn := awslambda.NewFunction(stack, jsii.String(name+"Function"), &awslambda.FunctionProps{
+		Description:  jsii.String(g.Description),
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: awslambda.Architecture_ARM_64(),
+		Handler:      jsii.String("bootstrap"),
+		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(assetDir, g.Name)), nil),
+		MemorySize:   jsii.Number(256),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(10)),
+		Environment:  &env,
+		LogGroup:     logs,
+	})
+	fn.Node().DefaultChild().(awslambda.CfnFunction).OverrideLogicalId(jsii.String(name + "Function"))
+	for _, gr := range g.Grants {
+		table := tables[gr.Table]
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings(gr.Actions...),
+			Resources: &[]*string{table.TableArn(), jsii.String(*table.TableArn() + "/index/*")},
+		}))
+	}
+	return fn
+}
+
+// newAPI defines the REST API: a method for every route of the table,
+// integrated with its group's function, and an ANY method on every path
+// integrated with the path's owner, which answers other methods with 405
+// and Allow (without it API Gateway answers 403 MISSING_AUTHENTICATION_TOKEN).
+func newAPI(stack awscdk.Stack, fns map[string]awslambda.Function) awsapigateway.RestApi {
+	api := awsapigateway.NewRestApi(stack, jsii.String("Api"), &awsapigateway.RestApiProps{
+		RestApiName:    jsii.String("quire"),
+		Description:    jsii.String("Quire: a bookshop with prepaid accounts"),
+		CloudWatchRole: jsii.Bool(false),
+		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
+		DeployOptions: &awsapigateway.StageOptions{
+			StageName:            jsii.String("prod"),
+			ThrottlingRateLimit:  jsii.Number(rateLimit),
+			ThrottlingBurstLimit: jsii.Number(burstLimit),
+		},
+	})
+	integrations := map[string]awsapigateway.LambdaIntegration{}
+	for group, fn := range fns {
+		integrations[group] = awsapigateway.NewLambdaIntegration(fn, &awsapigateway.LambdaIntegrationOptions{
+			Proxy:           jsii.Bool(true),
+			AllowTestInvoke: jsii.Bool(false),
+		})
+	}
+	for _, path := range routes.Paths() {
+		res := api.Root().ResourceForPath(jsii.String(path))
+		for _, r := range routes.All() {
+			if r.Path == path {
+				res.AddMethod(jsii.String(r.Method), integrations[r.Group], methodOptions(r))
+			}
+		}
+		res.AddMethod(jsii.String("ANY"), integrations[routes.Owner(path)], &awsapigateway.MethodOptions{
+			AuthorizationType: awsapigateway.AuthorizationType_NONE,
+		})
+	}
+	addGatewayResponses(api)
+	return api
+}
+
+// methodOptions says how API Gateway admits callers of a route: the one
+// place where authorization attaches by the route's access level.
+func methodOptions(r routes.Route) *awsapigateway.MethodOptions {
+	return &awsapigateway.MethodOptions{AuthorizationType: awsapigateway.AuthorizationType_NONE}
+}
+
+// gatewayResponse is one API Gateway error rewritten as problem+json.
+type gatewayResponse struct {
+	typ     awsapigateway.ResponseType
+	status  int // 0 keeps the status of the error
+	code    string
+	detail  string // a template expression or a JSON literal
+	headers map[string]string
+}
+
+func gatewayResponses() []gatewayResponse {
+	const message = "$context.error.messageString" // already a quoted JSON string
+	retry := map[string]string{"Retry-After": "1"}
+	return []gatewayResponse{
+		{awsapigateway.ResponseType_DEFAULT_4XX(), 0, quire.EINVALID, message, nil},
+		{awsapigateway.ResponseType_DEFAULT_5XX(), 0, quire.EGATEWAY, message, nil},
+		{awsapigateway.ResponseType_MISSING_AUTHENTICATION_TOKEN(), 404, quire.ENOTFOUND, `"No resource at this path."`, nil},
+		{awsapigateway.ResponseType_RESOURCE_NOT_FOUND(), 404, quire.ENOTFOUND, `"No resource at this path."`, nil},
+		{awsapigateway.ResponseType_REQUEST_TOO_LARGE(), 413, quire.ETOOLARGE, message, nil},
+		{awsapigateway.ResponseType_UNSUPPORTED_MEDIA_TYPE(), 415, quire.EMEDIATYPE, message, nil},
+		{awsapigateway.ResponseType_THROTTLED(), 429, quire.ETHROTTLED, message, retry},
+		{awsapigateway.ResponseType_QUOTA_EXCEEDED(), 429, quire.ETHROTTLED, message, retry},
+	}
+}
+
+func addGatewayResponses(api awsapigateway.RestApi) {
+	for _, g := range gatewayResponses() {
+		headers := map[string]*string{
+			"Content-Type":  jsii.String("'" + rest.ProblemMediaType + "'"),
+			"Cache-Control": jsii.String("'no-store'"),
+		}
+		for k, v := range g.headers {
+			headers[k] = jsii.String("'" + v + "'")
+		}
+		var status *string
+		if g.status != 0 {
+			status = jsii.String(fmt.Sprint(g.status))
+		}
+		api.AddGatewayResponse(jsii.String(exportName(strings.ToLower(*g.typ.ResponseType()))), &awsapigateway.GatewayResponseOptions{
+			Type:            g.typ,
+			StatusCode:      status,
+			ResponseHeaders: &headers,
+			Templates: &map[string]*string{
+				"application/json": jsii.String(rest.GatewayProblem(g.code, g.status, g.detail)),
+			},
+		})
+	}
+}
+
+// exportName turns "users" into "Users" and "default_4xx" into
+// "Default4xx", for construct ids.
+func exportName(s string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '_' || r == '-' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
