@@ -1,0 +1,182 @@
+// Command bench measures Quire's functions as Lambda runs them and prints
+// Markdown tables for the README (`make bench`): each bootstrap's size, its
+// init time against a minimal Lambda Runtime API served here, its cold and
+// warm request against DynamoDB Local, beside a hello-world function built
+// and measured in the same run as the floor; and the DynamoDB requests each
+// users route makes.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/ddblocal"
+	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// Targets from the foundation's definition of done.
+const (
+	runs          = 15
+	maxInitRatio  = 1.3
+	maxBootstrap  = 10 << 20 // 10 MiB
+	floorFunction = "hello (floor)"
+)
+
+func main() {
+	if err := run(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// function is one binary under measure and the event its cold request gets.
+type function struct {
+	name, pkg  string
+	event      []byte
+	size       int64
+	binary     string
+	init, cold []time.Duration
+	warm       []time.Duration
+}
+
+func run(ctx context.Context) error {
+	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
+	if endpoint == "" {
+		srv, err := ddblocal.Start(ctx, ddblocal.Options{})
+		if err != nil {
+			return err
+		}
+		defer srv.Stop()
+		endpoint = srv.Endpoint()
+	}
+	cfg := dynamo.Config{Endpoint: endpoint, Tables: dynamo.PrefixedTableNames(fmt.Sprintf("bench-%d-", time.Now().Unix()))}
+	if err := seed(ctx, cfg); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "quire-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	fns := []*function{{name: floorFunction, pkg: "./bench/hello", event: event("GET", "/health", "/health", nil)}}
+	for _, g := range routes.Groups() {
+		path, params := exampleGet(g.Name)
+		fns = append(fns, &function{name: g.Name, pkg: "./functions/" + g.Name, event: event("GET", strings.ReplaceAll(path, "{id}", params["id"]), path, params)})
+	}
+	for _, f := range fns {
+		if err := build(f, dir); err != nil {
+			return err
+		}
+	}
+	env := lambdaEnv(cfg)
+	for range runs { // interleaved, so that the machine's mood hits all alike
+		for _, f := range fns {
+			r, err := measure(ctx, f.binary, env, f.event)
+			if err != nil {
+				return err
+			}
+			f.init, f.cold, f.warm = append(f.init, r.init), append(f.cold, r.cold), append(f.warm, r.warm)
+		}
+	}
+	cfg.Tables = dynamo.PrefixedTableNames(fmt.Sprintf("bench-count-%d-", time.Now().Unix()))
+	if err := seed(ctx, cfg); err != nil {
+		return err
+	}
+	rows, err := countRequests(cfg)
+	if err != nil {
+		return err
+	}
+	printReport(fns, rows)
+	return nil
+}
+
+func seed(ctx context.Context, cfg dynamo.Config) error {
+	db, err := dynamo.NewClient(cfg)
+	if err != nil {
+		return err
+	}
+	if err := dynamo.CreateTables(ctx, db, cfg.Tables); err != nil {
+		return err
+	}
+	_, err = demo.Seed(ctx, dynamo.NewUserStore(db, cfg.Tables))
+	return err
+}
+
+// exampleGet returns a GET route of group to time the cold request with:
+// one with an id when there is one (id 1 is a demo user), else the first.
+func exampleGet(group string) (string, map[string]string) {
+	var first string
+	for _, r := range routes.ForGroup(group) {
+		if r.Method != "GET" {
+			continue
+		}
+		if strings.Contains(r.Path, "{id}") {
+			return r.Path, map[string]string{"id": "1"}
+		}
+		if first == "" {
+			first = r.Path
+		}
+	}
+	return first, nil
+}
+
+func event(method, path, template string, params map[string]string) []byte {
+	r := httptest.NewRequest(method, path, nil)
+	b, _ := json.Marshal(apigw.Event(r, nil, template, params, "bench"))
+	return b
+}
+
+// build builds f as deployed (linux/arm64, stripped, lambda.norpc) to take
+// its size, and the same for this machine to run it.
+func build(f *function, dir string) error {
+	name := strings.Fields(f.name)[0]
+	deployed := filepath.Join(dir, name+"-arm64")
+	f.binary = filepath.Join(dir, name)
+	for _, b := range []struct{ out, goarch string }{{deployed, "arm64"}, {f.binary, runtime.GOARCH}} {
+		cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", b.out, f.pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+b.goarch)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s: %v\n%s", f.pkg, err, out)
+		}
+	}
+	st, err := os.Stat(deployed)
+	if err != nil {
+		return err
+	}
+	f.size = st.Size()
+	return nil
+}
+
+// lambdaEnv is the environment Lambda gives a function, with the stack's
+// table names and DynamoDB Local as the endpoint.
+func lambdaEnv(cfg dynamo.Config) []string {
+	env := []string{
+		"AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "AWS_SESSION_TOKEN=bench",
+		"AWS_LAMBDA_FUNCTION_NAME=bench", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=256", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
+		"_HANDLER=bootstrap", "DYNAMODB_ENDPOINT=" + cfg.Endpoint,
+	}
+	for logical, physical := range cfg.Tables {
+		env = append(env, dynamo.TableEnv(logical)+"="+physical)
+	}
+	return env
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

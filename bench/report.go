@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// machine describes the computer the bench ran on.
+func machine() string {
+	cpu := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if name, ok := strings.CutPrefix(line, "model name"); ok {
+				cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s, %d cores, %s/%s, %s, %s", cpu, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
+		runtime.Version(), time.Now().UTC().Format("2006-01-02"))
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+func mark(ok bool) string {
+	if ok {
+		return "✓"
+	}
+	return "✗ over target"
+}
+
+func printReport(fns []*function, rows []requestRow) {
+	fmt.Printf("Machine: %s. Medians of %d cold starts each, against DynamoDB Local.\n\n", machine(), runs)
+	fmt.Println("| function | bootstrap (linux/arm64) | init | init / floor | cold request | warm request |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	floor := median(fns[0].init)
+	for _, f := range fns {
+		init := median(f.init)
+		ratio := float64(init) / float64(floor)
+		sizeMark, ratioMark := "", ""
+		if f.name != floorFunction {
+			sizeMark, ratioMark = " "+mark(f.size < maxBootstrap), " "+mark(ratio <= maxInitRatio)
+		}
+		fmt.Printf("| %s | %d B%s | %s | %.2fx%s | %s | %s |\n", f.name, f.size, sizeMark, ms(init), ratio, ratioMark,
+			ms(median(f.cold)), ms(median(f.warm)))
+	}
+	fmt.Printf("\nTargets: bootstrap under 10 MiB (%d B), init within %.1fx the floor.\n\n", maxBootstrap, maxInitRatio)
+	fmt.Println("| route | request | DynamoDB requests | target |")
+	fmt.Println("|---|---|---|---|")
+	for _, r := range rows {
+		target := ""
+		if r.target != 0 {
+			target = fmt.Sprintf("%d %s", r.target, mark(len(r.ops) <= r.target))
+		}
+		fmt.Printf("| `%s` | %s | %d (%s) | %s |\n", r.route, r.name, len(r.ops), strings.Join(r.ops, ", "), target)
+	}
+}

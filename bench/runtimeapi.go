@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// runtimeAPI is a minimal Lambda Runtime API: it hands one event out per
+// /next call and records when the function first asked and when each
+// response came back.
+type runtimeAPI struct {
+	events    chan []byte
+	asked     chan time.Time // each /next call
+	responses chan result
+}
+
+type result struct {
+	at   time.Time
+	body []byte
+	err  string
+}
+
+func (a *runtimeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	const base = "/2018-06-01/runtime/"
+	switch p := strings.TrimPrefix(r.URL.Path, base); {
+	case r.Method == "GET" && p == "invocation/next":
+		a.asked <- time.Now()
+		select {
+		case ev := <-a.events:
+			w.Header().Set("Lambda-Runtime-Aws-Request-Id", strconv.FormatInt(time.Now().UnixNano(), 36))
+			w.Header().Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(time.Now().Add(time.Minute).UnixMilli(), 10))
+			w.Header().Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:123456789012:function:bench")
+			w.Header().Set("Lambda-Runtime-Trace-Id", "Root=1-00000000-000000000000000000000000")
+			w.Write(ev)
+		case <-r.Context().Done():
+		}
+	case r.Method == "POST" && strings.HasSuffix(p, "/response"):
+		body, _ := io.ReadAll(r.Body)
+		a.responses <- result{at: time.Now(), body: body}
+		w.WriteHeader(http.StatusAccepted)
+	case r.Method == "POST" && (strings.HasSuffix(p, "/error") || p == "init/error"):
+		body, _ := io.ReadAll(r.Body)
+		a.responses <- result{at: time.Now(), err: string(body)}
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// coldStart is one measured cold start of a function.
+type coldStart struct {
+	init, cold, warm time.Duration
+}
+
+// measure starts binary against a fresh Runtime API with env, times its init
+// (exec to first /next), then its first (cold) and second (warm) answer to
+// event, checks both are 200 and stops the process.
+func measure(ctx context.Context, binary string, env []string, event []byte) (coldStart, error) {
+	api := &runtimeAPI{events: make(chan []byte, 1), asked: make(chan time.Time, 4), responses: make(chan result, 4)}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return coldStart{}, err
+	}
+	srv := &http.Server{Handler: api}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	cmd := exec.CommandContext(ctx, binary)
+	cmd.Env = append(env, "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String())
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return coldStart{}, err
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+
+	timeout := time.After(30 * time.Second)
+	// invoke waits for the function to ask for an event, hands it one and
+	// returns when it asked and how long it took to answer.
+	invoke := func() (asked time.Time, took time.Duration, err error) {
+		select {
+		case asked = <-api.asked:
+		case res := <-api.responses:
+			return asked, 0, fmt.Errorf("%s failed at init: %s", binary, res.err)
+		case <-timeout:
+			return asked, 0, fmt.Errorf("%s did not ask for an event", binary)
+		}
+		handed := time.Now()
+		api.events <- event
+		select {
+		case res := <-api.responses:
+			if err := checkOK(res); err != nil {
+				return asked, 0, fmt.Errorf("%s: %w", binary, err)
+			}
+			return asked, res.at.Sub(handed), nil
+		case <-timeout:
+			return asked, 0, fmt.Errorf("%s did not answer", binary)
+		}
+	}
+	var r coldStart
+	asked, cold, err := invoke()
+	if err != nil {
+		return coldStart{}, err
+	}
+	r.init, r.cold = asked.Sub(start), cold
+	if _, r.warm, err = invoke(); err != nil {
+		return coldStart{}, err
+	}
+	return r, nil
+}
+
+func checkOK(res result) error {
+	if res.err != "" {
+		return fmt.Errorf("invocation error: %s", res.err)
+	}
+	var resp events.APIGatewayProxyResponse
+	if err := json.Unmarshal(res.body, &resp); err != nil {
+		return fmt.Errorf("response %q: %w", res.body, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d: %s", resp.StatusCode, resp.Body)
+	}
+	return nil
+}
