@@ -29,7 +29,7 @@ func (p *Pinger) Ping(ctx context.Context) error {
 	_, err := p.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: &p.table,
 		Key:       map[string]types.AttributeValue{attrPK: str("health#ping")},
-	}, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+	})
 	if err != nil {
 		return fmt.Errorf("ping table %s: %w", p.table, err)
 	}

@@ -20,10 +20,9 @@ import (
 
 // API is a running Quire.
 type API struct {
-	URL       string
-	DB        *dynamodb.Client
-	Tables    dynamo.TableNames
-	Functions map[string]apigw.Handler
+	URL    string
+	DB     *dynamodb.Client
+	Tables dynamo.TableNames
 }
 
 // Config returns the configuration of functions on fresh tables in DynamoDB
@@ -45,7 +44,7 @@ func New(tb testing.TB) *API {
 	}
 	srv := httptest.NewServer(&apigw.Gateway{Functions: fns, Log: slog.New(slog.DiscardHandler)})
 	tb.Cleanup(srv.Close)
-	return &API{URL: srv.URL, DB: db, Tables: tables, Functions: fns}
+	return &API{URL: srv.URL, DB: db, Tables: tables}
 }
 
 // Response is a response with its body read.
