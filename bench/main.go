@@ -111,7 +111,7 @@ func seed(ctx context.Context, cfg dynamo.Config) error {
 	if err := dynamo.CreateTables(ctx, db, cfg.Tables); err != nil {
 		return err
 	}
-	_, err = demo.Seed(ctx, dynamo.NewUserStore(db, cfg.Tables))
+	_, err = demo.Seed(ctx, dynamo.NewUserStore(db, cfg.Tables), demo.DefaultOptions())
 	return err
 }
 

@@ -8,15 +8,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/ddblocal"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
@@ -45,7 +48,19 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	defer ln.Close()
 
-	cfg := service.ConfigFromEnv(getenv)
+	cfg, err := service.ConfigFromEnv(getenv)
+	if err != nil {
+		return err
+	}
+	seed, err := demo.OptionsFromEnv(getenv)
+	if err != nil {
+		return err
+	}
+	if cfg.SigningKeys == "" {
+		if cfg.SigningKeys, err = devKeys(getenv("KEYS_FILE")); err != nil {
+			return err
+		}
+	}
 	if cfg.DynamoDB.Endpoint == "" {
 		dataDir := getenv("DATA_DIR")
 		where := "in memory"
@@ -69,7 +84,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err := dynamo.CreateTables(ctx, db, cfg.DynamoDB.Tables); err != nil {
 		return err
 	}
-	added, err := demo.Seed(ctx, dynamo.NewUserStore(db, cfg.DynamoDB.Tables))
+	added, err := demo.Seed(ctx, dynamo.NewUserStore(db, cfg.DynamoDB.Tables), seed)
 	if err != nil {
 		return err
 	}
@@ -79,9 +94,19 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
+	authorizer, err := service.Authorizer(cfg)
+	if err != nil {
+		return err
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	gw := &apigw.Gateway{
+		Functions:     fns,
+		Authorizer:    authorizer.Handle,
+		AuthorizerTTL: auth.CacheTTL(cfg.Tokens.Lifetime),
+		Log:           log,
+	}
 	srv := &http.Server{
-		Handler:           &apigw.Gateway{Functions: fns, Log: log},
+		Handler:           gw,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -91,12 +116,21 @@ func run(ctx context.Context, getenv func(string) string) error {
 	fmt.Fprintf(os.Stderr, `
 Quire is ready at %[1]s (Ctrl-C stops it)
 
-  curl -i %[1]s/health
-  curl -i %[1]s/users
-  curl -i -X POST %[1]s/users -H 'Content-Type: application/json' \
-       -d '{"email":"you@example.com","first_name":"Your","last_name":"Name"}'
+Log in as the demo admin (%[2]s, password %[3]s)
+or the demo customer (%[4]s, password %[5]s):
 
-`, base)
+  TOKEN=$(curl -s %[1]s/login -H 'Content-Type: application/json' \
+       -d '{"email":"%[2]s","password":"%[3]s"}' | jq -r .access_token)
+  curl -i %[1]s/users -H "Authorization: Bearer $TOKEN"
+  curl -i %[1]s/admin/users -H "Authorization: Bearer $TOKEN"
+
+Public routes need no token:
+
+  curl -i %[1]s/health
+  curl -i -X POST %[1]s/users -H 'Content-Type: application/json' \
+       -d '{"email":"you@example.com","first_name":"Your","last_name":"Name","password":"a long passphrase"}'
+
+`, base, seed.AdminEmail, seed.AdminPassword, demo.CustomerEmail, demo.CustomerPassword)
 	select {
 	case err := <-served:
 		return err
@@ -109,6 +143,37 @@ Quire is ready at %[1]s (Ctrl-C stops it)
 		return err
 	}
 	return nil
+}
+
+// devKeys returns the development signing keys kept in file (default
+// .cache/signing-keys.json), generating them on first use. They never
+// leave this machine; a deployed stack keeps its keys in Secrets Manager.
+func devKeys(file string) (string, error) {
+	if file == "" {
+		file = filepath.Join(".cache", "signing-keys.json")
+	}
+	if b, err := os.ReadFile(file); err == nil {
+		step("using the signing keys in %s", file)
+		return string(b), nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	key, err := auth.GenerateKey(time.Now())
+	if err != nil {
+		return "", err
+	}
+	b, err := auth.KeySet{Keys: []auth.Key{key}}.MarshalJSON()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		return "", fmt.Errorf("write development signing key: %w", err)
+	}
+	step("generated a development signing key in %s", file)
+	return string(b), nil
 }
 
 func step(format string, args ...any) {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -32,13 +33,23 @@ const Stage = "local"
 type Gateway struct {
 	// Functions maps each resource group to its Lambda handler.
 	Functions map[string]Handler
-	Log       *slog.Logger
+	// Authorizer runs before every protected route, as the stack's Lambda
+	// authorizer does, and its decisions are cached per Authorization
+	// header for AuthorizerTTL, as API Gateway caches them.
+	Authorizer    Authorizer
+	AuthorizerTTL time.Duration
+	Log           *slog.Logger
+
+	mu        sync.Mutex
+	decisions map[string]decision
 }
 
-// ServeHTTP answers an unknown path with 404, a body over MaxRequestBytes
-// with 413 and a failed function with 502, each as problem+json; a known path
-// with a method the table does not define goes to the path's owner group,
-// which answers 405, as the stack's ANY methods do.
+// ServeHTTP answers an unknown path with 404, a protected route without a
+// valid token with 401 and one the token does not allow with 403, a body
+// over MaxRequestBytes with 413 and a failed function with 502, each as
+// problem+json; a known path with a method the table does not define goes
+// to the path's owner group, which answers 405, as the stack's ANY methods
+// do.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := newRequestID()
 	w.Header().Set("X-Amzn-Requestid", requestID)
@@ -63,12 +74,29 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(quire.EGATEWAY, "The function of this route is not running.")
 		return
 	}
+	var authorizer map[string]any
+	if access(template, r.Method) != routes.Public {
+		if g.Authorizer == nil {
+			fail(quire.EGATEWAY, "The authorizer is not running.")
+			return
+		}
+		var p *rest.Problem
+		if authorizer, p = g.authorize(r, template, params, requestID); p != nil {
+			p.Instance, p.RequestID = r.URL.Path, requestID
+			if p.Status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", rest.BearerChallenge)
+			}
+			rest.WriteProblem(w, *p)
+			return
+		}
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
 	if err != nil {
 		fail(quire.ETOOLARGE, "The request body is over 10 MB.")
 		return
 	}
 	ev := Event(r, body, template, params, requestID)
+	ev.RequestContext.Authorizer = authorizer
 	start := time.Now()
 	resp, err := fn(r.Context(), ev)
 	if err != nil {

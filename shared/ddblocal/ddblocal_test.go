@@ -107,7 +107,7 @@ func TestInMemoryStartsEmpty(t *testing.T) {
 
 func newClient(t *testing.T, endpoint string) *dynamodb.Client {
 	t.Helper()
-	db, err := dynamo.NewClient(dynamo.Config{Endpoint: endpoint, Region: "us-east-1"})
+	db, err := dynamo.NewClient(dynamo.Config{Endpoint: endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,26 +1,24 @@
 package dynamo
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/quireapi/quire/shared/awsenv"
 )
 
 // Config says how to reach DynamoDB.
 type Config struct {
-	Region string
+	AWS awsenv.Env
 	// Endpoint, when set, names a DynamoDB other than AWS's, such as
 	// DynamoDB Local ("http://localhost:8000"). Credentials are then
 	// optional and response checksums are not validated (DynamoDB Local's
 	// error responses carry wrong ones).
 	Endpoint string
-	// Credentials from the Lambda environment. Empty with an Endpoint set:
-	// dummy credentials, which DynamoDB Local accepts.
-	AccessKeyID, SecretAccessKey, SessionToken string
 	// Tables maps logical table names to physical ones.
 	Tables TableNames
 }
@@ -30,12 +28,9 @@ type Config struct {
 // AWS_SESSION_TOKEN, DYNAMODB_ENDPOINT and one <TABLE>_TABLE per table.
 func ConfigFromEnv(getenv func(string) string) Config {
 	return Config{
-		Region:          getenv("AWS_REGION"),
-		Endpoint:        getenv("DYNAMODB_ENDPOINT"),
-		AccessKeyID:     getenv("AWS_ACCESS_KEY_ID"),
-		SecretAccessKey: getenv("AWS_SECRET_ACCESS_KEY"),
-		SessionToken:    getenv("AWS_SESSION_TOKEN"),
-		Tables:          TableNamesFromEnv(getenv),
+		AWS:      awsenv.FromEnv(getenv),
+		Endpoint: getenv("DYNAMODB_ENDPOINT"),
+		Tables:   TableNamesFromEnv(getenv),
 	}
 }
 
@@ -43,25 +38,16 @@ func ConfigFromEnv(getenv func(string) string) Config {
 // shared-config loader, which costs a cold start more than the client itself.
 // It returns an error when neither credentials nor an endpoint are set.
 func NewClient(c Config, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, error) {
-	if c.Region == "" {
-		c.Region = "us-east-1"
-	}
-	creds := aws.Credentials{
-		AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey,
-		SessionToken: c.SessionToken, Source: "environment",
-	}
-	if creds.AccessKeyID == "" || creds.SecretAccessKey == "" {
-		if c.Endpoint == "" {
-			return nil, errors.New("dynamo: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set, and no DYNAMODB_ENDPOINT is")
-		}
-		creds = aws.Credentials{AccessKeyID: "local", SecretAccessKey: "local", Source: "local"}
+	if !c.AWS.HasCredentials() && c.Endpoint == "" {
+		return nil, errors.New("dynamo: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set, and no DYNAMODB_ENDPOINT is")
 	}
 	opts := dynamodb.Options{
-		Region: c.Region,
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return creds, nil
-		}),
-		HTTPClient: &http.Client{Timeout: 10 * time.Second},
+		Region:      c.AWS.Region,
+		Credentials: c.AWS.Credentials(),
+		HTTPClient:  &http.Client{Timeout: 10 * time.Second},
+	}
+	if opts.Region == "" {
+		opts.Region = "us-east-1"
 	}
 	if c.Endpoint != "" {
 		opts.BaseEndpoint = aws.String(c.Endpoint)

@@ -41,10 +41,12 @@ type Table struct {
 
 // Attribute and index names of the users table.
 const (
-	attrPK     = "pk"
-	attrListPK = "list_pk"
-	attrID     = "id"
-	indexList  = "list"
+	attrPK       = "pk"
+	attrListPK   = "list_pk"
+	attrActivePK = "active_pk"
+	attrID       = "id"
+	indexList    = "list"
+	indexActive  = "active"
 )
 
 // Tables returns the definition of every table Quire uses.
@@ -54,13 +56,13 @@ func Tables() []Table {
 			// Users and the email reservations that keep emails unique.
 			// Users carry list_pk so that the sparse "list" index holds
 			// users only, ordered by id: one Query per page, never a Scan.
+			// Active users also carry active_pk, for the "active" index.
 			Name:         routes.TableUsers,
 			PartitionKey: Key{attrPK, "S"},
-			Indexes: []Index{{
-				Name:         indexList,
-				PartitionKey: Key{attrListPK, "S"},
-				SortKey:      &Key{attrID, "N"},
-			}},
+			Indexes: []Index{
+				{Name: indexList, PartitionKey: Key{attrListPK, "S"}, SortKey: &Key{attrID, "N"}},
+				{Name: indexActive, PartitionKey: Key{attrActivePK, "S"}, SortKey: &Key{attrID, "N"}},
+			},
 		},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/users"
@@ -37,6 +38,10 @@ const (
 	listUsers   = "user"
 )
 
+// attrPassword holds a user's password hash, which no representation of
+// the user carries.
+const attrPassword = "password_hash"
+
 // maxIDAttempts bounds retries of a create whose new id was taken.
 const maxIDAttempts = 4
 
@@ -48,10 +53,10 @@ func emailKey(email string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: str(emailPrefix + users.EmailKey(email))}
 }
 
-// Create stores u, with a zero balance, and reserves its email: under u.ID
-// when it is set (demo data), else under a new id. A taken email or a taken
-// preset id is ECONFLICT.
-func (s *UserStore) Create(ctx context.Context, u *users.User) error {
+// Create stores u, with a zero balance and the password hash, and reserves
+// its email: under u.ID when it is set (demo data), else under a new id. A
+// taken email or a taken preset id is ECONFLICT.
+func (s *UserStore) Create(ctx context.Context, u *users.User, passwordHash string) error {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	u.CreatedAt, u.UpdatedAt, u.Balance = now, now, 0
 	preset := u.ID != 0
@@ -60,6 +65,9 @@ func (s *UserStore) Create(ctx context.Context, u *users.User) error {
 			u.ID = quire.NewID(now)
 		}
 		item := userItem(u)
+		if passwordHash != "" {
+			item[attrPassword] = str(passwordHash)
+		}
 		reservation := emailKey(u.Email)
 		reservation["user_id"] = num(int64(u.ID))
 		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
@@ -94,14 +102,20 @@ func (s *UserStore) Get(ctx context.Context, id quire.ID) (*users.User, error) {
 	return parseUser(out.Item)
 }
 
-// List returns up to limit users after the id after, in one Query of the
-// sparse list index. It reads one item more than it returns to know whether
-// a next page exists.
-func (s *UserStore) List(ctx context.Context, after quire.ID, limit int) ([]users.User, quire.ID, error) {
+// List returns a page of users in one Query of a sparse index: "active"
+// for active users, "list" for all. It reads one item more than it returns
+// to know whether a next page exists.
+func (s *UserStore) List(ctx context.Context, q users.ListQuery) ([]users.User, quire.ID, error) {
+	index, key := indexActive, attrActivePK
+	if q.AnyStatus {
+		index, key = indexList, attrListPK
+	}
+	limit, after := q.Limit, q.After
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:              &s.table,
-		IndexName:              aws.String(indexList),
-		KeyConditionExpression: aws.String("list_pk = :p AND id > :after"),
+		TableName:                &s.table,
+		IndexName:                aws.String(index),
+		KeyConditionExpression:   aws.String("#p = :p AND id > :after"),
+		ExpressionAttributeNames: map[string]string{"#p": key},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":p": str(listUsers), ":after": num(int64(after)),
 		},
@@ -126,27 +140,46 @@ func (s *UserStore) List(ctx context.Context, after quire.ID, limit int) ([]user
 	return us, next, nil
 }
 
-// Replace stores the writable fields of u over the user u.ID: ENOTFOUND if
-// there is none, ECONFLICT if u's email belongs to another user. A changed
-// email moves its reservation in the same transaction.
-func (s *UserStore) Replace(ctx context.Context, u *users.User) (*users.User, error) {
+// Replace stores the writable fields of u over the user u.ID, keeping the
+// stored role and status where u's are zero and the stored password where
+// passwordHash is "": ENOTFOUND if there is no such user, ECONFLICT if u's
+// email belongs to another user. A changed email moves its reservation in
+// the same transaction.
+func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash string) (*users.User, error) {
 	old, err := s.Get(ctx, u.ID)
 	if err != nil {
 		return nil, err
 	}
+	if u.Role == "" {
+		u.Role = old.Role
+	}
+	if u.Status == "" {
+		u.Status = old.Status
+	}
 	now := s.now().UTC().Truncate(time.Millisecond)
+	values := map[string]types.AttributeValue{
+		":email": str(u.Email), ":first": str(u.FirstName), ":last": str(u.LastName),
+		":role": str(string(u.Role)), ":status": str(string(u.Status)),
+		":now": str(now.Format(time.RFC3339Nano)), ":old": str(old.Email),
+	}
+	set := "SET email = :email, first_name = :first, last_name = :last, #role = :role, #status = :status, updated_at = :now"
+	if passwordHash != "" {
+		set += ", " + attrPassword + " = :password"
+		values[":password"] = str(passwordHash)
+	}
+	expr := set + " REMOVE " + attrActivePK
+	if u.Status == users.StatusActive {
+		expr = set + ", " + attrActivePK + " = :list"
+		values[":list"] = str(listUsers)
+	}
 	update := &types.Update{
 		TableName:        &s.table,
 		Key:              userKey(u.ID),
-		UpdateExpression: aws.String("SET email = :email, first_name = :first, last_name = :last, #role = :role, #status = :status, updated_at = :now"),
+		UpdateExpression: aws.String(expr),
 		// The email must still be the one whose reservation is moved.
-		ConditionExpression:      aws.String("attribute_exists(pk) AND email = :old"),
-		ExpressionAttributeNames: map[string]string{"#role": "role", "#status": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":email": str(u.Email), ":first": str(u.FirstName), ":last": str(u.LastName),
-			":role": str(string(u.Role)), ":status": str(string(u.Status)),
-			":now": str(now.Format(time.RFC3339Nano)), ":old": str(old.Email),
-		},
+		ConditionExpression:       aws.String("attribute_exists(pk) AND email = :old"),
+		ExpressionAttributeNames:  map[string]string{"#role": "role", "#status": "status"},
+		ExpressionAttributeValues: values,
 	}
 	if users.EmailKey(old.Email) == users.EmailKey(u.Email) {
 		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -212,6 +245,45 @@ func (s *UserStore) Delete(ctx context.Context, id quire.ID) error {
 	}
 }
 
+// Account returns the id, role and password hash of the user with email,
+// read consistently (a user who just signed up can log in at once), or
+// ENOTFOUND. It reads the email's reservation, then the user.
+func (s *UserStore) Account(ctx context.Context, email string) (auth.Account, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.table, Key: emailKey(email), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return auth.Account{}, fmt.Errorf("get account of an email: %w", err)
+	}
+	if out.Item == nil {
+		return auth.Account{}, quire.Errorf(quire.ENOTFOUND, "No user has this email.")
+	}
+	var r reader
+	id := quire.ID(r.num(out.Item, "user_id"))
+	if r.err != nil {
+		return auth.Account{}, fmt.Errorf("read email reservation: %w", r.err)
+	}
+	out, err = s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.table, Key: userKey(id), ConsistentRead: aws.Bool(true),
+		ProjectionExpression:     aws.String("#role, " + attrPassword),
+		ExpressionAttributeNames: map[string]string{"#role": "role"},
+	})
+	if err != nil {
+		return auth.Account{}, fmt.Errorf("get account of user %d: %w", id, err)
+	}
+	if out.Item == nil {
+		return auth.Account{}, userNotFound(id) // deleted between the reads
+	}
+	a := auth.Account{ID: id, Role: quire.Role(r.str(out.Item, "role"))}
+	if h, ok := out.Item[attrPassword].(*types.AttributeValueMemberS); ok {
+		a.PasswordHash = h.Value
+	}
+	if r.err != nil {
+		return auth.Account{}, fmt.Errorf("read account of user %d: %w", id, r.err)
+	}
+	return a, nil
+}
+
 func userNotFound(id quire.ID) error {
 	return quire.Errorf(quire.ENOTFOUND, "No user has the id %d.", id)
 }
@@ -241,7 +313,7 @@ func cancelled(err error) map[int]bool {
 }
 
 func userItem(u *users.User) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{
+	item := map[string]types.AttributeValue{
 		attrPK:       str(userPrefix + u.ID.String()),
 		attrListPK:   str(listUsers),
 		attrID:       num(int64(u.ID)),
@@ -254,6 +326,10 @@ func userItem(u *users.User) map[string]types.AttributeValue {
 		"created_at": str(u.CreatedAt.Format(time.RFC3339Nano)),
 		"updated_at": str(u.UpdatedAt.Format(time.RFC3339Nano)),
 	}
+	if u.Status == users.StatusActive {
+		item[attrActivePK] = str(listUsers)
+	}
+	return item
 }
 
 func parseUser(item map[string]types.AttributeValue) (*users.User, error) {
@@ -263,7 +339,7 @@ func parseUser(item map[string]types.AttributeValue) (*users.User, error) {
 		Email:     r.str(item, "email"),
 		FirstName: r.str(item, "first_name"),
 		LastName:  r.str(item, "last_name"),
-		Role:      users.Role(r.str(item, "role")),
+		Role:      quire.Role(r.str(item, "role")),
 		Status:    users.Status(r.str(item, "status")),
 		Balance:   quire.Money(r.num(item, "balance")),
 		CreatedAt: r.time(item, "created_at"),

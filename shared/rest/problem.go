@@ -25,16 +25,18 @@ var codes = map[string]struct {
 	status int
 	title  string
 }{
-	quire.EINVALID:     {http.StatusBadRequest, "Invalid request"},
-	quire.ENOTFOUND:    {http.StatusNotFound, "Not found"},
-	quire.EMETHOD:      {http.StatusMethodNotAllowed, "Method not allowed"},
-	quire.ECONFLICT:    {http.StatusConflict, "Conflict"},
-	quire.ETOOLARGE:    {http.StatusRequestEntityTooLarge, "Request body too large"},
-	quire.EMEDIATYPE:   {http.StatusUnsupportedMediaType, "Unsupported media type"},
-	quire.EUNAVAILABLE: {http.StatusServiceUnavailable, "Service unavailable"},
-	quire.EINTERNAL:    {http.StatusInternalServerError, "Internal error"},
-	quire.ETHROTTLED:   {http.StatusTooManyRequests, "Too many requests"},
-	quire.EGATEWAY:     {http.StatusBadGateway, "Gateway error"},
+	quire.EINVALID:      {http.StatusBadRequest, "Invalid request"},
+	quire.EUNAUTHORIZED: {http.StatusUnauthorized, "Unauthorized"},
+	quire.EFORBIDDEN:    {http.StatusForbidden, "Forbidden"},
+	quire.ENOTFOUND:     {http.StatusNotFound, "Not found"},
+	quire.EMETHOD:       {http.StatusMethodNotAllowed, "Method not allowed"},
+	quire.ECONFLICT:     {http.StatusConflict, "Conflict"},
+	quire.ETOOLARGE:     {http.StatusRequestEntityTooLarge, "Request body too large"},
+	quire.EMEDIATYPE:    {http.StatusUnsupportedMediaType, "Unsupported media type"},
+	quire.EUNAVAILABLE:  {http.StatusServiceUnavailable, "Service unavailable"},
+	quire.EINTERNAL:     {http.StatusInternalServerError, "Internal error"},
+	quire.ETHROTTLED:    {http.StatusTooManyRequests, "Too many requests"},
+	quire.EGATEWAY:      {http.StatusBadGateway, "Gateway error"},
 }
 
 // Status returns the HTTP status for an error code; 500 for an unknown code.
@@ -90,8 +92,13 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	p.Instance = r.URL.Path
 	p.RequestID = RequestID(r)
-	if p.Status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
-		w.Header().Set("Retry-After", "1")
+	switch p.Status {
+	case http.StatusServiceUnavailable:
+		if w.Header().Get("Retry-After") == "" {
+			w.Header().Set("Retry-After", "1")
+		}
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", challenge(r))
 	}
 	WriteProblem(w, p)
 }

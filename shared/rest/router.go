@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
@@ -32,7 +33,7 @@ func NewRouter(group string, hs Handlers) (http.Handler, error) {
 			return nil, fmt.Errorf("rest: group %s has no handler for %s", group, rt.Key())
 		}
 		served[rt.Key()] = true
-		mux.Handle(rt.Key(), route(rt.Method, rt.Path, h))
+		mux.Handle(rt.Key(), route(rt, h))
 	}
 	for key := range hs {
 		if !served[key] {
@@ -41,7 +42,7 @@ func NewRouter(group string, hs Handlers) (http.Handler, error) {
 	}
 	for _, p := range routes.Paths() {
 		if routes.Owner(p) == group {
-			mux.Handle(p, route("", p, nil))
+			mux.Handle(p, route(routes.Route{Path: p, Access: routes.Public}, nil))
 		}
 	}
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -50,11 +51,12 @@ func NewRouter(group string, hs Handlers) (http.Handler, error) {
 	return mux, nil
 }
 
-// route serves one method on one path: another method (HEAD, which
-// net/http's "GET" patterns also match, or any undefined one) is 405, and a
-// panic is an internal error rather than a crashed function.
-func route(method, path string, h HandlerFunc) http.Handler {
-	allow := routes.Allow(path)
+// route serves one route with h after checking its caller may call it:
+// another method (HEAD, which net/http's "GET" patterns also match, or any
+// undefined one) is 405, and a panic is an internal error rather than a
+// crashed function.
+func route(rt routes.Route, h HandlerFunc) http.Handler {
+	allow := routes.Allow(rt.Path)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
@@ -62,11 +64,15 @@ func route(method, path string, h HandlerFunc) http.Handler {
 				Error(w, r, fmt.Errorf("panic: %v", v))
 			}
 		}()
-		if h == nil || r.Method != method || !slices.Contains(allow, r.Method) {
+		if h == nil || r.Method != rt.Method || !slices.Contains(allow, r.Method) {
 			MethodNotAllowed(w, r, allow)
 			return
 		}
-		if err := h(w, r); err != nil {
+		r, err := authorize(r, rt.Access, time.Now())
+		if err == nil {
+			err = h(w, r)
+		}
+		if err != nil {
 			Error(w, r, err)
 		}
 	})

@@ -34,6 +34,7 @@ func (r Route) Key() string { return r.Method + " " + r.Path }
 
 // The resource groups. Each is one Lambda function.
 const (
+	GroupAuth   = "auth"
 	GroupUsers  = "users"
 	GroupHealth = "health"
 )
@@ -54,6 +55,9 @@ type Group struct {
 	// Grants lists every DynamoDB action the function performs, and nothing
 	// more: the CDK app turns each into an IAM statement.
 	Grants []Grant
+	// MemoryMB is the function's memory, which also sets its share of CPU:
+	// password hashing needs more than serving JSON does.
+	MemoryMB int
 }
 
 // All returns every route, in a stable order.
@@ -62,11 +66,15 @@ func All() []Route {
 		{"GET", "/health", GroupHealth, Public},
 		{"GET", "/status", GroupHealth, Public},
 
+		{"POST", "/login", GroupAuth, Public},
+		{"GET", "/.well-known/jwks.json", GroupAuth, Public},
+
 		{"GET", "/users", GroupUsers, User},
 		{"POST", "/users", GroupUsers, Public},
 		{"GET", "/users/{id}", GroupUsers, User},
 		{"PUT", "/users/{id}", GroupUsers, User},
 		{"DELETE", "/users/{id}", GroupUsers, User},
+		{"GET", "/admin/users", GroupUsers, Admin},
 	}
 }
 
@@ -77,6 +85,13 @@ func Groups() []Group {
 			Name:        GroupHealth,
 			Description: "Health check for load balancers: GET /health and /status",
 			Grants:      []Grant{{TableUsers, []string{"dynamodb:GetItem"}}},
+			MemoryMB:    256,
+		},
+		{
+			Name:        GroupAuth,
+			Description: "Login and the public keys of access tokens: POST /login, GET /.well-known/jwks.json",
+			Grants:      []Grant{{TableUsers, []string{"dynamodb:GetItem"}}},
+			MemoryMB:    1024,
 		},
 		{
 			Name:        GroupUsers,
@@ -85,6 +100,7 @@ func Groups() []Group {
 				"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
 				"dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "dynamodb:Query",
 			}}},
+			MemoryMB: 1024,
 		},
 	}
 }
@@ -133,6 +149,20 @@ func Owner(path string) string {
 		}
 	}
 	return ""
+}
+
+// PathAccess returns the access a path needs for a method the table does
+// not define on it (which its owner answers with 405): the least any of its
+// routes needs, so that a path with a public route stays public.
+func PathAccess(path string) Access {
+	level := map[Access]int{Public: 0, User: 1, Admin: 2}
+	var out Access
+	for _, r := range All() {
+		if r.Path == path && (out == "" || level[r.Access] < level[out]) {
+			out = r.Access
+		}
+	}
+	return out
 }
 
 // Match finds the path template that matches a concrete request path and the

@@ -4,30 +4,58 @@
 package service
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/health"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/secrets"
 	"github.com/quireapi/quire/shared/users"
 )
 
-// Config is what every function reads from its environment.
+// Config is what the functions read from their environment.
 type Config struct {
 	DynamoDB dynamo.Config
+	Tokens   auth.TokenConfig
+	// SigningKeys is a private JWK Set (SIGNING_KEYS): how login gets its
+	// keys locally. Deployed, login reads them from the Secrets Manager
+	// secret SigningKeySecret (SIGNING_KEY_SECRET) instead.
+	SigningKeys      string
+	SigningKeySecret string
+	// SecretsEndpoint, when set, names a Secrets Manager other than AWS's.
+	SecretsEndpoint string
+	// JWKS is the public JWK Set the authorizer verifies with; locally it
+	// may be left out, and the public halves of SigningKeys serve.
+	JWKS string
 }
 
-// ConfigFromEnv reads the configuration through getenv.
-func ConfigFromEnv(getenv func(string) string) Config {
-	return Config{DynamoDB: dynamo.ConfigFromEnv(getenv)}
+// ConfigFromEnv reads the configuration through getenv. It returns an error
+// for a setting that is present but invalid.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	tokens, err := auth.TokenConfigFromEnv(getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	return Config{
+		DynamoDB:         dynamo.ConfigFromEnv(getenv),
+		Tokens:           tokens,
+		SigningKeys:      getenv("SIGNING_KEYS"),
+		SigningKeySecret: getenv("SIGNING_KEY_SECRET"),
+		SecretsEndpoint:  getenv("SECRETS_MANAGER_ENDPOINT"),
+		JWKS:             getenv("JWKS"),
+	}, nil
 }
 
 // Users builds the handler of the users group.
@@ -49,10 +77,83 @@ func Health(c Config) (http.Handler, error) {
 	return rest.NewRouter(routes.GroupHealth, (&health.Handlers{DB: dynamo.NewPinger(db, c.DynamoDB.Tables)}).Routes())
 }
 
+// Auth builds the handler of the auth group (login and JWKS).
+func Auth(c Config) (http.Handler, error) {
+	h, _, err := authGroup(c)
+	return h, err
+}
+
+// authGroup builds the auth group's HTTP handler and, when its keys live in
+// a secret, the custom resource that writes and rotates them there.
+func authGroup(c Config) (http.Handler, *auth.KeyResource, error) {
+	db, err := dynamo.NewClient(c.DynamoDB)
+	if err != nil {
+		return nil, nil, fmt.Errorf("auth: %w", err)
+	}
+	h := &auth.Handlers{Accounts: dynamo.NewUserStore(db, c.DynamoDB.Tables), Tokens: c.Tokens}
+	router, err := rest.NewRouter(routes.GroupAuth, h.Routes())
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case c.SigningKeys != "":
+		keys, err := auth.ParseKeySet([]byte(c.SigningKeys))
+		if err != nil {
+			return nil, nil, fmt.Errorf("auth: SIGNING_KEYS: %w", err)
+		}
+		if err := h.SetKeys(keys); err != nil {
+			return nil, nil, fmt.Errorf("auth: SIGNING_KEYS: %w", err)
+		}
+		return router, nil, nil
+	case c.SigningKeySecret != "":
+		secret, err := secrets.New(c.DynamoDB.AWS, c.SigningKeySecret, c.SecretsEndpoint)
+		if err != nil {
+			return nil, nil, fmt.Errorf("auth: %w", err)
+		}
+		h.LoadKeys = func(ctx context.Context) (auth.KeySet, error) {
+			data, err := secret.Load(ctx)
+			if err != nil {
+				return auth.KeySet{}, err
+			}
+			return auth.ParseKeySet(data)
+		}
+		// Once per cold start. Before the stack's first deployment has
+		// written a key set the secret holds a placeholder: login then
+		// answers 503 and tries again on its next request.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := h.Reload(ctx); err != nil {
+			slog.Warn("no signing keys yet", "err", err)
+		}
+		rotate := &auth.KeyResource{Secret: secret, OnSave: func(k auth.KeySet) { h.SetKeys(k) }}
+		return router, rotate, nil
+	default:
+		return nil, nil, errors.New("auth: set SIGNING_KEYS or SIGNING_KEY_SECRET")
+	}
+}
+
+// Authorizer builds the Lambda authorizer from the public key set in JWKS,
+// or, locally, from the public halves of SigningKeys.
+func Authorizer(c Config) (*auth.Authorizer, error) {
+	set := c.JWKS
+	if set == "" {
+		set = c.SigningKeys
+	}
+	if set == "" {
+		return nil, errors.New("authorizer: set JWKS")
+	}
+	keys, err := auth.ParseKeySet([]byte(set))
+	if err != nil {
+		return nil, fmt.Errorf("authorizer: %w", err)
+	}
+	return &auth.Authorizer{Verifier: auth.NewVerifier(keys, c.Tokens, nil), Log: slog.Default()}, nil
+}
+
 // Handlers builds the Lambda handler of every group in the route table, as
 // the local gateway and the events replay run them.
 func Handlers(c Config) (map[string]apigw.Handler, error) {
 	builders := map[string]func(Config) (http.Handler, error){
+		routes.GroupAuth:   Auth,
 		routes.GroupUsers:  Users,
 		routes.GroupHealth: Health,
 	}
@@ -76,11 +177,40 @@ func Handlers(c Config) (map[string]apigw.Handler, error) {
 // configuration fails the cold start, not every request) and serves Lambda
 // invocations with it.
 func Run(build func(Config) (http.Handler, error)) {
+	c := config()
+	h, err := build(c)
+	check(err)
+	lambda.Start(apigw.NewHandler(h))
+}
+
+// RunAuth is the main of the auth function, which also serves the
+// CloudFormation custom resource of its signing keys.
+func RunAuth() {
+	h, rotate, err := authGroup(config())
+	check(err)
+	if rotate == nil {
+		lambda.Start(apigw.NewHandler(h))
+	}
+	lambda.Start(apigw.WithCustomResource(apigw.NewHandler(h), rotate.Handle))
+}
+
+// RunAuthorizer is the main of the authorizer function.
+func RunAuthorizer() {
+	a, err := Authorizer(config())
+	check(err)
+	lambda.Start(a.Handle)
+}
+
+func config() Config {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
-	h, err := build(ConfigFromEnv(os.Getenv))
+	c, err := ConfigFromEnv(os.Getenv)
+	check(err)
+	return c
+}
+
+func check(err error) {
 	if err != nil {
 		slog.Error("init failed", "err", err)
 		os.Exit(1)
 	}
-	lambda.Start(apigw.NewHandler(h))
 }

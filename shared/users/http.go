@@ -4,11 +4,16 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 )
 
 // Handlers serves the users resource from a Store.
+//
+// A customer sees and changes only their own user: another user's id is
+// 404, exactly as if it did not exist, and GET /users lists only them. An
+// admin sees and changes every user.
 type Handlers struct {
 	Store Store
 }
@@ -22,23 +27,62 @@ func (h *Handlers) Routes() rest.Handlers {
 		"GET /users/{id}":    h.get,
 		"PUT /users/{id}":    h.replace,
 		"DELETE /users/{id}": h.delete,
+		"GET /admin/users":   h.listAll,
 	}
 }
 
+// list answers an admin with the active users, a page at a time, and a
+// customer with their own user.
 func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
-	page, err := rest.ParsePage(r)
+	q, err := listQuery(r)
 	if err != nil {
 		return err
 	}
-	var after quire.ID
+	c := rest.CallerOf(r)
+	if c.Admin() {
+		return h.page(w, r, q)
+	}
+	us := []User{}
+	switch u, err := h.Store.Get(r.Context(), c.ID); quire.ErrorCode(err) {
+	case "":
+		if q.After < u.ID {
+			us = append(us, *u)
+		}
+	case quire.ENOTFOUND: // deleted since the token was issued
+	default:
+		return err
+	}
+	return rest.JSON(w, http.StatusOK, us)
+}
+
+// listAll answers every user in any status, a page at a time.
+func (h *Handlers) listAll(w http.ResponseWriter, r *http.Request) error {
+	q, err := listQuery(r)
+	if err != nil {
+		return err
+	}
+	q.AnyStatus = true
+	return h.page(w, r, q)
+}
+
+func listQuery(r *http.Request) (ListQuery, error) {
+	page, err := rest.ParsePage(r)
+	if err != nil {
+		return ListQuery{}, err
+	}
+	q := ListQuery{Limit: page.Limit}
 	if page.After != "" {
 		n, err := strconv.ParseInt(page.After, 10, 64)
 		if err != nil || n <= 0 || quire.ID(n) > quire.MaxID {
-			return rest.InvalidCursor()
+			return ListQuery{}, rest.InvalidCursor()
 		}
-		after = quire.ID(n)
+		q.After = quire.ID(n)
 	}
-	us, next, err := h.Store.List(r.Context(), after, page.Limit)
+	return q, nil
+}
+
+func (h *Handlers) page(w http.ResponseWriter, r *http.Request, q ListQuery) error {
+	us, next, err := h.Store.List(r.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -51,6 +95,8 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
 	return rest.JSON(w, http.StatusOK, us)
 }
 
+// create signs a new customer up. The route is public: whatever the body
+// says, the user is an active customer.
 func (h *Handlers) create(w http.ResponseWriter, r *http.Request) error {
 	var f Fields
 	if err := rest.Decode(r, &f); err != nil {
@@ -60,15 +106,28 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Store.Create(r.Context(), u); err != nil {
+	if err := h.Store.Create(r.Context(), u, password.Hash(*f.Password)); err != nil {
 		return err
 	}
 	w.Header().Set("Location", rest.URL(r, "/users/"+u.ID.String()))
 	return rest.JSON(w, http.StatusCreated, u)
 }
 
-func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
+// ownID returns the id in the path when the caller may act on that user,
+// and ENOTFOUND otherwise, so that other users' ids look unused.
+func ownID(r *http.Request) (quire.ID, error) {
 	id, err := quire.ParseID(r.PathValue("id"))
+	if err != nil {
+		return 0, err
+	}
+	if !rest.CallerOf(r).Owns(id) {
+		return 0, quire.Errorf(quire.ENOTFOUND, "No user has the id %d.", id)
+	}
+	return id, nil
+}
+
+func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
+	id, err := ownID(r)
 	if err != nil {
 		return err
 	}
@@ -79,8 +138,10 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 	return rest.JSON(w, http.StatusOK, u)
 }
 
+// replace stores the user's fields: email and names; a new password when
+// the body has one; role and status only from an admin.
 func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
-	id, err := quire.ParseID(r.PathValue("id"))
+	id, err := ownID(r)
 	if err != nil {
 		return err
 	}
@@ -88,12 +149,16 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 	if err := rest.Decode(r, &f); err != nil {
 		return err
 	}
-	u, err := f.user()
+	u, err := f.user(rest.CallerOf(r).Admin())
 	if err != nil {
 		return err
 	}
 	u.ID = id
-	stored, err := h.Store.Replace(r.Context(), u)
+	var hash string
+	if f.Password != nil {
+		hash = password.Hash(*f.Password)
+	}
+	stored, err := h.Store.Replace(r.Context(), u, hash)
 	if err != nil {
 		return err
 	}
@@ -101,7 +166,7 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) error {
-	id, err := quire.ParseID(r.PathValue("id"))
+	id, err := ownID(r)
 	if err != nil {
 		return err
 	}

@@ -11,16 +11,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
-)
-
-// Role is what a user may do: customers shop, admins also run the shop.
-type Role string
-
-// The roles.
-const (
-	RoleCustomer Role = "customer"
-	RoleAdmin    Role = "admin"
 )
 
 // Status is the state of a user's account.
@@ -38,7 +30,7 @@ type User struct {
 	Email     string      `json:"email"`
 	FirstName string      `json:"first_name"`
 	LastName  string      `json:"last_name"`
-	Role      Role        `json:"role"`
+	Role      quire.Role  `json:"role"`
 	Status    Status      `json:"status"`
 	Balance   quire.Money `json:"balance"`
 	CreatedAt time.Time   `json:"created_at"`
@@ -47,13 +39,15 @@ type User struct {
 
 // Fields are the writable fields of a user as a request body carries them.
 // The read-only fields (id, balance, created_at, updated_at) are accepted and
-// ignored, so that a client may PUT back what it got from a GET.
+// ignored, so that a client may PUT back what it got from a GET; so are role
+// and status, except from an admin. The password is write-only.
 type Fields struct {
-	Email     *string `json:"email"`
-	FirstName *string `json:"first_name"`
-	LastName  *string `json:"last_name"`
-	Role      *Role   `json:"role"`
-	Status    *Status `json:"status"`
+	Email     *string     `json:"email"`
+	FirstName *string     `json:"first_name"`
+	LastName  *string     `json:"last_name"`
+	Role      *quire.Role `json:"role"`
+	Status    *Status     `json:"status"`
+	Password  *string     `json:"password"`
 
 	ID        json.RawMessage `json:"id"`
 	Balance   json.RawMessage `json:"balance"`
@@ -67,37 +61,50 @@ const (
 	MaxNameLen  = 100 // characters
 )
 
+// ListQuery selects a page of users.
+type ListQuery struct {
+	After     quire.ID // 0 for the first page
+	Limit     int
+	AnyStatus bool // closed accounts too
+}
+
 // Store keeps users. Its methods return *quire.Error with ENOTFOUND for a
 // missing user and ECONFLICT for an email another user has.
 type Store interface {
 	// Create stores u under u.ID, or under a new id it sets when u.ID is 0,
-	// with a zero balance and the times.
-	Create(ctx context.Context, u *User) error
+	// with a zero balance, the times and the password hash.
+	Create(ctx context.Context, u *User, passwordHash string) error
 	Get(ctx context.Context, id quire.ID) (*User, error)
-	// List returns up to limit users ordered by id, after the id after
-	// (0 for the first page), and the id the next page starts after, or 0.
-	List(ctx context.Context, after quire.ID, limit int) (us []User, next quire.ID, err error)
-	// Replace stores the writable fields of u over the user u.ID and
-	// returns the user as stored.
-	Replace(ctx context.Context, u *User) (*User, error)
+	// List returns up to q.Limit users ordered by id, after q.After, and
+	// the id the next page starts after, or 0.
+	List(ctx context.Context, q ListQuery) (us []User, next quire.ID, err error)
+	// Replace stores the writable fields of u over the user u.ID, keeping
+	// the stored role and status where u's are zero and the stored
+	// password where passwordHash is "", and returns the user as stored.
+	Replace(ctx context.Context, u *User, passwordHash string) (*User, error)
 	Delete(ctx context.Context, id quire.ID) error
 }
 
-// newUser validates f for a new user: email, first and last name are
-// required; role defaults to customer and status to ACTIVE.
+// newUser validates f for a sign-up: email, first and last name and
+// password are required; the role is customer and the status ACTIVE,
+// whatever f says.
 func newUser(f Fields) (*User, error) {
-	if f.Role == nil {
-		f.Role = ptr(RoleCustomer)
+	if f.Password == nil {
+		f.Password = new(string) // reported as too short, with the others
 	}
-	if f.Status == nil {
-		f.Status = ptr(StatusActive)
+	u, err := f.user(false)
+	if err != nil {
+		return nil, err
 	}
-	return f.user()
+	u.Role, u.Status = quire.RoleCustomer, StatusActive
+	return u, nil
 }
 
-// user validates f as a complete set of writable fields: every one is
-// required, and each invalid field is listed in the error.
-func (f Fields) user() (*User, error) {
+// user validates f as a complete set of the fields its writer may set: the
+// email and names, plus role and status when admin is true (otherwise they
+// are ignored and u's are zero), and the password when present. Each
+// invalid field is listed in the error.
+func (f Fields) user(admin bool) (*User, error) {
 	var errs []quire.FieldError
 	bad := func(field, detail string) {
 		errs = append(errs, quire.FieldError{Pointer: "/" + field, Detail: detail})
@@ -128,15 +135,22 @@ func (f Fields) user() (*User, error) {
 		}
 		*n.out = strings.TrimSpace(*n.in)
 	}
+	if f.Password != nil {
+		if err := password.Check(*f.Password); err != "" {
+			bad("password", err)
+		}
+	}
 	switch {
+	case !admin:
 	case f.Role == nil:
 		bad("role", "is required")
-	case *f.Role != RoleCustomer && *f.Role != RoleAdmin:
+	case !f.Role.Valid():
 		bad("role", `must be "customer" or "admin"`)
 	default:
 		u.Role = *f.Role
 	}
 	switch {
+	case !admin:
 	case f.Status == nil:
 		bad("status", "is required")
 	case *f.Status != StatusActive && *f.Status != StatusClosed:
@@ -190,5 +204,3 @@ func checkName(s string) string {
 // EmailKey is the form of an email that uniqueness is checked on: emails
 // differing only in case belong to one user.
 func EmailKey(email string) string { return strings.ToLower(email) }
-
-func ptr[T any](v T) *T { return &v }

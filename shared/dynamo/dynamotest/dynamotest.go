@@ -128,7 +128,7 @@ func Endpoint(tb testing.TB) string {
 // the tables cannot be created.
 func New(tb testing.TB) (*dynamodb.Client, dynamo.TableNames) {
 	tb.Helper()
-	db, err := dynamo.NewClient(dynamo.Config{Endpoint: Endpoint(tb), Region: "us-east-1"})
+	db, err := dynamo.NewClient(dynamo.Config{Endpoint: Endpoint(tb)})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func TestNewTablesArePerTestAndDeletedAfter(t *testing.T) {
 		}
 	}
 
-	db, err := dynamo.NewClient(dynamo.Config{Endpoint: endpoint, Region: "us-east-1"})
+	db, err := dynamo.NewClient(dynamo.Config{Endpoint: endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestNewTablesArePerTestAndDeletedAfter(t *testing.T) {
 }
 
 func TestUnreachable(t *testing.T) {
-	db, err := dynamo.NewClient(dynamo.Config{Endpoint: dynamotest.Unreachable(), Region: "us-east-1"},
+	db, err := dynamo.NewClient(dynamo.Config{Endpoint: dynamotest.Unreachable()},
 		func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
 	if err != nil {
 		t.Fatal(err)

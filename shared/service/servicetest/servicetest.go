@@ -1,5 +1,6 @@
-// Package servicetest runs Quire for tests: every function on fresh tables in
-// DynamoDB Local, behind the local gateway on a loopback port.
+// Package servicetest runs Quire for tests: every function and the
+// authorizer on fresh tables in DynamoDB Local, behind the local gateway on a
+// loopback port, with clients that carry tokens.
 package servicetest
 
 import (
@@ -9,12 +10,15 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
+	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/service"
 )
 
@@ -23,17 +27,36 @@ type API struct {
 	URL    string
 	DB     *dynamodb.Client
 	Tables dynamo.TableNames
+	Keys   auth.KeySet
+	issuer *auth.Issuer
 }
 
 // Config returns the configuration of functions on fresh tables in DynamoDB
-// Local, with the client and the tables.
+// Local with a new signing key, with the client and the tables.
 func Config(tb testing.TB) (service.Config, *dynamodb.Client, dynamo.TableNames) {
 	tb.Helper()
 	db, tables := dynamotest.New(tb)
-	return service.Config{DynamoDB: dynamo.Config{Endpoint: dynamotest.Endpoint(tb), Tables: tables}}, db, tables
+	key, err := auth.GenerateKey(time.Now())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	keys, err := auth.KeySet{Keys: []auth.Key{key}}.MarshalJSON()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tokens, err := auth.TokenConfigFromEnv(func(string) string { return "" })
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return service.Config{
+		DynamoDB:    dynamo.Config{Endpoint: dynamotest.Endpoint(tb), Tables: tables},
+		Tokens:      tokens,
+		SigningKeys: string(keys),
+	}, db, tables
 }
 
-// New starts every function on fresh tables behind the local gateway. The
+// New starts every function and the authorizer on fresh tables behind the
+// local gateway, which caches authorizer decisions as the stack does. The
 // server stops when the test ends.
 func New(tb testing.TB) *API {
 	tb.Helper()
@@ -42,9 +65,53 @@ func New(tb testing.TB) *API {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := httptest.NewServer(&apigw.Gateway{Functions: fns, Log: slog.New(slog.DiscardHandler)})
+	authorizer, err := service.Authorizer(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	authorizer.Log = slog.New(slog.DiscardHandler)
+	keys, err := auth.ParseKeySet([]byte(cfg.SigningKeys))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	issuer, err := auth.NewIssuer(keys, cfg.Tokens)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := httptest.NewServer(&apigw.Gateway{
+		Functions:     fns,
+		Authorizer:    authorizer.Handle,
+		AuthorizerTTL: auth.CacheTTL(cfg.Tokens.Lifetime),
+		Log:           slog.New(slog.DiscardHandler),
+	})
 	tb.Cleanup(srv.Close)
-	return &API{URL: srv.URL, DB: db, Tables: tables}
+	return &API{URL: srv.URL, DB: db, Tables: tables, Keys: keys, issuer: issuer}
+}
+
+// Client sends requests with a bearer token, or with none.
+type Client struct {
+	api   *API
+	token string
+}
+
+// As returns a client with a token for the user id with role, signed as
+// login signs them; the user need not exist.
+func (a *API) As(tb testing.TB, id quire.ID, role quire.Role) *Client {
+	tb.Helper()
+	token, err := a.issuer.Issue(id, role)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &Client{api: a, token: token}
+}
+
+// Token returns the client's bearer token.
+func (c *Client) Token() string { return c.token }
+
+// Do sends a request with the client's token; see API.Do.
+func (c *Client) Do(tb testing.TB, method, path, body string, header ...string) Response {
+	tb.Helper()
+	return c.api.Do(tb, method, path, body, append([]string{"Authorization", "Bearer " + c.token}, header...)...)
 }
 
 // Response is a response with its body read.

@@ -1,0 +1,172 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// ErrUnauthorized is the error a REST API Lambda authorizer returns for a
+// request without valid credentials: API Gateway answers it with 401 (its
+// UNAUTHORIZED gateway response) when the message is exactly "Unauthorized".
+var ErrUnauthorized = errors.New("Unauthorized")
+
+// Authorizer is the Lambda REQUEST authorizer of every protected route.
+//
+// API Gateway caches its answer per Authorization header and applies the
+// cached policy to whatever route the same token calls next, so the policy
+// must not depend on the route that was called first: it allows every
+// route of the API and denies, by route, those the token's role may not
+// call. A customer's cached policy thus still denies /admin routes.
+type Authorizer struct {
+	Verifier *Verifier
+	Log      *slog.Logger
+}
+
+// MaxCacheTTL bounds how long API Gateway keeps an authorizer decision.
+const MaxCacheTTL = 5 * time.Minute
+
+// CacheTTL is how long API Gateway may cache a decision for tokens of the
+// given lifetime: never longer than a token lives. A cached decision can
+// still outlast the token it was made for by up to this long, which is why
+// functions check the expiry in the authorizer context again.
+func CacheTTL(lifetime time.Duration) time.Duration { return min(lifetime, MaxCacheTTL) }
+
+// Handle verifies the bearer token of ev. It returns ErrUnauthorized for a
+// missing, malformed or invalid token, and for a valid one the policy of
+// its role with the caller's identity in the context. Another error means
+// ev's method ARN is malformed (API Gateway answers 500).
+func (a *Authorizer) Handle(ctx context.Context, ev events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
+	token, ok := BearerToken(header(ev.Headers, "Authorization"))
+	if !ok {
+		a.Log.InfoContext(ctx, "unauthorized", "reason", "no bearer token", "request_id", ev.RequestContext.RequestID)
+		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
+	}
+	id, err := a.Verifier.Verify(token)
+	if err != nil {
+		a.Log.InfoContext(ctx, "unauthorized", "reason", err.Error(), "request_id", ev.RequestContext.RequestID)
+		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
+	}
+	policy, err := Policy(ev.MethodArn, id.Role)
+	if err != nil {
+		return events.APIGatewayCustomAuthorizerResponse{}, err
+	}
+	return events.APIGatewayCustomAuthorizerResponse{
+		PrincipalID:    id.UserID.String(),
+		PolicyDocument: policy,
+		Context: map[string]any{
+			rest.ContextUserID:  id.UserID.String(),
+			rest.ContextRole:    string(id.Role),
+			rest.ContextExpires: strconv.FormatInt(id.Expires.Unix(), 10),
+		},
+	}, nil
+}
+
+// header returns the value of the header name in h, whatever its case.
+func header(h map[string]string, name string) string {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}
+
+// BearerToken returns the token of an Authorization header value of the
+// form "Bearer <token>" (RFC 6750; the scheme in any case), or false.
+func BearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
+		return "", false
+	}
+	return token, true
+}
+
+// Policy returns the IAM policy of a role for the API and stage of
+// methodArn: Allow on every method of every path, and Deny on each route the
+// role may not call (routes whose path parameters become wildcards). Only
+// protected methods use the authorizer, so public routes are unaffected.
+func Policy(methodArn string, role quire.Role) (events.APIGatewayCustomAuthorizerPolicy, error) {
+	base, err := stageARN(methodArn)
+	if err != nil {
+		return events.APIGatewayCustomAuthorizerPolicy{}, err
+	}
+	statement := func(effect string, resources []string) events.IAMPolicyStatement {
+		return events.IAMPolicyStatement{Action: []string{"execute-api:Invoke"}, Effect: effect, Resource: resources}
+	}
+	p := events.APIGatewayCustomAuthorizerPolicy{
+		Version:   "2012-10-17",
+		Statement: []events.IAMPolicyStatement{statement("Allow", []string{base + "/*/*"})},
+	}
+	var denied []string
+	for _, r := range DeniedRoutes(role) {
+		denied = append(denied, base+"/"+r)
+	}
+	if len(denied) > 0 {
+		p.Statement = append(p.Statement, statement("Deny", denied))
+	}
+	return p, nil
+}
+
+// DeniedRoutes returns the routes a role may not call, as the method and
+// path part of an execute-api ARN ("GET/admin/users"): every method ("*") of
+// a path whose routes all need more than the role, and the single method of
+// any other route that does.
+func DeniedRoutes(role quire.Role) []string {
+	var out []string
+	for _, path := range routes.Paths() {
+		arnPath := strings.TrimPrefix(wildcardParams(path), "/")
+		if !Permits(role, routes.PathAccess(path)) {
+			out = append(out, "*/"+arnPath)
+			continue
+		}
+		for _, r := range routes.All() {
+			if r.Path == path && !Permits(role, r.Access) {
+				out = append(out, r.Method+"/"+arnPath)
+			}
+		}
+	}
+	return slices.Compact(out)
+}
+
+// Permits reports whether a caller with role (a valid token) may call a
+// route with access a.
+func Permits(role quire.Role, a routes.Access) bool {
+	return a != routes.Admin || role == quire.RoleAdmin
+}
+
+func wildcardParams(path string) string {
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") {
+			segs[i] = "*"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// stageARN returns the ARN of the API stage of a method ARN:
+// arn:aws:execute-api:region:account:api/stage/METHOD/path becomes
+// arn:aws:execute-api:region:account:api/stage.
+func stageARN(methodArn string) (string, error) {
+	parts := strings.SplitN(methodArn, ":", 6)
+	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "execute-api" {
+		return "", fmt.Errorf("authorizer: malformed method ARN %q", methodArn)
+	}
+	res := strings.SplitN(parts[5], "/", 3)
+	if len(res) != 3 || res[0] == "" || res[1] == "" {
+		return "", fmt.Errorf("authorizer: malformed method ARN %q", methodArn)
+	}
+	return strings.Join(parts[:5], ":") + ":" + res[0] + "/" + res[1], nil
+}

@@ -1,0 +1,194 @@
+// Package auth is Quire's authentication: ES256 signing keys and their JSON
+// Web Key sets, the access tokens login issues and the authorizer verifies,
+// the authorizer's IAM policies, and the login and JWKS handlers.
+package auth
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Key is one P-256 key named by its key id (the token header's kid). Private
+// is nil in a set of public keys.
+type Key struct {
+	ID      string
+	Public  *ecdsa.PublicKey
+	Private *ecdsa.PrivateKey
+}
+
+// KeySet is an ordered set of keys, newest first: the newest private key
+// signs, and every key verifies. Rotation adds a key at the front and keeps
+// the previous ones, so tokens they signed stay valid until they expire.
+type KeySet struct {
+	Keys []Key
+}
+
+// MaxKeys bounds a rotated set: the new key and the two before it.
+const MaxKeys = 3
+
+// GenerateKey returns a new private key whose id says when it was made.
+func GenerateKey(now time.Time) (Key, error) {
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Key{}, fmt.Errorf("generate signing key: %w", err)
+	}
+	var suffix [4]byte
+	rand.Read(suffix[:])
+	id := now.UTC().Format("20060102T150405Z") + "-" + base64.RawURLEncoding.EncodeToString(suffix[:])
+	return Key{ID: id, Public: &priv.PublicKey, Private: priv}, nil
+}
+
+// Rotate returns a set with k in front of s's keys, keeping at most MaxKeys.
+func (s KeySet) Rotate(k Key) KeySet {
+	keys := append([]Key{k}, s.Keys...)
+	return KeySet{Keys: keys[:min(len(keys), MaxKeys)]}
+}
+
+// Signing returns the newest key with a private half, or false when the set
+// has none.
+func (s KeySet) Signing() (Key, bool) {
+	for _, k := range s.Keys {
+		if k.Private != nil {
+			return k, true
+		}
+	}
+	return Key{}, false
+}
+
+// Lookup returns the public key named id, or nil.
+func (s KeySet) Lookup(id string) *ecdsa.PublicKey {
+	for _, k := range s.Keys {
+		if k.ID == id {
+			return k.Public
+		}
+	}
+	return nil
+}
+
+// PublicSet returns s without its private halves.
+func (s KeySet) PublicSet() KeySet {
+	out := KeySet{Keys: make([]Key, len(s.Keys))}
+	for i, k := range s.Keys {
+		out.Keys[i] = Key{ID: k.ID, Public: k.Public}
+	}
+	return out
+}
+
+// jwk is a P-256 JSON Web Key (RFC 7517, 7518 section 6.2).
+type jwk struct {
+	Kty string `json:"kty"`
+	Crv string `json:"crv"`
+	Alg string `json:"alg"`
+	Use string `json:"use"`
+	Kid string `json:"kid"`
+	X   string `json:"x"`
+	Y   string `json:"y"`
+	D   string `json:"d,omitempty"`
+}
+
+// MarshalJSON writes s as a JWK Set, private halves included when present:
+// call PublicSet first to publish it.
+func (s KeySet) MarshalJSON() ([]byte, error) {
+	set := struct {
+		Keys []jwk `json:"keys"`
+	}{Keys: make([]jwk, 0, len(s.Keys))}
+	for _, k := range s.Keys {
+		point, err := k.Public.Bytes() // 0x04 || x || y
+		if err != nil {
+			return nil, fmt.Errorf("key %s: %w", k.ID, err)
+		}
+		j := jwk{Kty: "EC", Crv: "P-256", Alg: "ES256", Use: "sig", Kid: k.ID,
+			X: b64(point[1:33]), Y: b64(point[33:])}
+		if k.Private != nil {
+			d, err := k.Private.Bytes()
+			if err != nil {
+				return nil, fmt.Errorf("key %s: %w", k.ID, err)
+			}
+			j.D = b64(d)
+		}
+		set.Keys = append(set.Keys, j)
+	}
+	return json.Marshal(set)
+}
+
+func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+
+// ParseKeySet reads a JWK Set of P-256 keys, public or private, in order. It
+// returns an error for an empty set, a key of another type or curve, a point
+// off the curve, a private half that does not match its public one, and a
+// repeated key id.
+func ParseKeySet(data []byte) (KeySet, error) {
+	var set struct {
+		Keys []jwk `json:"keys"`
+	}
+	if err := json.Unmarshal(data, &set); err != nil {
+		return KeySet{}, fmt.Errorf("parse key set: %w", err)
+	}
+	if len(set.Keys) == 0 {
+		return KeySet{}, errors.New("parse key set: no keys")
+	}
+	var s KeySet
+	for i, j := range set.Keys {
+		k, err := j.key()
+		if err != nil {
+			return KeySet{}, fmt.Errorf("parse key set: key %d: %w", i, err)
+		}
+		if s.Lookup(k.ID) != nil {
+			return KeySet{}, fmt.Errorf("parse key set: key id %q repeats", k.ID)
+		}
+		s.Keys = append(s.Keys, k)
+	}
+	return s, nil
+}
+
+func (j jwk) key() (Key, error) {
+	if j.Kty != "EC" || j.Crv != "P-256" {
+		return Key{}, fmt.Errorf("want an EC P-256 key, got kty %q crv %q", j.Kty, j.Crv)
+	}
+	if j.Alg != "" && j.Alg != "ES256" {
+		return Key{}, fmt.Errorf("want alg ES256, got %q", j.Alg)
+	}
+	if j.Kid == "" {
+		return Key{}, errors.New("no kid")
+	}
+	x, errX := coordinate(j.X)
+	y, errY := coordinate(j.Y)
+	if err := errors.Join(errX, errY); err != nil {
+		return Key{}, err
+	}
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
+	if err != nil {
+		return Key{}, err
+	}
+	k := Key{ID: j.Kid, Public: pub}
+	if j.D != "" {
+		d, err := coordinate(j.D)
+		if err != nil {
+			return Key{}, err
+		}
+		priv, err := ecdsa.ParseRawPrivateKey(elliptic.P256(), d)
+		if err != nil {
+			return Key{}, err
+		}
+		if !priv.PublicKey.Equal(pub) {
+			return Key{}, errors.New("d does not match x and y")
+		}
+		k.Private, k.Public = priv, &priv.PublicKey
+	}
+	return k, nil
+}
+
+// coordinate decodes a base64url field of exactly 32 bytes.
+func coordinate(s string) ([]byte, error) {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	if err != nil || len(b) != 32 {
+		return nil, errors.New("want 32 bytes of base64url in x, y and d")
+	}
+	return b, nil
+}

@@ -1,0 +1,182 @@
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/quireapi/quire/shared/quire"
+)
+
+// Token limits.
+const (
+	// MaxTokenBytes bounds a token before it is parsed. Quire's tokens are
+	// about 300 bytes.
+	MaxTokenBytes = 2048
+	// Leeway is the clock skew allowed on exp, nbf and iat.
+	Leeway = 30 * time.Second
+	// DefaultLifetime is how long a token is valid unless configured.
+	DefaultLifetime = 15 * time.Minute
+	// MinLifetime and MaxLifetime bound a configured lifetime.
+	MinLifetime = time.Minute
+	MaxLifetime = 12 * time.Hour
+)
+
+// Default claim values, for a Quire run locally.
+const (
+	DefaultIssuer   = "quire"
+	DefaultAudience = "quire-api"
+)
+
+// TokenConfig says what tokens claim and how long they last.
+type TokenConfig struct {
+	Issuer   string
+	Audience string
+	Lifetime time.Duration
+}
+
+// TokenConfigFromEnv reads TOKEN_ISSUER, TOKEN_AUDIENCE and TOKEN_LIFETIME (a
+// Go duration such as 15m), with defaults. It returns an error for a lifetime
+// that does not parse or is out of bounds.
+func TokenConfigFromEnv(getenv func(string) string) (TokenConfig, error) {
+	c := TokenConfig{Issuer: getenv("TOKEN_ISSUER"), Audience: getenv("TOKEN_AUDIENCE"), Lifetime: DefaultLifetime}
+	if c.Issuer == "" {
+		c.Issuer = DefaultIssuer
+	}
+	if c.Audience == "" {
+		c.Audience = DefaultAudience
+	}
+	if s := getenv("TOKEN_LIFETIME"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < MinLifetime || d > MaxLifetime {
+			return c, fmt.Errorf("TOKEN_LIFETIME %q: want a duration from %v to %v", s, MinLifetime, MaxLifetime)
+		}
+		c.Lifetime = d
+	}
+	return c, nil
+}
+
+// Claims are the claims of a Quire access token: the registered ones, with
+// the user id as sub, and the user's role.
+type Claims struct {
+	jwt.RegisteredClaims
+	Role quire.Role `json:"role"`
+}
+
+// Identity is who a verified token speaks for.
+type Identity struct {
+	UserID  quire.ID
+	Role    quire.Role
+	Expires time.Time
+}
+
+// Issuer signs access tokens with the newest key of a set.
+type Issuer struct {
+	key    Key
+	config TokenConfig
+	now    func() time.Time
+}
+
+// NewIssuer returns an Issuer that signs with keys' signing key. It returns
+// an error when the set has no private key.
+func NewIssuer(keys KeySet, c TokenConfig) (*Issuer, error) {
+	k, ok := keys.Signing()
+	if !ok {
+		return nil, errors.New("new issuer: the key set has no private key")
+	}
+	return &Issuer{key: k, config: c, now: time.Now}, nil
+}
+
+// Issue returns a signed token for a user, valid from now for the
+// configured lifetime.
+func (i *Issuer) Issue(id quire.ID, role quire.Role) (string, error) {
+	now := i.now().Truncate(time.Second)
+	claims := Claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    i.config.Issuer,
+			Subject:   id.String(),
+			Audience:  jwt.ClaimStrings{i.config.Audience},
+			IssuedAt:  jwt.NewNumericDate(now),
+			NotBefore: jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(i.config.Lifetime)),
+		},
+		Role: role,
+	}
+	t := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
+	t.Header["kid"] = i.key.ID
+	s, err := t.SignedString(i.key.Private)
+	if err != nil {
+		return "", fmt.Errorf("sign token for user %d: %w", id, err)
+	}
+	return s, nil
+}
+
+// Lifetime is how long the tokens Issue signs are valid.
+func (i *Issuer) Lifetime() time.Duration { return i.config.Lifetime }
+
+// Verifier checks access tokens against a set of public keys, offline.
+type Verifier struct {
+	keys   KeySet
+	parser *jwt.Parser
+}
+
+// NewVerifier returns a Verifier that accepts ES256 tokens signed by a key of
+// keys, issued by c.Issuer for c.Audience, within their validity (with
+// Leeway). now is the clock; nil means time.Now.
+func NewVerifier(keys KeySet, c TokenConfig, now func() time.Time) *Verifier {
+	if now == nil {
+		now = time.Now
+	}
+	return &Verifier{
+		keys: keys.PublicSet(),
+		parser: jwt.NewParser(
+			jwt.WithValidMethods([]string{jwt.SigningMethodES256.Alg()}),
+			jwt.WithIssuer(c.Issuer),
+			jwt.WithAudience(c.Audience),
+			jwt.WithExpirationRequired(),
+			jwt.WithIssuedAt(),
+			jwt.WithLeeway(Leeway),
+			jwt.WithStrictDecoding(),
+			jwt.WithTimeFunc(now),
+		),
+	}
+}
+
+// ErrInvalidToken is the error of every token Verify rejects, wrapped with
+// the reason (for logs, never for clients).
+var ErrInvalidToken = errors.New("invalid token")
+
+// Verify checks token and returns whom it identifies. It rejects, with an
+// error wrapping ErrInvalidToken: a token over MaxTokenBytes, any algorithm
+// but ES256 (so alg none and HMAC keyed with a public key), an unknown kid,
+// a bad signature, a wrong iss or aud, an expired or not yet valid token,
+// and a sub or role that is not a Quire user id or role.
+func (v *Verifier) Verify(token string) (Identity, error) {
+	if len(token) > MaxTokenBytes {
+		return Identity{}, fmt.Errorf("%w: over %d bytes", ErrInvalidToken, MaxTokenBytes)
+	}
+	var c Claims
+	_, err := v.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
+		kid, _ := t.Header["kid"].(string)
+		if k := v.keys.Lookup(kid); k != nil {
+			return k, nil
+		}
+		return nil, fmt.Errorf("unknown kid %q", kid)
+	})
+	if err != nil {
+		return Identity{}, fmt.Errorf("%w: %w", ErrInvalidToken, err)
+	}
+	id, err := quire.ParseID(c.Subject)
+	if err != nil {
+		return Identity{}, fmt.Errorf("%w: sub %q is not a user id", ErrInvalidToken, c.Subject)
+	}
+	if !c.Role.Valid() {
+		return Identity{}, fmt.Errorf("%w: role %q", ErrInvalidToken, c.Role)
+	}
+	if c.NotBefore == nil || c.IssuedAt == nil {
+		return Identity{}, fmt.Errorf("%w: nbf and iat are required", ErrInvalidToken)
+	}
+	return Identity{UserID: id, Role: c.Role, Expires: c.ExpiresAt.Time}, nil
+}
