@@ -1,11 +1,12 @@
 // Package events holds sample API Gateway REST proxy events, one per route
-// and case, for `sam local invoke`; this test replays each through its
-// function's handler against DynamoDB Local and checks the status recorded
-// in expected.json beside it.
+// and case, and sample REQUEST authorizer events, for `sam local invoke`;
+// this test replays each through its function's handler against DynamoDB
+// Local and checks the outcome recorded in expected.json beside it.
 package events
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,9 +17,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
+	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service"
@@ -105,7 +109,7 @@ func TestReplay(t *testing.T) {
 		t.Run(s.group+"/"+strings.TrimSuffix(s.file, ".json"), func(t *testing.T) {
 			t.Parallel()
 			cfg, db, tables := servicetest.Config(t)
-			if _, err := demo.Seed(t.Context(), dynamo.NewUserStore(db, tables)); err != nil {
+			if _, err := demo.Seed(t.Context(), dynamo.NewUserStore(db, tables), demo.DefaultOptions()); err != nil {
 				t.Fatal(err)
 			}
 			fns, err := service.Handlers(cfg)
@@ -128,6 +132,70 @@ func TestReplay(t *testing.T) {
 			case resp.StatusCode >= 400 && ct != rest.ProblemMediaType,
 				resp.StatusCode < 400 && ct != "application/json":
 				t.Errorf("status %d with Content-Type %q", resp.StatusCode, ct)
+			}
+		})
+	}
+}
+
+// TestAuthorizerEvents replays the authorizer's sample events. A token of
+// CUSTOMER_TOKEN or ADMIN_TOKEN stands for a fresh token of the demo
+// customer (id 2) or admin (id 1), signed with the test's key, as the ones
+// from POST /login would be: expected.json says whether the policy allows
+// the event's method ARN, denies it, or the authorizer answers
+// Unauthorized.
+func TestAuthorizerEvents(t *testing.T) {
+	var expected map[string]string
+	b, err := os.ReadFile(filepath.Join("authorizer", "expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &expected); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, _ := servicetest.Config(t)
+	a, err := service.Authorizer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Log = slog.New(slog.DiscardHandler)
+	keys, _ := auth.ParseKeySet([]byte(cfg.SigningKeys))
+	issuer, _ := auth.NewIssuer(keys, cfg.Tokens)
+	tokens := map[string]string{}
+	for name, id := range map[string]quire.ID{"CUSTOMER_TOKEN": 2, "ADMIN_TOKEN": 1} {
+		role := map[quire.ID]quire.Role{1: quire.RoleAdmin, 2: quire.RoleCustomer}[id]
+		if tokens[name], err = issuer.Issue(id, role); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join("authorizer", "*.json"))
+	if len(files) != len(expected)+1 {
+		t.Errorf("%d event files, %d entries in expected.json", len(files)-1, len(expected))
+	}
+	for name, want := range expected {
+		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
+			var ev events.APIGatewayCustomAuthorizerRequestTypeRequest
+			b, err := os.ReadFile(filepath.Join("authorizer", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &ev); err != nil {
+				t.Fatal(err)
+			}
+			if h, ok := ev.Headers["Authorization"]; ok {
+				if tok, ok := tokens[strings.TrimPrefix(h, "Bearer ")]; ok {
+					ev.Headers["Authorization"] = "Bearer " + tok
+				}
+			}
+			resp, err := a.Handle(t.Context(), ev)
+			got := "Deny"
+			switch {
+			case err != nil:
+				got = err.Error()
+			case apigw.PolicyAllows(resp.PolicyDocument, ev.MethodArn):
+				got = "Allow"
+			}
+			if got != want {
+				t.Errorf("outcome %s, want %s", got, want)
 			}
 		})
 	}

@@ -33,7 +33,8 @@ func (f *recorder) handle(_ context.Context, ev events.APIGatewayProxyRequest) (
 
 func newGateway(t *testing.T, fns map[string]Handler) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(&Gateway{Functions: fns, Log: slog.New(slog.DiscardHandler)})
+	a := &fakeAuthorizer{policy: "Allow", role: "customer"}
+	srv := httptest.NewServer(&Gateway{Functions: fns, Authorizer: a.handle, Log: slog.New(slog.DiscardHandler)})
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -50,6 +51,7 @@ func TestGatewayEvent(t *testing.T) {
 	}}
 	srv := newGateway(t, map[string]Handler{routes.GroupUsers: f.handle})
 	req, _ := http.NewRequest("PUT", srv.URL+"/users/42?tag=a&tag=b&x=1", strings.NewReader("\xff\xfe"))
+	req.Header.Set("Authorization", "Bearer good-1")
 	req.Header.Add("X-Multi", "one")
 	req.Header.Add("X-Multi", "two")
 	resp, err := http.DefaultClient.Do(req)
@@ -100,6 +102,7 @@ func TestGatewayErrors(t *testing.T) {
 		{"DELETE", "/health", 405, ""}, // forwarded to the path's owner, which answers
 	} {
 		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+		req.Header.Set("Authorization", "Bearer good-1")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
@@ -201,17 +203,43 @@ func TestURLAndNext(t *testing.T) {
 	}
 }
 
-func TestRouter(t *testing.T) {
+// proxyRequest builds the request the proxy adapter makes of an API Gateway
+// event whose authorizer context is authorizer.
+func proxyRequest(t *testing.T, method, path string, authorizer map[string]any) *http.Request {
+	t.Helper()
+	r, err := (&core.RequestAccessor{}).EventToRequestWithContext(t.Context(), events.APIGatewayProxyRequest{
+		HTTPMethod: method, Path: path,
+		RequestContext: events.APIGatewayProxyRequestContext{Authorizer: authorizer},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func caller(id, role string, expires time.Time) map[string]any {
+	return map[string]any{"principalId": id, ContextUserID: id, ContextRole: role, ContextExpires: strconv.FormatInt(expires.Unix(), 10)}
+}
+
+func usersRouter(t *testing.T) http.Handler {
+	t.Helper()
 	ok := func(w http.ResponseWriter, r *http.Request) error {
-		return JSON(w, 200, map[string]string{"id": r.PathValue("id")})
+		c := CallerOf(r)
+		return JSON(w, 200, map[string]string{"id": r.PathValue("id"), "caller": c.ID.String(), "role": string(c.Role)})
 	}
 	h, err := NewRouter("users", Handlers{
-		"GET /users": ok, "POST /users": ok, "GET /users/{id}": ok, "PUT /users/{id}": ok,
+		"GET /users": ok, "POST /users": ok, "GET /users/{id}": ok, "PUT /users/{id}": ok, "GET /admin/users": ok,
 		"DELETE /users/{id}": func(http.ResponseWriter, *http.Request) error { panic("boom") },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return h
+}
+
+func TestRouter(t *testing.T) {
+	h := usersRouter(t)
+	customer := caller("7", "customer", time.Now().Add(time.Minute))
 	for _, tc := range []struct {
 		method, path string
 		status       int
@@ -226,7 +254,7 @@ func TestRouter(t *testing.T) {
 		{"DELETE", "/users/7", 500, ""},
 	} {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
+		h.ServeHTTP(rec, proxyRequest(t, tc.method, tc.path, customer))
 		if rec.Code != tc.status || rec.Header().Get("Allow") != tc.allow {
 			t.Errorf("%s %s = %d Allow %q; want %d Allow %q", tc.method, tc.path, rec.Code, rec.Header().Get("Allow"), tc.status, tc.allow)
 		}
@@ -234,8 +262,57 @@ func TestRouter(t *testing.T) {
 			t.Errorf("%s %s: Content-Type %q", tc.method, tc.path, rec.Header().Get("Content-Type"))
 		}
 	}
-	if _, err := NewRouter("users", Handlers{"GET /users": ok}); err == nil {
+	if _, err := NewRouter("users", Handlers{"GET /users": func(http.ResponseWriter, *http.Request) error { return nil }}); err == nil {
 		t.Error("NewRouter accepted a group with routes missing")
+	}
+}
+
+// TestRouterChecksCaller: a function checks the authorizer context itself,
+// so it is safe behind a stack that forgot the authorizer and refuses a
+// token that expired while API Gateway kept its decision cached.
+func TestRouterChecksCaller(t *testing.T) {
+	h := usersRouter(t)
+	future, past := time.Now().Add(time.Minute), time.Now().Add(-time.Second)
+	for _, tc := range []struct {
+		name, method, path string
+		authorizer         map[string]any
+		status             int
+		body               string
+	}{
+		{"public route, no context", "POST", "/users", nil, 200, `{"caller":"0","id":"","role":""}`},
+		{"no context", "GET", "/users/7", nil, 401, ""},
+		{"expired", "GET", "/users/7", caller("7", "customer", past), 401, ""},
+		{"bad user id", "GET", "/users/7", caller("07", "customer", future), 401, ""},
+		{"bad role", "GET", "/users/7", caller("7", "root", future), 401, ""},
+		{"no expiry", "GET", "/users/7", map[string]any{ContextUserID: "7", ContextRole: "customer"}, 401, ""},
+		{"customer", "GET", "/users/7", caller("7", "customer", future), 200, `{"caller":"7","id":"7","role":"customer"}`},
+		{"customer on an admin route", "GET", "/admin/users", caller("7", "customer", future), 403, ""},
+		{"admin", "GET", "/admin/users", caller("1", "admin", future), 200, `{"caller":"1","id":"","role":"admin"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			r := proxyRequest(t, tc.method, tc.path, tc.authorizer)
+			r.Header.Set("Authorization", "Bearer x")
+			h.ServeHTTP(rec, r)
+			if rec.Code != tc.status {
+				t.Fatalf("%s %s = %d %s, want %d", tc.method, tc.path, rec.Code, rec.Body, tc.status)
+			}
+			if tc.body != "" && rec.Body.String() != tc.body {
+				t.Errorf("body %s, want %s", rec.Body, tc.body)
+			}
+			if tc.status == 401 && rec.Header().Get("WWW-Authenticate") != BearerChallenge {
+				t.Errorf("WWW-Authenticate = %q", rec.Header().Get("WWW-Authenticate"))
+			}
+		})
+	}
+}
+
+// TestChallenge: without a token RFC 6750 asks for no error code.
+func TestChallenge(t *testing.T) {
+	rec := httptest.NewRecorder()
+	Error(rec, httptest.NewRequest("POST", "/login", nil), quire.Errorf(quire.EUNAUTHORIZED, "no"))
+	if got := rec.Header().Get("WWW-Authenticate"); got != `Bearer realm="quire"` {
+		t.Errorf("WWW-Authenticate = %q", got)
 	}
 }
 

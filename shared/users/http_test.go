@@ -9,9 +9,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
+	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
@@ -55,22 +59,33 @@ func wantProblem(t *testing.T, r servicetest.Response, status int, code string) 
 	return p
 }
 
-func create(t *testing.T, api *servicetest.API, email string) user {
+// signUp creates a customer through the public sign-up.
+func signUp(t *testing.T, api *servicetest.API, email string) user {
 	t.Helper()
-	r := api.Do(t, "POST", "/users", fmt.Sprintf(`{"email":%q,"first_name":"Ada","last_name":"Lovelace"}`, email))
+	r := api.Do(t, "POST", "/users", fmt.Sprintf(`{"email":%q,"first_name":"Ada","last_name":"Lovelace","password":"correct horse"}`, email))
 	if r.StatusCode != http.StatusCreated {
 		t.Fatalf("POST /users = %d %s", r.StatusCode, r.Body)
 	}
 	return decode[user](t, r)
 }
 
-// listAll follows next links from GET /users?limit and returns every user.
-func listAll(t *testing.T, api *servicetest.API, limit int) (all []user, pages int) {
+// admin returns a client with an admin's token.
+func admin(t *testing.T, api *servicetest.API) *servicetest.Client {
+	return api.As(t, 1, quire.RoleAdmin)
+}
+
+// as returns a client with u's token.
+func as(t *testing.T, api *servicetest.API, u user) *servicetest.Client {
+	return api.As(t, quire.ID(u.ID), quire.Role(u.Role))
+}
+
+// listAll follows next links from path?limit as c and returns every user.
+func listAll(t *testing.T, c *servicetest.Client, path string, limit int) (all []user, pages int) {
 	t.Helper()
-	next := fmt.Sprintf("%s/users?limit=%d", api.URL, limit)
+	next := fmt.Sprintf("%s?limit=%d", path, limit)
 	link := regexp.MustCompile(`^<([^>]+)>; rel="next"$`)
 	for next != "" {
-		r := api.Do(t, "GET", strings.TrimPrefix(next, api.URL), "")
+		r := c.Do(t, "GET", next, "")
 		if r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/json" {
 			t.Fatalf("GET %s = %d %s", next, r.StatusCode, r.Body)
 		}
@@ -84,7 +99,7 @@ func listAll(t *testing.T, api *servicetest.API, limit int) (all []user, pages i
 			if m == nil {
 				t.Fatalf("Link %q", l)
 			}
-			next = m[1]
+			next = strings.TrimPrefix(m[1], r.Request.URL.Scheme+"://"+r.Request.URL.Host)
 		}
 	}
 	return all, pages
@@ -92,32 +107,82 @@ func listAll(t *testing.T, api *servicetest.API, limit int) (all []user, pages i
 
 func TestCreateAndGet(t *testing.T) {
 	api := servicetest.New(t)
-	r := api.Do(t, "POST", "/users", `{"email":"ada@example.com","first_name":"Ada","last_name":"Lovelace","balance":1000,"id":7}`)
+	r := api.Do(t, "POST", "/users", `{"email":"ada@example.com","first_name":"Ada","last_name":"Lovelace","password":"correct horse","balance":1000,"id":7,"role":"admin","status":"CLOSED"}`)
 	if r.StatusCode != 201 || r.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("POST /users = %d %s %s", r.StatusCode, r.Header.Get("Content-Type"), r.Body)
 	}
 	u := decode[user](t, r)
-	if u.ID <= 0 || u.ID == 7 || u.Email != "ada@example.com" || u.Role != "customer" || u.Status != "ACTIVE" || u.CreatedAt == "" {
+	if u.ID <= 0 || u.ID == 7 || u.Email != "ada@example.com" || u.CreatedAt == "" {
 		t.Errorf("created %+v", u)
+	}
+	if u.Role != "customer" || u.Status != "ACTIVE" {
+		t.Errorf("sign-up made a %s %s user; want an ACTIVE customer whatever the body says", u.Status, u.Role)
 	}
 	if !strings.Contains(r.Body, `"balance":0.00`) {
 		t.Errorf("balance is not an exact 0.00 (a client cannot set it): %s", r.Body)
 	}
+	if strings.Contains(r.Body, "password") || strings.Contains(r.Body, "correct horse") {
+		t.Errorf("the response carries the password: %s", r.Body)
+	}
 	if want := fmt.Sprintf("%s/users/%d", api.URL, u.ID); r.Header.Get("Location") != want {
 		t.Errorf("Location = %q, want %q", r.Header.Get("Location"), want)
 	}
-	got := api.Do(t, "GET", fmt.Sprintf("/users/%d", u.ID), "")
+	got := as(t, api, u).Do(t, "GET", fmt.Sprintf("/users/%d", u.ID), "")
 	if got.StatusCode != 200 || got.Body != r.Body {
 		t.Errorf("GET = %d %s\nwant the created body %s", got.StatusCode, got.Body, r.Body)
 	}
 }
 
+// TestPasswordIsStoredHashed reads the stored item: the password is kept
+// only as an argon2id hash.
+func TestPasswordIsStoredHashed(t *testing.T) {
+	api := servicetest.New(t)
+	u := signUp(t, api, "ada@example.com")
+	out, err := api.DB.GetItem(t.Context(), &dynamodb.GetItemInput{
+		TableName: aws.String(api.Tables.Physical("users")),
+		Key:       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: fmt.Sprintf("user#%d", u.ID)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash, ok := out.Item["password_hash"].(*types.AttributeValueMemberS)
+	if !ok || !strings.HasPrefix(hash.Value, "$argon2id$") {
+		t.Fatalf("stored password_hash = %v", out.Item["password_hash"])
+	}
+	for name, v := range out.Item {
+		if s, ok := v.(*types.AttributeValueMemberS); ok && strings.Contains(s.Value, "correct horse") {
+			t.Errorf("attribute %s holds the password", name)
+		}
+	}
+}
+
+func TestSignUpPassword(t *testing.T) {
+	api := servicetest.New(t)
+	for _, tc := range []struct{ name, password string }{
+		{"missing", ``},
+		{"too short", `,"password":"1234567"`},
+		{"too long", `,"password":"` + strings.Repeat("é", 129) + `"`},
+		{"not a string", `,"password":12345678`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := api.Do(t, "POST", "/users", `{"email":"ada@example.com","first_name":"Ada","last_name":"L"`+tc.password+`}`)
+			p := wantProblem(t, r, 400, "invalid")
+			if len(p.Errors) != 1 || p.Errors[0].Pointer != "/password" {
+				t.Errorf("errors = %+v, want one for /password", p.Errors)
+			}
+		})
+	}
+	if r := api.Do(t, "POST", "/users", `{"email":"ada@example.com","first_name":"Ada","last_name":"L","password":"12345678"}`); r.StatusCode != 201 {
+		t.Errorf("an 8-character password: %d %s", r.StatusCode, r.Body)
+	}
+}
+
 func TestDuplicateEmail(t *testing.T) {
 	api := servicetest.New(t)
-	create(t, api, "ada@example.com")
-	r := api.Do(t, "POST", "/users", `{"email":"ADA@example.com","first_name":"Other","last_name":"One"}`)
+	signUp(t, api, "ada@example.com")
+	r := api.Do(t, "POST", "/users", `{"email":"ADA@example.com","first_name":"Other","last_name":"One","password":"correct horse"}`)
 	wantProblem(t, r, 409, "conflict")
-	if all, _ := listAll(t, api, 10); len(all) != 1 {
+	if all, _ := listAll(t, admin(t, api), "/admin/users", 10); len(all) != 1 {
 		t.Errorf("%d users stored, want 1", len(all))
 	}
 }
@@ -131,7 +196,7 @@ func TestConcurrentSignUps(t *testing.T) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			statuses <- api.Do(t, "POST", "/users", `{"email":"race@example.com","first_name":"R","last_name":"C"}`).StatusCode
+			statuses <- api.Do(t, "POST", "/users", `{"email":"race@example.com","first_name":"R","last_name":"C","password":"correct horse"}`).StatusCode
 		})
 	}
 	wg.Wait()
@@ -143,28 +208,31 @@ func TestConcurrentSignUps(t *testing.T) {
 	if diff := cmp.Diff(map[int]int{201: 1, 409: n - 1}, count); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
 	}
-	if all, _ := listAll(t, api, 10); len(all) != 1 {
+	if all, _ := listAll(t, admin(t, api), "/admin/users", 10); len(all) != 1 {
 		t.Errorf("%d users stored, want 1", len(all))
 	}
 }
 
 func TestBadRequestsChangeNothing(t *testing.T) {
 	api := servicetest.New(t)
-	u := create(t, api, "ada@example.com")
+	u := signUp(t, api, "ada@example.com")
 	path := fmt.Sprintf("/users/%d", u.ID)
-	before := api.Do(t, "GET", path, "").Body
+	c := admin(t, api)
+	before := c.Do(t, "GET", path, "").Body
+	const valid = `"first_name":"X","last_name":"Y","password":"correct horse"`
 	for _, tc := range []struct {
 		method, path, body, contentType string
 		status                          int
 		code                            string
 	}{
-		{"POST", "/users", `{"email":"x@example.com","first_name":"X","last_name":"Y"}`, "text/plain", 415, "media-type"},
-		{"POST", "/users", `{"email":"x@example.com","first_name":"X","last_name":"Y"`, "application/json", 400, "invalid"},
-		{"POST", "/users", `{"email":"x@example.com","first_name":"X","last_name":"Y","nickname":"Z"}`, "application/json", 400, "invalid"},
+		{"POST", "/users", `{"email":"x@example.com",` + valid + `}`, "text/plain", 415, "media-type"},
+		{"POST", "/users", `{"email":"x@example.com",` + valid, "application/json", 400, "invalid"},
+		{"POST", "/users", `{"email":"x@example.com",` + valid + `,"nickname":"Z"}`, "application/json", 400, "invalid"},
 		{"POST", "/users", `{"email":"x@example.com","first_name":"` + strings.Repeat("x", 70000) + `","last_name":"Y"}`, "application/json", 413, "too-large"},
-		{"POST", "/users", `{"email":"x@example.com","first_name":"X","last_name":"Y","role":"root"}`, "application/json", 400, "invalid"},
+		{"POST", "/users", `{"email":"x@example.com","first_name":"X","last_name":"Y","password":"short"}`, "application/json", 400, "invalid"},
 		{"PUT", path, `{"email":"not-an-email","first_name":"","last_name":"Y","role":"admin","status":"ACTIVE"}`, "application/json", 400, "invalid"},
 		{"PUT", path, `{"email":"x@example.com"}`, "application/json", 400, "invalid"},
+		{"PUT", path, `{"email":"x@example.com","first_name":"X","last_name":"Y","role":"admin","status":"ACTIVE","password":"short"}`, "application/json", 400, "invalid"},
 		{"PUT", path, `{"email":"x@example.com","first_name":"X","last_name":"Y","role":"admin","status":"ACTIVE"}`, "application/xml", 415, "media-type"},
 		{"PUT", "/users/999999", `{"email":"x@example.com","first_name":"X","last_name":"Y","role":"admin","status":"ACTIVE"}`, "application/json", 404, "not-found"},
 		{"DELETE", "/users/999999", "", "", 404, "not-found"},
@@ -179,22 +247,22 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		{"PATCH", path, `{}`, "application/json", 405, "method"},
 	} {
 		t.Run(tc.method+" "+tc.path+" "+tc.contentType, func(t *testing.T) {
-			r := api.Do(t, tc.method, tc.path, tc.body, "Content-Type", tc.contentType)
+			r := c.Do(t, tc.method, tc.path, tc.body, "Content-Type", tc.contentType)
 			wantProblem(t, r, tc.status, tc.code)
 		})
 	}
-	if after := api.Do(t, "GET", path, "").Body; after != before {
+	if after := c.Do(t, "GET", path, "").Body; after != before {
 		t.Errorf("user changed:\n%s\n%s", before, after)
 	}
-	if all, _ := listAll(t, api, 10); len(all) != 1 {
+	if all, _ := listAll(t, c, "/admin/users", 10); len(all) != 1 {
 		t.Errorf("%d users stored, want 1", len(all))
 	}
 }
 
 func TestReplaceListsEachInvalidField(t *testing.T) {
 	api := servicetest.New(t)
-	u := create(t, api, "ada@example.com")
-	r := api.Do(t, "PUT", fmt.Sprintf("/users/%d", u.ID), `{"email":"nope","first_name":" ","last_name":"L","role":"king","status":"ACTIVE"}`)
+	u := signUp(t, api, "ada@example.com")
+	r := admin(t, api).Do(t, "PUT", fmt.Sprintf("/users/%d", u.ID), `{"email":"nope","first_name":" ","last_name":"L","role":"king","status":"ACTIVE"}`)
 	p := wantProblem(t, r, 400, "invalid")
 	var pointers []string
 	for _, e := range p.Errors {
@@ -205,13 +273,14 @@ func TestReplaceListsEachInvalidField(t *testing.T) {
 	}
 }
 
-func TestReplace(t *testing.T) {
+func TestAdminReplaces(t *testing.T) {
 	api := servicetest.New(t)
-	u := create(t, api, "ada@example.com")
-	other := create(t, api, "grace@example.com")
+	u := signUp(t, api, "ada@example.com")
+	other := signUp(t, api, "grace@example.com")
 	path := fmt.Sprintf("/users/%d", u.ID)
+	c := admin(t, api)
 
-	r := api.Do(t, "PUT", path, `{"email":"countess@example.com","first_name":"Augusta","last_name":"King","role":"admin","status":"CLOSED","balance":99}`)
+	r := c.Do(t, "PUT", path, `{"email":"countess@example.com","first_name":"Augusta","last_name":"King","role":"admin","status":"CLOSED","balance":99}`)
 	if r.StatusCode != 200 {
 		t.Fatalf("PUT = %d %s", r.StatusCode, r.Body)
 	}
@@ -222,66 +291,179 @@ func TestReplace(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("PUT body (-want +got):\n%s", diff)
 	}
-	if stored := api.Do(t, "GET", path, ""); stored.Body != r.Body {
+	if stored := c.Do(t, "GET", path, ""); stored.Body != r.Body {
 		t.Errorf("GET after PUT = %s\nwant %s", stored.Body, r.Body)
 	}
 	// The old email is free again; the new one is taken.
-	create(t, api, "ada@example.com")
-	wantProblem(t, api.Do(t, "POST", "/users", `{"email":"Countess@example.com","first_name":"A","last_name":"B"}`), 409, "conflict")
+	signUp(t, api, "ada@example.com")
+	wantProblem(t, api.Do(t, "POST", "/users", `{"email":"Countess@example.com","first_name":"A","last_name":"B","password":"correct horse"}`), 409, "conflict")
 	// Taking another user's email is a conflict and changes nothing.
-	wantProblem(t, api.Do(t, "PUT", path, `{"email":"grace@example.com","first_name":"A","last_name":"B","role":"admin","status":"ACTIVE"}`), 409, "conflict")
-	if stored := api.Do(t, "GET", path, ""); stored.Body != r.Body {
+	wantProblem(t, c.Do(t, "PUT", path, `{"email":"grace@example.com","first_name":"A","last_name":"B","role":"admin","status":"ACTIVE"}`), 409, "conflict")
+	if stored := c.Do(t, "GET", path, ""); stored.Body != r.Body {
 		t.Errorf("a failed PUT changed the user: %s", stored.Body)
 	}
 	// Same email in another case: allowed, stored as sent.
-	r = api.Do(t, "PUT", fmt.Sprintf("/users/%d", other.ID), `{"email":"Grace@Example.com","first_name":"Grace","last_name":"Hopper","role":"customer","status":"ACTIVE"}`)
+	r = c.Do(t, "PUT", fmt.Sprintf("/users/%d", other.ID), `{"email":"Grace@Example.com","first_name":"Grace","last_name":"Hopper","role":"customer","status":"ACTIVE"}`)
 	if r.StatusCode != 200 || decode[user](t, r).Email != "Grace@Example.com" {
 		t.Errorf("PUT with the email in another case = %d %s", r.StatusCode, r.Body)
+	}
+	// An admin must send role and status: PUT replaces the whole user.
+	p := wantProblem(t, c.Do(t, "PUT", path, `{"email":"a@example.com","first_name":"A","last_name":"B"}`), 400, "invalid")
+	if len(p.Errors) != 2 {
+		t.Errorf("errors = %+v; want role and status required", p.Errors)
+	}
+}
+
+// TestCustomerReplacesOwnUser: a customer changes their email, names and
+// password; role, status and balance in the body are ignored.
+func TestCustomerReplacesOwnUser(t *testing.T) {
+	api := servicetest.New(t)
+	u := signUp(t, api, "ada@example.com")
+	c := as(t, api, u)
+	path := fmt.Sprintf("/users/%d", u.ID)
+	r := c.Do(t, "PUT", path, `{"email":"countess@example.com","first_name":"Augusta","last_name":"King","role":"admin","status":"CLOSED","balance":1000000}`)
+	if r.StatusCode != 200 {
+		t.Fatalf("PUT = %d %s", r.StatusCode, r.Body)
+	}
+	got := decode[user](t, r)
+	if got.Role != "customer" || got.Status != "ACTIVE" || got.Balance != "0.00" || got.Email != "countess@example.com" {
+		t.Errorf("customer PUT stored %+v; want role, status and balance unchanged", got)
+	}
+	if stored := c.Do(t, "GET", path, ""); stored.Body != r.Body {
+		t.Errorf("GET after PUT = %s\nwant %s", stored.Body, r.Body)
+	}
+	// GET then PUT back what came: a no-op that succeeds.
+	if r2 := c.Do(t, "PUT", path, r.Body); r2.StatusCode != 200 {
+		t.Errorf("PUT of the GET body = %d %s", r2.StatusCode, r2.Body)
+	}
+}
+
+// TestCustomersSeeOnlyThemselves: another user's id answers 404, as a
+// missing user does, and changes nothing.
+func TestCustomersSeeOnlyThemselves(t *testing.T) {
+	api := servicetest.New(t)
+	grace := signUp(t, api, "grace@example.com")
+	alan := signUp(t, api, "alan@example.com")
+	c := as(t, api, grace)
+	other := fmt.Sprintf("/users/%d", alan.ID)
+	before := admin(t, api).Do(t, "GET", other, "").Body
+	for _, tc := range []struct{ method, body string }{
+		{"GET", ""},
+		{"PUT", `{"email":"mine@example.com","first_name":"A","last_name":"B"}`},
+		{"DELETE", ""},
+	} {
+		p := wantProblem(t, c.Do(t, tc.method, other, tc.body), 404, "not-found")
+		missing := wantProblem(t, c.Do(t, tc.method, "/users/999999", tc.body), 404, "not-found")
+		if strings.ReplaceAll(p.Detail, fmt.Sprint(alan.ID), "999999") != missing.Detail {
+			t.Errorf("%s of another user says %q, of a missing one %q: they must look alike", tc.method, p.Detail, missing.Detail)
+		}
+	}
+	if after := admin(t, api).Do(t, "GET", other, "").Body; after != before {
+		t.Errorf("another customer changed the user:\n%s\n%s", before, after)
+	}
+	r := c.Do(t, "GET", "/users", "")
+	if got := decode[[]user](t, r); r.StatusCode != 200 || len(got) != 1 || got[0].ID != grace.ID {
+		t.Errorf("GET /users as a customer = %d %s; want only their own user", r.StatusCode, r.Body)
+	}
+	wantProblem(t, c.Do(t, "GET", "/admin/users", ""), 403, "forbidden")
+}
+
+func TestTokenRequired(t *testing.T) {
+	api := servicetest.New(t)
+	u := signUp(t, api, "ada@example.com")
+	for _, path := range []string{"/users", fmt.Sprintf("/users/%d", u.ID), "/admin/users"} {
+		for _, h := range []string{"", "Bearer", "Bearer nope", "Basic YTpi"} {
+			r := api.Do(t, "GET", path, "", "Authorization", h)
+			wantProblem(t, r, 401, "unauthorized")
+			if got := r.Header.Get("WWW-Authenticate"); got != rest.BearerChallenge {
+				t.Errorf("GET %s with %q: WWW-Authenticate %q", path, h, got)
+			}
+		}
+	}
+}
+
+func TestAdminLists(t *testing.T) {
+	api := servicetest.New(t)
+	active := signUp(t, api, "ada@example.com")
+	closed := signUp(t, api, "grace@example.com")
+	c := admin(t, api)
+	r := c.Do(t, "PUT", fmt.Sprintf("/users/%d", closed.ID), `{"email":"grace@example.com","first_name":"G","last_name":"H","role":"customer","status":"CLOSED"}`)
+	if r.StatusCode != 200 {
+		t.Fatalf("close: %d %s", r.StatusCode, r.Body)
+	}
+	ids := func(us []user) []int64 {
+		var out []int64
+		for _, u := range us {
+			out = append(out, u.ID)
+		}
+		return out
+	}
+	all, _ := listAll(t, c, "/admin/users", 10)
+	if diff := cmp.Diff([]int64{active.ID, closed.ID}, ids(all)); diff != "" {
+		t.Errorf("/admin/users (-want +got):\n%s", diff)
+	}
+	act, _ := listAll(t, c, "/users", 10)
+	if diff := cmp.Diff([]int64{active.ID}, ids(act)); diff != "" {
+		t.Errorf("/users lists active users only (-want +got):\n%s", diff)
+	}
+	// Reopened, the user is listed again.
+	c.Do(t, "PUT", fmt.Sprintf("/users/%d", closed.ID), `{"email":"grace@example.com","first_name":"G","last_name":"H","role":"customer","status":"ACTIVE"}`)
+	if act, _ := listAll(t, c, "/users", 10); len(act) != 2 {
+		t.Errorf("after reopening, /users lists %d users", len(act))
 	}
 }
 
 func TestDelete(t *testing.T) {
 	api := servicetest.New(t)
-	u := create(t, api, "ada@example.com")
-	keep := create(t, api, "grace@example.com")
+	u := signUp(t, api, "ada@example.com")
+	keep := signUp(t, api, "grace@example.com")
 	path := fmt.Sprintf("/users/%d", u.ID)
-	r := api.Do(t, "DELETE", path, "")
+	c := as(t, api, u) // a customer may delete their own account
+	r := c.Do(t, "DELETE", path, "")
 	if r.StatusCode != 204 || r.Body != "" {
 		t.Fatalf("DELETE = %d %q", r.StatusCode, r.Body)
 	}
-	wantProblem(t, api.Do(t, "DELETE", path, ""), 404, "not-found")
-	wantProblem(t, api.Do(t, "GET", path, ""), 404, "not-found")
-	all, _ := listAll(t, api, 10)
+	wantProblem(t, c.Do(t, "DELETE", path, ""), 404, "not-found")
+	wantProblem(t, c.Do(t, "GET", path, ""), 404, "not-found")
+	if r := c.Do(t, "GET", "/users", ""); r.StatusCode != 200 || r.Body != "[]" {
+		t.Errorf("GET /users by a deleted user's token = %d %s", r.StatusCode, r.Body)
+	}
+	all, _ := listAll(t, admin(t, api), "/admin/users", 10)
 	if len(all) != 1 || all[0].ID != keep.ID {
 		t.Errorf("users after delete: %+v", all)
 	}
-	create(t, api, "ada@example.com") // the email is free again
+	signUp(t, api, "ada@example.com") // the email is free again
 }
 
 func TestListPages(t *testing.T) {
 	api := servicetest.New(t)
 	var want []int64
 	for i := range 7 {
-		want = append(want, create(t, api, fmt.Sprintf("u%d@example.com", i)).ID)
+		want = append(want, signUp(t, api, fmt.Sprintf("u%d@example.com", i)).ID)
 	}
-	for _, tc := range []struct{ limit, pages int }{{2, 4}, {7, 1}, {3, 3}, {100, 1}} {
-		all, pages := listAll(t, api, tc.limit)
-		var ids []int64
-		for _, u := range all {
-			ids = append(ids, u.ID)
-		}
-		if diff := cmp.Diff(want, ids); diff != "" || pages != tc.pages {
-			t.Errorf("limit %d: %d pages, want %d; ids (-want +got):\n%s", tc.limit, pages, tc.pages, diff)
+	c := admin(t, api)
+	for _, path := range []string{"/users", "/admin/users"} {
+		for _, tc := range []struct{ limit, pages int }{{2, 4}, {7, 1}, {3, 3}, {100, 1}} {
+			all, pages := listAll(t, c, path, tc.limit)
+			var ids []int64
+			for _, u := range all {
+				ids = append(ids, u.ID)
+			}
+			if diff := cmp.Diff(want, ids); diff != "" || pages != tc.pages {
+				t.Errorf("%s limit %d: %d pages, want %d; ids (-want +got):\n%s", path, tc.limit, pages, tc.pages, diff)
+			}
 		}
 	}
-	if r := api.Do(t, "GET", "/users", ""); len(decode[[]user](t, r)) != 7 || r.Header.Get("Link") != "" {
+	if r := c.Do(t, "GET", "/users", ""); len(decode[[]user](t, r)) != 7 || r.Header.Get("Link") != "" {
 		t.Errorf("default page: %s, Link %q", r.Body, r.Header.Get("Link"))
 	}
 }
 
 func TestEmptyListIsAnArray(t *testing.T) {
 	api := servicetest.New(t)
-	if r := api.Do(t, "GET", "/users", ""); r.StatusCode != 200 || r.Body != "[]" {
-		t.Errorf("GET /users = %d %q", r.StatusCode, r.Body)
+	for _, path := range []string{"/users", "/admin/users"} {
+		if r := admin(t, api).Do(t, "GET", path, ""); r.StatusCode != 200 || r.Body != "[]" {
+			t.Errorf("GET %s = %d %q", path, r.StatusCode, r.Body)
+		}
 	}
 }

@@ -13,11 +13,12 @@ import (
 )
 
 func TestNewUser(t *testing.T) {
-	u, err := newUser(Fields{Email: ptr("  ada@example.com "), FirstName: ptr(" Ada"), LastName: ptr("Lovelace")})
+	u, err := newUser(Fields{Email: ptr("  ada@example.com "), FirstName: ptr(" Ada"), LastName: ptr("Lovelace"),
+		Password: ptr("correct horse"), Role: ptr(quire.RoleAdmin), Status: ptr(StatusClosed)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &User{Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace", Role: RoleCustomer, Status: StatusActive}
+	want := &User{Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace", Role: quire.RoleCustomer, Status: StatusActive}
 	if diff := cmp.Diff(want, u); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -28,28 +29,40 @@ func fe(pointer, detail string) quire.FieldError {
 }
 
 func TestFieldsErrors(t *testing.T) {
+	wrong := Fields{
+		Email: ptr("Ada <ada@example.com>"), FirstName: ptr(" "), LastName: ptr(strings.Repeat("é", 101)),
+		Role: ptr(quire.Role("root")), Status: ptr(Status("active")), Password: ptr("short"),
+	}
 	for _, tc := range []struct {
-		name string
-		f    Fields
-		want []quire.FieldError
+		name  string
+		f     Fields
+		admin bool
+		want  []quire.FieldError
 	}{
-		{"all missing", Fields{}, []quire.FieldError{
+		{"all missing, admin", Fields{}, true, []quire.FieldError{
 			fe("/email", "is required"), fe("/first_name", "is required"), fe("/last_name", "is required"),
 			fe("/role", "is required"), fe("/status", "is required"),
 		}},
-		{"all wrong", Fields{
-			Email: ptr("Ada <ada@example.com>"), FirstName: ptr(" "), LastName: ptr(strings.Repeat("é", 101)),
-			Role: ptr(Role("root")), Status: ptr(Status("active")),
-		}, []quire.FieldError{
+		{"all missing, customer", Fields{}, false, []quire.FieldError{
+			fe("/email", "is required"), fe("/first_name", "is required"), fe("/last_name", "is required"),
+		}},
+		{"all wrong, admin", wrong, true, []quire.FieldError{
 			fe("/email", "must be an email address such as ada@example.com"),
 			fe("/first_name", "must not be empty"),
 			fe("/last_name", "must be at most 100 characters"),
+			fe("/password", "must be at least 8 characters"),
 			fe("/role", `must be "customer" or "admin"`),
 			fe("/status", `must be "ACTIVE" or "CLOSED"`),
 		}},
+		{"all wrong, customer: role and status ignored", wrong, false, []quire.FieldError{
+			fe("/email", "must be an email address such as ada@example.com"),
+			fe("/first_name", "must not be empty"),
+			fe("/last_name", "must be at most 100 characters"),
+			fe("/password", "must be at least 8 characters"),
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tc.f.user()
+			_, err := tc.f.user(tc.admin)
 			e, ok := errors.AsType[*quire.Error](err)
 			if !ok || e.Code != quire.EINVALID {
 				t.Fatalf("err = %v", err)
@@ -60,6 +73,8 @@ func TestFieldsErrors(t *testing.T) {
 		})
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func TestEmail(t *testing.T) {
 	for _, ok := range []string{"a@b.co", "first.last+tag@sub.example.org", strings.Repeat("a", 64) + "@" + strings.Repeat("b", 185) + ".com"} {
@@ -89,7 +104,7 @@ func TestName(t *testing.T) {
 // rejected with a client error, and never panics.
 func FuzzFields(f *testing.F) {
 	for _, s := range []string{
-		`{"email":"a@b.co","first_name":"A","last_name":"B"}`,
+		`{"email":"a@b.co","first_name":"A","last_name":"B","password":"12345678"}`,
 		`{"email":"Ada <a@b.co>","first_name":"\u0000","last_name":"B","role":"admin","status":"CLOSED"}`,
 		`{"email":null,"balance":"x","id":{}}`,
 	} {
@@ -109,7 +124,7 @@ func FuzzFields(f *testing.F) {
 			}
 			return
 		}
-		if u.Email == "" || u.FirstName == "" || u.LastName == "" || len(u.Email) > MaxEmailLen {
+		if u.Email == "" || u.FirstName == "" || u.LastName == "" || len(u.Email) > MaxEmailLen || u.Role != quire.RoleCustomer {
 			t.Fatalf("newUser(%s) accepted %+v", body, u)
 		}
 	})

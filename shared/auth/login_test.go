@@ -1,0 +1,168 @@
+package auth_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/dynamo/dynamotest"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/service/servicetest"
+)
+
+func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+// seeded returns a running Quire with the demo users.
+func seeded(t *testing.T) *servicetest.API {
+	t.Helper()
+	api := servicetest.New(t)
+	if _, err := demo.Seed(t.Context(), dynamo.NewUserStore(api.DB, api.Tables), demo.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	return api
+}
+
+func login(t *testing.T, api *servicetest.API, email, password string) servicetest.Response {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
+	return api.Do(t, "POST", "/login", string(body))
+}
+
+// TestLogin logs in, checks the token against the published keys and uses
+// it.
+func TestLogin(t *testing.T) {
+	api := seeded(t)
+	jwks := api.Do(t, "GET", "/.well-known/jwks.json", "")
+	if jwks.StatusCode != 200 || jwks.Header.Get("Content-Type") != "application/json" || strings.Contains(jwks.Body, `"d"`) {
+		t.Fatalf("GET /.well-known/jwks.json = %d %s %s", jwks.StatusCode, jwks.Header.Get("Content-Type"), jwks.Body)
+	}
+	keys, err := auth.ParseKeySet([]byte(jwks.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, _ := auth.TokenConfigFromEnv(func(string) string { return "" })
+	verifier := auth.NewVerifier(keys, tokens, nil)
+
+	for _, tc := range []struct {
+		email, password string
+		id              quire.ID
+		role            quire.Role
+	}{
+		{demo.AdminEmail, demo.AdminPassword, 1, quire.RoleAdmin},
+		{demo.CustomerEmail, demo.CustomerPassword, 2, quire.RoleCustomer},
+		{strings.ToUpper(demo.CustomerEmail), demo.CustomerPassword, 2, quire.RoleCustomer},
+	} {
+		r := login(t, api, tc.email, tc.password)
+		if r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Cache-Control") != "no-store" {
+			t.Fatalf("login %s = %d %s %q %s", tc.email, r.StatusCode, r.Header.Get("Content-Type"), r.Header.Get("Cache-Control"), r.Body)
+		}
+		var tr auth.TokenResponse
+		if err := json.Unmarshal([]byte(r.Body), &tr); err != nil {
+			t.Fatal(err)
+		}
+		if tr.TokenType != "Bearer" || tr.ExpiresIn != int64(auth.DefaultLifetime.Seconds()) {
+			t.Errorf("login %s: %+v", tc.email, tr)
+		}
+		id, err := verifier.Verify(tr.AccessToken)
+		if err != nil || id.UserID != tc.id || id.Role != tc.role {
+			t.Errorf("login %s: token for %+v, %v; want user %d %s", tc.email, id, err, tc.id, tc.role)
+		}
+		me := api.Do(t, "GET", fmt.Sprintf("/users/%d", tc.id), "", "Authorization", "Bearer "+tr.AccessToken)
+		if me.StatusCode != 200 {
+			t.Errorf("GET own user with the login token = %d %s", me.StatusCode, me.Body)
+		}
+		admin := api.Do(t, "GET", "/admin/users", "", "Authorization", "Bearer "+tr.AccessToken)
+		if want := map[quire.Role]int{quire.RoleAdmin: 200, quire.RoleCustomer: 403}[tc.role]; admin.StatusCode != want {
+			t.Errorf("GET /admin/users as %s = %d, want %d", tc.role, admin.StatusCode, want)
+		}
+	}
+}
+
+// TestLoginFailuresLookAlike: an unknown email and a wrong password get the
+// same answer, so login does not tell which emails have accounts.
+func TestLoginFailuresLookAlike(t *testing.T) {
+	api := seeded(t)
+	var bodies []string
+	for _, c := range [][2]string{
+		{demo.CustomerEmail, "wrong password"},
+		{"nobody@quire.example", demo.CustomerPassword},
+		{demo.CustomerEmail, demo.AdminPassword},
+	} {
+		r := login(t, api, c[0], c[1])
+		if r.StatusCode != 401 || r.Header.Get("Content-Type") != rest.ProblemMediaType {
+			t.Fatalf("login %s/%s = %d %s", c[0], c[1], r.StatusCode, r.Body)
+		}
+		if got := r.Header.Get("WWW-Authenticate"); got != `Bearer realm="quire"` {
+			t.Errorf("WWW-Authenticate = %q", got)
+		}
+		var p map[string]any
+		json.Unmarshal([]byte(r.Body), &p)
+		if p["type"] != rest.ProblemType(quire.EUNAUTHORIZED) || p["request_id"] == "" {
+			t.Errorf("problem %s", r.Body)
+		}
+		delete(p, "request_id")
+		b, _ := json.Marshal(p)
+		bodies = append(bodies, string(b))
+	}
+	for _, b := range bodies[1:] {
+		if b != bodies[0] {
+			t.Errorf("login failures differ:\n%s\n%s", bodies[0], b)
+		}
+	}
+}
+
+func TestLoginBadRequests(t *testing.T) {
+	api := seeded(t)
+	for _, tc := range []struct {
+		body, contentType string
+		status            int
+		pointers          []string
+	}{
+		{`{}`, "application/json", 400, []string{"/email", "/password"}},
+		{`{"email":"a@b.co"}`, "application/json", 400, []string{"/password"}},
+		{`{"email":"a@b.co","password":12345678}`, "application/json", 400, []string{"/password"}},
+		{`{"email":"a@b.co","password":"x","remember":true}`, "application/json", 400, []string{"/remember"}},
+		{`email=a@b.co&password=x`, "application/x-www-form-urlencoded", 415, nil},
+	} {
+		r := api.Do(t, "POST", "/login", tc.body, "Content-Type", tc.contentType)
+		if r.StatusCode != tc.status || r.Header.Get("Content-Type") != rest.ProblemMediaType {
+			t.Errorf("login %s = %d %s", tc.body, r.StatusCode, r.Body)
+			continue
+		}
+		var p rest.Problem
+		json.Unmarshal([]byte(r.Body), &p)
+		var got []string
+		for _, e := range p.Errors {
+			got = append(got, e.Pointer)
+		}
+		if strings.Join(got, ",") != strings.Join(tc.pointers, ",") {
+			t.Errorf("login %s: errors at %v, want %v", tc.body, got, tc.pointers)
+		}
+	}
+}
+
+// TestPasswordChange: a new password from PUT replaces the old one.
+func TestPasswordChange(t *testing.T) {
+	api := seeded(t)
+	c := api.As(t, 2, quire.RoleCustomer)
+	r := c.Do(t, "PUT", "/users/2", `{"email":"grace@quire.example","first_name":"Grace","last_name":"Hopper","password":"a new passphrase"}`)
+	if r.StatusCode != 200 {
+		t.Fatalf("PUT = %d %s", r.StatusCode, r.Body)
+	}
+	if r := login(t, api, demo.CustomerEmail, demo.CustomerPassword); r.StatusCode != 401 {
+		t.Errorf("the old password still logs in: %d", r.StatusCode)
+	}
+	if r := login(t, api, demo.CustomerEmail, "a new passphrase"); r.StatusCode != 200 {
+		t.Errorf("the new password does not log in: %d %s", r.StatusCode, r.Body)
+	}
+	// A PUT without a password keeps it.
+	c.Do(t, "PUT", "/users/2", `{"email":"grace@quire.example","first_name":"Grace","last_name":"Hopper"}`)
+	if r := login(t, api, demo.CustomerEmail, "a new passphrase"); r.StatusCode != 200 {
+		t.Errorf("a PUT without a password changed it: %d %s", r.StatusCode, r.Body)
+	}
+}
