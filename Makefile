@@ -42,8 +42,8 @@ FORCE:
 synth: deps build ## synthesize the CloudFormation template into cdk.out (offline)
 	npx cdk synth --quiet
 
-deploy: deps build ## deploy the stack to the current AWS account
-	npx cdk deploy
+deploy: deps build ## deploy the stack to the current AWS account (CDK_ARGS: more cdk options)
+	npx cdk deploy $(CDK_ARGS)
 
 test: deps build ## vet, unit, integration (DynamoDB Local), infra, events and template lint
 	go vet ./...

@@ -2,8 +2,9 @@
 // Markdown tables for the README (`make bench`): each bootstrap's size, its
 // init time against a minimal Lambda Runtime API served here, its cold and
 // warm request against DynamoDB Local, beside a hello-world function built
-// and measured in the same run as the floor; and the DynamoDB requests each
-// users route makes.
+// and measured in the same run as the floor; the DynamoDB requests each
+// route makes; the authorizer's warm cost per token; and login's time for
+// each outcome.
 package main
 
 import (
@@ -16,14 +17,18 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/ddblocal"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/service"
 )
 
 // Targets from the foundation's definition of done.
@@ -41,10 +46,12 @@ func main() {
 	}
 }
 
-// function is one binary under measure and the event its cold request gets.
+// function is one binary under measure, the event its cold request gets
+// and the check of its answer.
 type function struct {
 	name, pkg  string
 	event      []byte
+	check      func(result) error
 	size       int64
 	binary     string
 	init, cold []time.Duration
@@ -61,8 +68,20 @@ func run(ctx context.Context) error {
 		defer srv.Stop()
 		endpoint = srv.Endpoint()
 	}
-	cfg := dynamo.Config{Endpoint: endpoint, Tables: dynamo.PrefixedTableNames(fmt.Sprintf("bench-%d-", time.Now().Unix()))}
-	if err := seed(ctx, cfg); err != nil {
+	keys, err := devKeys()
+	if err != nil {
+		return err
+	}
+	cfg := service.Config{
+		DynamoDB:    dynamo.Config{Endpoint: endpoint, Tables: dynamo.PrefixedTableNames(fmt.Sprintf("bench-%d-", time.Now().Unix()))},
+		Tokens:      auth.TokenConfig{Issuer: auth.DefaultIssuer, Audience: auth.DefaultAudience, Lifetime: auth.DefaultLifetime},
+		SigningKeys: keys,
+	}
+	if err := seed(ctx, cfg.DynamoDB); err != nil {
+		return err
+	}
+	tokens, err := demoTokens(cfg)
+	if err != nil {
 		return err
 	}
 	dir, err := os.MkdirTemp("", "quire-bench")
@@ -71,35 +90,56 @@ func run(ctx context.Context) error {
 	}
 	defer os.RemoveAll(dir)
 
-	fns := []*function{{name: floorFunction, pkg: "./bench/hello", event: event("GET", "/health", "/health", nil)}}
+	fns := []*function{{name: floorFunction, pkg: "./bench/hello", event: event("GET", "/health", "/health", nil), check: checkOK}}
 	for _, g := range routes.Groups() {
 		path, params := exampleGet(g.Name)
-		fns = append(fns, &function{name: g.Name, pkg: "./functions/" + g.Name, event: event("GET", strings.ReplaceAll(path, "{id}", params["id"]), path, params)})
+		ev := event("GET", strings.ReplaceAll(path, "{id}", params["id"]), path, params)
+		fns = append(fns, &function{name: g.Name, pkg: "./functions/" + g.Name, event: ev, check: checkOK})
 	}
+	authEvent, _ := json.Marshal(authorizerEvent(tokens["admin"]))
+	fns = append(fns, &function{name: "authorizer", pkg: "./functions/authorizer", event: authEvent, check: authorizerOK})
 	for _, f := range fns {
 		if err := build(f, dir); err != nil {
 			return err
 		}
 	}
-	env := lambdaEnv(cfg)
+	set, err := auth.ParseKeySet([]byte(keys))
+	if err != nil {
+		return err
+	}
+	jwks, err := set.PublicSet().MarshalJSON()
+	if err != nil {
+		return err
+	}
+	// As deployed, login has the private keys and the authorizer the
+	// public ones.
+	env := append(lambdaEnv(cfg.DynamoDB), "SIGNING_KEYS="+keys, "JWKS="+string(jwks))
 	for range runs { // interleaved, so that the machine's mood hits all alike
 		for _, f := range fns {
-			r, err := measure(ctx, f.binary, env, f.event)
+			r, err := measure(ctx, f.binary, env, f.event, f.check)
 			if err != nil {
 				return err
 			}
 			f.init, f.cold, f.warm = append(f.init, r.init), append(f.cold, r.cold), append(f.warm, r.warm)
 		}
 	}
-	cfg.Tables = dynamo.PrefixedTableNames(fmt.Sprintf("bench-count-%d-", time.Now().Unix()))
-	if err := seed(ctx, cfg); err != nil {
+	costs, err := authorizerCosts(cfg, tokens["admin"])
+	if err != nil {
+		return err
+	}
+	logins, err := loginTimes(cfg)
+	if err != nil {
+		return err
+	}
+	cfg.DynamoDB.Tables = dynamo.PrefixedTableNames(fmt.Sprintf("bench-count-%d-", time.Now().Unix()))
+	if err := seed(ctx, cfg.DynamoDB); err != nil {
 		return err
 	}
 	rows, err := countRequests(cfg)
 	if err != nil {
 		return err
 	}
-	printReport(fns, rows)
+	printReport(fns, rows, costs, logins)
 	return nil
 }
 
@@ -117,6 +157,7 @@ func seed(ctx context.Context, cfg dynamo.Config) error {
 
 // exampleGet returns a GET route of group to time the cold request with:
 // one with an id when there is one (id 1 is a demo user), else the first.
+// Its event carries the admin's authorizer context.
 func exampleGet(group string) (string, map[string]string) {
 	var first string
 	for _, r := range routes.ForGroup(group) {
@@ -135,7 +176,12 @@ func exampleGet(group string) (string, map[string]string) {
 
 func event(method, path, template string, params map[string]string) []byte {
 	r := httptest.NewRequest(method, path, nil)
-	b, _ := json.Marshal(apigw.Event(r, nil, template, params, "bench"))
+	ev := apigw.Event(r, nil, template, params, "bench")
+	ev.RequestContext.Authorizer = map[string]any{
+		"principalId": "1", rest.ContextUserID: "1", rest.ContextRole: "admin",
+		rest.ContextExpires: strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10),
+	}
+	b, _ := json.Marshal(ev)
 	return b
 }
 

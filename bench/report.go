@@ -32,7 +32,7 @@ func mark(ok bool) string {
 	return "✗ over target"
 }
 
-func printReport(fns []*function, rows []requestRow) {
+func printReport(fns []*function, rows []requestRow, costs []verifyCost, logins []loginTime) {
 	fmt.Printf("Machine: %s. Medians of %d cold starts each, against DynamoDB Local.\n\n", machine(), runs)
 	fmt.Println("| function | bootstrap (linux/arm64) | init | init / floor | cold request | warm request |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|")
@@ -56,5 +56,22 @@ func printReport(fns []*function, rows []requestRow) {
 			target = fmt.Sprintf("%d %s", r.target, mark(len(r.ops) <= r.target))
 		}
 		fmt.Printf("| `%s` | %s | %d (%s) | %s |\n", r.route, r.name, len(r.ops), strings.Join(r.ops, ", "), target)
+	}
+	printAuth(costs, logins)
+}
+
+func printAuth(costs []verifyCost, logins []loginTime) {
+	fmt.Println("\nThe authorizer's warm cost per token (ES256, testing.Benchmark):")
+	fmt.Println()
+	fmt.Println("| operation | time | allocations | bytes |")
+	fmt.Println("|---|---:|---:|---:|")
+	for _, c := range costs {
+		fmt.Printf("| `%s` | %.1f µs | %d | %d B |\n", c.name, float64(c.nsPerOp)/1000, c.allocsPerOp, c.bytesPerOp)
+	}
+	fmt.Printf("\nPOST /login through the local gateway, medians of %d (argon2id, 19 MiB, 2 passes):\n\n", runs)
+	fmt.Println("| outcome | status | time |")
+	fmt.Println("|---|---:|---:|")
+	for _, l := range logins {
+		fmt.Printf("| %s | %d | %s |\n", l.name, l.status, ms(l.median))
 	}
 }

@@ -13,10 +13,11 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/quireapi/quire/shared/apigw"
-	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/users"
+	"github.com/quireapi/quire/shared/service"
 )
 
 // counter records the DynamoDB operations a client calls, by SDK middleware.
@@ -49,22 +50,31 @@ func (c *counter) take() []string {
 type requestCase struct {
 	route, name    string
 	method, path   string
-	body           string
-	status, target int // target 0: no target
+	body, as       string // as: "admin", "customer" or "" for no token
+	status, target int    // target 0: no target
 }
 
-// usersCases returns a request for every users route. They run in order on
-// the demo data (users 1 to 3).
-func usersCases() []requestCase {
+// cases returns a request for every route of the groups that touch
+// DynamoDB. They run in order on the demo data (users 1 to 3).
+func cases() []requestCase {
 	put := `{"email":"grace@quire.example","first_name":"Grace","last_name":"Hopper","role":"customer","status":"ACTIVE"}`
 	moved := strings.Replace(put, "grace@", "grace.hopper@", 1)
+	login := func(email, pw string) string { return fmt.Sprintf(`{"email":%q,"password":%q}`, email, pw) }
 	return []requestCase{
-		{"GET /users/{id}", "", "GET", "/users/1", "", 200, 1},
-		{"GET /users", "one page of 2", "GET", "/users?limit=2", "", 200, 1},
-		{"POST /users", "", "POST", "/users", `{"email":"new@example.com","first_name":"N","last_name":"U"}`, 201, 0},
-		{"PUT /users/{id}", "same email", "PUT", "/users/2", put, 200, 0},
-		{"PUT /users/{id}", "new email", "PUT", "/users/2", moved, 200, 0},
-		{"DELETE /users/{id}", "", "DELETE", "/users/3", "", 204, 0},
+		{"GET /health", "", "GET", "/health", "", "", 200, 1},
+		{"GET /status", "", "GET", "/status", "", "", 200, 1},
+		{"POST /login", "success", "POST", "/login", login(demo.CustomerEmail, demo.CustomerPassword), "", 200, 2},
+		{"POST /login", "wrong password", "POST", "/login", login(demo.CustomerEmail, "wrong password"), "", 401, 2},
+		{"POST /login", "unknown email", "POST", "/login", login("nobody@quire.example", "wrong password"), "", 401, 2},
+		{"GET /.well-known/jwks.json", "", "GET", "/.well-known/jwks.json", "", "", 200, 0},
+		{"GET /users/{id}", "", "GET", "/users/1", "", "admin", 200, 1},
+		{"GET /users", "admin: one page of 2", "GET", "/users?limit=2", "", "admin", 200, 1},
+		{"GET /users", "customer: their own", "GET", "/users", "", "customer", 200, 1},
+		{"GET /admin/users", "one page of 2", "GET", "/admin/users?limit=2", "", "admin", 200, 1},
+		{"POST /users", "", "POST", "/users", `{"email":"new@example.com","first_name":"N","last_name":"U","password":"correct horse"}`, "", 201, 1},
+		{"PUT /users/{id}", "same email", "PUT", "/users/2", put, "admin", 200, 2},
+		{"PUT /users/{id}", "new email", "PUT", "/users/2", moved, "admin", 200, 2},
+		{"DELETE /users/{id}", "", "DELETE", "/users/3", "", "admin", 204, 2},
 	}
 }
 
@@ -73,26 +83,35 @@ type requestRow struct {
 	ops []string
 }
 
-// countRequests runs every users case through the users handler on db's
-// tables, counting DynamoDB requests, and fails when a users route has no
-// case.
-func countRequests(cfg dynamo.Config) ([]requestRow, error) {
+// countRequests runs every case through the local gateway with every
+// group's handler on cfg's tables, counting DynamoDB requests, and fails
+// when a route has no case.
+func countRequests(cfg service.Config) ([]requestRow, error) {
 	c := &counter{}
-	db, err := dynamo.NewClient(cfg, c.option)
+	cfg.DynamoDBOptions = []func(*dynamodb.Options){c.option}
+	fns, err := service.Handlers(cfg)
 	if err != nil {
 		return nil, err
 	}
-	h, err := rest.NewRouter(routes.GroupUsers, (&users.Handlers{Store: dynamo.NewUserStore(db, cfg.Tables)}).Routes())
+	authorizer, err := service.Authorizer(cfg)
 	if err != nil {
 		return nil, err
 	}
-	gw := &apigw.Gateway{Functions: map[string]apigw.Handler{routes.GroupUsers: apigw.NewHandler(h)}, Log: slog.New(slog.DiscardHandler)}
+	authorizer.Log = slog.New(slog.DiscardHandler)
+	gw := &apigw.Gateway{Functions: fns, Authorizer: authorizer.Handle, Log: slog.New(slog.DiscardHandler)}
+	tokens, err := demoTokens(cfg)
+	if err != nil {
+		return nil, err
+	}
 	covered := map[string]bool{}
 	var rows []requestRow
-	for _, rc := range usersCases() {
+	for _, rc := range cases() {
 		req := httptest.NewRequest(rc.method, rc.path, strings.NewReader(rc.body))
 		if rc.body != "" {
 			req.Header.Set("Content-Type", "application/json")
+		}
+		if rc.as != "" {
+			req.Header.Set("Authorization", "Bearer "+tokens[rc.as])
 		}
 		rec := httptest.NewRecorder()
 		gw.ServeHTTP(rec, req)
@@ -103,7 +122,7 @@ func countRequests(cfg dynamo.Config) ([]requestRow, error) {
 		covered[rc.route] = true
 	}
 	var missing []string
-	for _, r := range routes.ForGroup(routes.GroupUsers) {
+	for _, r := range routes.All() {
 		if !covered[r.Key()] {
 			missing = append(missing, r.Key())
 		}
@@ -112,4 +131,26 @@ func countRequests(cfg dynamo.Config) ([]requestRow, error) {
 		return nil, fmt.Errorf("routes without a request count case: %s", strings.Join(missing, ", "))
 	}
 	return rows, nil
+}
+
+// demoTokens signs a token for the demo admin (id 1) and customer (id 2).
+func demoTokens(cfg service.Config) (map[string]string, error) {
+	keys, err := auth.ParseKeySet([]byte(cfg.SigningKeys))
+	if err != nil {
+		return nil, err
+	}
+	issuer, err := auth.NewIssuer(keys, cfg.Tokens)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for name, u := range map[string]struct {
+		id   quire.ID
+		role quire.Role
+	}{"admin": {1, quire.RoleAdmin}, "customer": {2, quire.RoleCustomer}} {
+		if out[name], err = issuer.Issue(u.id, u.role); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

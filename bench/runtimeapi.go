@@ -65,8 +65,8 @@ type coldStart struct {
 
 // measure starts binary against a fresh Runtime API with env, times its init
 // (exec to first /next), then its first (cold) and second (warm) answer to
-// event, checks both are 200 and stops the process.
-func measure(ctx context.Context, binary string, env []string, event []byte) (coldStart, error) {
+// event, checks both with check and stops the process.
+func measure(ctx context.Context, binary string, env []string, event []byte, check func(result) error) (coldStart, error) {
 	api := &runtimeAPI{events: make(chan []byte, 1), asked: make(chan time.Time, 4), responses: make(chan result, 4)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -100,7 +100,7 @@ func measure(ctx context.Context, binary string, env []string, event []byte) (co
 		api.events <- event
 		select {
 		case res := <-api.responses:
-			if err := checkOK(res); err != nil {
+			if err := check(res); err != nil {
 				return asked, 0, fmt.Errorf("%s: %w", binary, err)
 			}
 			return asked, res.at.Sub(handed), nil

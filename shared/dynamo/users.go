@@ -247,7 +247,10 @@ func (s *UserStore) Delete(ctx context.Context, id quire.ID) error {
 
 // Account returns the id, role and password hash of the user with email,
 // read consistently (a user who just signed up can log in at once), or
-// ENOTFOUND. It reads the email's reservation, then the user.
+// ENOTFOUND. It reads the email's reservation, then the user; for an email
+// nobody has it reads a user that cannot exist, so that both answers cost
+// the same two reads and the time of a failed login does not tell whether
+// the email has an account.
 func (s *UserStore) Account(ctx context.Context, email string) (auth.Account, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: &s.table, Key: emailKey(email), ConsistentRead: aws.Bool(true),
@@ -255,13 +258,12 @@ func (s *UserStore) Account(ctx context.Context, email string) (auth.Account, er
 	if err != nil {
 		return auth.Account{}, fmt.Errorf("get account of an email: %w", err)
 	}
-	if out.Item == nil {
-		return auth.Account{}, quire.Errorf(quire.ENOTFOUND, "No user has this email.")
-	}
 	var r reader
-	id := quire.ID(r.num(out.Item, "user_id"))
-	if r.err != nil {
-		return auth.Account{}, fmt.Errorf("read email reservation: %w", r.err)
+	var id quire.ID // 0, which no user has, for an unknown email
+	if out.Item != nil {
+		if id = quire.ID(r.num(out.Item, "user_id")); r.err != nil {
+			return auth.Account{}, fmt.Errorf("read email reservation: %w", r.err)
+		}
 	}
 	out, err = s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: &s.table, Key: userKey(id), ConsistentRead: aws.Bool(true),
@@ -272,7 +274,7 @@ func (s *UserStore) Account(ctx context.Context, email string) (auth.Account, er
 		return auth.Account{}, fmt.Errorf("get account of user %d: %w", id, err)
 	}
 	if out.Item == nil {
-		return auth.Account{}, userNotFound(id) // deleted between the reads
+		return auth.Account{}, quire.Errorf(quire.ENOTFOUND, "No user has this email.")
 	}
 	a := auth.Account{ID: id, Role: quire.Role(r.str(out.Item, "role"))}
 	if h, ok := out.Item[attrPassword].(*types.AttributeValueMemberS); ok {

@@ -21,8 +21,8 @@ type Secret struct {
 }
 
 // New returns the secret id (a name or ARN) reached with env's region and
-// credentials, at endpoint when it is not "" (for tests).
-func New(env awsenv.Env, id, endpoint string) (*Secret, error) {
+// credentials.
+func New(env awsenv.Env, id string) (*Secret, error) {
 	if !env.HasCredentials() {
 		return nil, errors.New("secrets: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set")
 	}
@@ -30,9 +30,6 @@ func New(env awsenv.Env, id, endpoint string) (*Secret, error) {
 		Region:      env.Region,
 		Credentials: env.Credentials(),
 		HTTPClient:  &http.Client{Timeout: 5 * time.Second},
-	}
-	if endpoint != "" {
-		opts.BaseEndpoint = aws.String(endpoint)
 	}
 	return &Secret{client: secretsmanager.New(opts), id: id}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -21,21 +22,21 @@ import (
 	"github.com/quireapi/quire/shared/health"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/secrets"
 	"github.com/quireapi/quire/shared/users"
 )
 
 // Config is what the functions read from their environment.
 type Config struct {
 	DynamoDB dynamo.Config
-	Tokens   auth.TokenConfig
+	// DynamoDBOptions are extra options of every DynamoDB client: the bench
+	// counts requests with one.
+	DynamoDBOptions []func(*dynamodb.Options)
+	Tokens          auth.TokenConfig
 	// SigningKeys is a private JWK Set (SIGNING_KEYS): how login gets its
 	// keys locally. Deployed, login reads them from the Secrets Manager
 	// secret SigningKeySecret (SIGNING_KEY_SECRET) instead.
 	SigningKeys      string
 	SigningKeySecret string
-	// SecretsEndpoint, when set, names a Secrets Manager other than AWS's.
-	SecretsEndpoint string
 	// JWKS is the public JWK Set the authorizer verifies with; locally it
 	// may be left out, and the public halves of SigningKeys serve.
 	JWKS string
@@ -53,14 +54,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		Tokens:           tokens,
 		SigningKeys:      getenv("SIGNING_KEYS"),
 		SigningKeySecret: getenv("SIGNING_KEY_SECRET"),
-		SecretsEndpoint:  getenv("SECRETS_MANAGER_ENDPOINT"),
 		JWKS:             getenv("JWKS"),
 	}, nil
 }
 
 // Users builds the handler of the users group.
 func Users(c Config) (http.Handler, error) {
-	db, err := dynamo.NewClient(c.DynamoDB)
+	db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
 	if err != nil {
 		return nil, fmt.Errorf("users: %w", err)
 	}
@@ -70,23 +70,30 @@ func Users(c Config) (http.Handler, error) {
 // Health builds the handler of the health group. Its client makes one
 // attempt per check: a health check reports the state now.
 func Health(c Config) (http.Handler, error) {
-	db, err := dynamo.NewClient(c.DynamoDB, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+	once := func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }
+	db, err := dynamo.NewClient(c.DynamoDB, append(slices.Clip(c.DynamoDBOptions), once)...)
 	if err != nil {
 		return nil, fmt.Errorf("health: %w", err)
 	}
 	return rest.NewRouter(routes.GroupHealth, (&health.Handlers{DB: dynamo.NewPinger(db, c.DynamoDB.Tables)}).Routes())
 }
 
-// Auth builds the handler of the auth group (login and JWKS).
+// Auth builds the handler of the auth group (login and JWKS) with the keys
+// in SigningKeys.
 func Auth(c Config) (http.Handler, error) {
-	h, _, err := authGroup(c)
+	h, _, err := authGroup(c, nil)
 	return h, err
 }
 
+// OpenSecret opens the secret that holds the signing keys, by id. Only the
+// auth function's main links the Secrets Manager client (see package
+// secrets), whose package init other functions need not pay for.
+type OpenSecret func(c Config, id string) (auth.SecretStore, error)
+
 // authGroup builds the auth group's HTTP handler and, when its keys live in
 // a secret, the custom resource that writes and rotates them there.
-func authGroup(c Config) (http.Handler, *auth.KeyResource, error) {
-	db, err := dynamo.NewClient(c.DynamoDB)
+func authGroup(c Config, open OpenSecret) (http.Handler, *auth.KeyResource, error) {
+	db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("auth: %w", err)
 	}
@@ -105,8 +112,8 @@ func authGroup(c Config) (http.Handler, *auth.KeyResource, error) {
 			return nil, nil, fmt.Errorf("auth: SIGNING_KEYS: %w", err)
 		}
 		return router, nil, nil
-	case c.SigningKeySecret != "":
-		secret, err := secrets.New(c.DynamoDB.AWS, c.SigningKeySecret, c.SecretsEndpoint)
+	case c.SigningKeySecret != "" && open != nil:
+		secret, err := open(c, c.SigningKeySecret)
 		if err != nil {
 			return nil, nil, fmt.Errorf("auth: %w", err)
 		}
@@ -184,9 +191,10 @@ func Run(build func(Config) (http.Handler, error)) {
 }
 
 // RunAuth is the main of the auth function, which also serves the
-// CloudFormation custom resource of its signing keys.
-func RunAuth() {
-	h, rotate, err := authGroup(config())
+// CloudFormation custom resource of its signing keys in the secret open
+// opens.
+func RunAuth(open OpenSecret) {
+	h, rotate, err := authGroup(config(), open)
 	check(err)
 	if rotate == nil {
 		lambda.Start(apigw.NewHandler(h))

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/service"
+)
+
+// authorizerEvent is the REQUEST authorizer event of GET /users/1 with the
+// admin's token.
+func authorizerEvent(token string) events.APIGatewayCustomAuthorizerRequestTypeRequest {
+	return events.APIGatewayCustomAuthorizerRequestTypeRequest{
+		Type:       "REQUEST",
+		MethodArn:  "arn:aws:execute-api:us-east-1:123456789012:abc123def4/prod/GET/users/1",
+		Resource:   "/users/{id}",
+		Path:       "/users/1",
+		HTTPMethod: "GET",
+		Headers:    map[string]string{"Authorization": "Bearer " + token, "Host": "abc123def4.execute-api.us-east-1.amazonaws.com"},
+	}
+}
+
+// verifyCost is the warm cost of verifying one token: Verify alone, and the
+// authorizer's whole answer (parse the header, verify, build the policy).
+type verifyCost struct {
+	name                             string
+	nsPerOp, allocsPerOp, bytesPerOp int64
+}
+
+func authorizerCosts(cfg service.Config, token string) ([]verifyCost, error) {
+	a, err := service.Authorizer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a.Log = slog.New(slog.DiscardHandler)
+	ev := authorizerEvent(token)
+	if _, err := a.Handle(context.Background(), ev); err != nil {
+		return nil, fmt.Errorf("authorizer: %w", err)
+	}
+	var out []verifyCost
+	for _, b := range []struct {
+		name string
+		fn   func() error
+	}{
+		{"Verifier.Verify", func() error { _, err := a.Verifier.Verify(token); return err }},
+		{"Authorizer.Handle", func() error { _, err := a.Handle(context.Background(), ev); return err }},
+	} {
+		var failed error
+		r := testing.Benchmark(func(tb *testing.B) {
+			tb.ReportAllocs()
+			for tb.Loop() {
+				if err := b.fn(); err != nil {
+					failed = err
+				}
+			}
+		})
+		if failed != nil {
+			return nil, failed
+		}
+		out = append(out, verifyCost{b.name, r.NsPerOp(), r.AllocsPerOp(), r.AllocedBytesPerOp()})
+	}
+	return out, nil
+}
+
+// loginTime is the median time of a login outcome through the local
+// gateway, against DynamoDB Local.
+type loginTime struct {
+	name   string
+	status int
+	median time.Duration
+}
+
+// loginTimes times a successful login, a wrong password and an unknown
+// email, interleaved: the two failures should take about as long, so that
+// timing does not tell which emails have accounts.
+func loginTimes(cfg service.Config) ([]loginTime, error) {
+	fns, err := service.Handlers(cfg)
+	if err != nil {
+		return nil, err
+	}
+	gw := &apigw.Gateway{Functions: fns, Log: slog.New(slog.DiscardHandler)}
+	out := []loginTime{
+		{name: "success", status: 200},
+		{name: "wrong password", status: 401},
+		{name: "unknown email", status: 401},
+	}
+	bodies := []string{
+		fmt.Sprintf(`{"email":%q,"password":%q}`, demo.CustomerEmail, demo.CustomerPassword),
+		fmt.Sprintf(`{"email":%q,"password":"wrong password"}`, demo.CustomerEmail),
+		`{"email":"nobody@quire.example","password":"wrong password"}`,
+	}
+	times := make([][]time.Duration, len(out))
+	for range runs {
+		for i, body := range bodies {
+			req := httptest.NewRequest("POST", "/login", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			start := time.Now()
+			gw.ServeHTTP(rec, req)
+			times[i] = append(times[i], time.Since(start))
+			if rec.Code != out[i].status {
+				return nil, fmt.Errorf("login %s = %d: %s", out[i].name, rec.Code, rec.Body)
+			}
+		}
+	}
+	for i := range out {
+		out[i].median = median(times[i])
+	}
+	return out, nil
+}
+
+// devKeys returns a new private key set as JSON.
+func devKeys() (string, error) {
+	k, err := auth.GenerateKey(time.Now())
+	if err != nil {
+		return "", err
+	}
+	b, err := auth.KeySet{Keys: []auth.Key{k}}.MarshalJSON()
+	return string(b), err
+}
+
+// authorizerOK checks an authorizer's answer: a policy for a principal.
+func authorizerOK(res result) error {
+	if res.err != "" {
+		return fmt.Errorf("invocation error: %s", res.err)
+	}
+	var resp events.APIGatewayCustomAuthorizerResponse
+	if err := json.Unmarshal(res.body, &resp); err != nil || resp.PrincipalID == "" {
+		return fmt.Errorf("authorizer response %q: %v", res.body, err)
+	}
+	return nil
+}
