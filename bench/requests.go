@@ -67,6 +67,7 @@ func cases() []requestCase {
 		{"POST /login", "wrong password", "POST", "/login", login(demo.CustomerEmail, "wrong password"), "", 401, 2},
 		{"POST /login", "unknown email", "POST", "/login", login("nobody@quire.example", "wrong password"), "", 401, 2},
 		{"GET /.well-known/jwks.json", "", "GET", "/.well-known/jwks.json", "", "", 200, 0},
+		{"GET /landing", "", "GET", "/landing", "", "", 200, 1},
 		{"GET /users/{id}", "", "GET", "/users/1", "", "admin", 200, 1},
 		{"GET /users", "admin: one page of 2", "GET", "/users?limit=2", "", "admin", 200, 1},
 		{"GET /users", "customer: their own", "GET", "/users", "", "customer", 200, 1},

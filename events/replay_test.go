@@ -112,6 +112,9 @@ func TestReplay(t *testing.T) {
 			if _, err := demo.Seed(t.Context(), dynamo.NewUserStore(db, tables), demo.DefaultOptions()); err != nil {
 				t.Fatal(err)
 			}
+			if err := demo.SeedCatalog(t.Context(), dynamo.NewCatalogStore(db, tables)); err != nil {
+				t.Fatal(err)
+			}
 			fns, err := service.Handlers(cfg)
 			if err != nil {
 				t.Fatal(err)

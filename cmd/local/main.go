@@ -88,7 +88,10 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	step("loaded demo data: %d users added", added)
+	if err := demo.SeedCatalog(ctx, dynamo.NewCatalogStore(db, cfg.DynamoDB.Tables)); err != nil {
+		return err
+	}
+	step("loaded demo data: %d users added, %d books", added, len(demo.Products()))
 
 	fns, err := service.Handlers(cfg)
 	if err != nil {
@@ -126,6 +129,7 @@ or the demo customer (%[4]s, password %[5]s):
 
 Public routes need no token:
 
+  curl -i %[1]s/landing
   curl -i %[1]s/health
   curl -i -X POST %[1]s/users -H 'Content-Type: application/json' \
        -d '{"email":"you@example.com","first_name":"Your","last_name":"Name","password":"a long passphrase"}'

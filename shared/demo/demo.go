@@ -1,11 +1,12 @@
-// Package demo loads the bookshop's demo data into a fresh Quire, for
-// `make run` and the events replay.
+// Package demo loads the bookshop's demo data (users, authors, books) into a
+// fresh Quire, for `make run`, the events replay and the bench.
 package demo
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/users"
@@ -76,4 +77,61 @@ func Seed(ctx context.Context, s users.Store, o Options) (added int, err error) 
 		}
 	}
 	return added, nil
+}
+
+// Catalog is where SeedCatalog writes.
+type Catalog interface {
+	PutAuthor(ctx context.Context, a catalog.Author) error
+	PutProduct(ctx context.Context, p catalog.Product, author catalog.Author, rank int) error
+}
+
+// Authors returns the demo authors.
+func Authors() []catalog.Author {
+	return []catalog.Author{{ID: 1, Name: "Mary Shelley"}, {ID: 2, Name: "Jane Austen"}, {ID: 3, Name: "Herman Melville"}}
+}
+
+// book is a demo product with its landing page rank (0: not featured).
+type book struct {
+	catalog.Product
+	rank int
+}
+
+func books() []book {
+	p := func(id quire.ID, name string, cents quire.Money, author quire.ID, status catalog.Status, rank int) book {
+		return book{catalog.Product{ID: id, Name: name, Price: cents, Status: status, AuthorID: author}, rank}
+	}
+	return []book{
+		p(1, "Frankenstein", 1299, 1, catalog.StatusAvailable, 1),
+		p(2, "The Last Man", 1100, 1, catalog.StatusAvailable, 0),
+		p(3, "Pride and Prejudice", 999, 2, catalog.StatusAvailable, 2),
+		p(4, "Emma", 875, 2, catalog.StatusDiscontinued, 0),
+		p(5, "Moby-Dick", 1450, 3, catalog.StatusAvailable, 3),
+	}
+}
+
+// Products returns the demo products.
+func Products() []catalog.Product {
+	var out []catalog.Product
+	for _, b := range books() {
+		out = append(out, b.Product)
+	}
+	return out
+}
+
+// SeedCatalog stores the demo authors and products, three of them featured
+// on the landing page. Seeding again writes the same items.
+func SeedCatalog(ctx context.Context, c Catalog) error {
+	authors := map[quire.ID]catalog.Author{}
+	for _, a := range Authors() {
+		if err := c.PutAuthor(ctx, a); err != nil {
+			return fmt.Errorf("seed author %d: %w", a.ID, err)
+		}
+		authors[a.ID] = a
+	}
+	for _, b := range books() {
+		if err := c.PutProduct(ctx, b.Product, authors[b.AuthorID], b.rank); err != nil {
+			return fmt.Errorf("seed product %d: %w", b.ID, err)
+		}
+	}
+	return nil
 }

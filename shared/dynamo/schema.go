@@ -64,6 +64,15 @@ func Tables() []Table {
 				{Name: indexActive, PartitionKey: Key{attrActivePK, "S"}, SortKey: &Key{attrID, "N"}},
 			},
 		},
+		{
+			// Authors and products; featured products also sit in the
+			// sparse "featured" index, in rank order.
+			Name:         routes.TableCatalog,
+			PartitionKey: Key{attrPK, "S"},
+			Indexes: []Index{
+				{Name: indexFeatured, PartitionKey: Key{attrFeaturedPK, "S"}, SortKey: &Key{attrFeaturedRank, "N"}},
+			},
+		},
 	}
 }
 

@@ -34,13 +34,17 @@ func (r Route) Key() string { return r.Method + " " + r.Path }
 
 // The resource groups. Each is one Lambda function.
 const (
-	GroupAuth   = "auth"
-	GroupUsers  = "users"
-	GroupHealth = "health"
+	GroupAuth    = "auth"
+	GroupCatalog = "catalog"
+	GroupUsers   = "users"
+	GroupHealth  = "health"
 )
 
 // Table names, as keys of the table definitions in package dynamo.
-const TableUsers = "users"
+const (
+	TableUsers   = "users"
+	TableCatalog = "catalog"
+)
 
 // Grant is a set of DynamoDB actions on one table (and its indexes).
 type Grant struct {
@@ -69,6 +73,8 @@ func All() []Route {
 		{"POST", "/login", GroupAuth, Public},
 		{"GET", "/.well-known/jwks.json", GroupAuth, Public},
 
+		{"GET", "/landing", GroupCatalog, Public},
+
 		{"GET", "/users", GroupUsers, User},
 		{"POST", "/users", GroupUsers, Public},
 		{"GET", "/users/{id}", GroupUsers, User},
@@ -92,6 +98,12 @@ func Groups() []Group {
 			Description: "Login and the public keys of access tokens: POST /login, GET /.well-known/jwks.json",
 			Grants:      []Grant{{TableUsers, []string{"dynamodb:GetItem"}}},
 			MemoryMB:    1024,
+		},
+		{
+			Name:        GroupCatalog,
+			Description: "The catalog: GET /landing",
+			Grants:      []Grant{{TableCatalog, []string{"dynamodb:Query"}}},
+			MemoryMB:    256,
 		},
 		{
 			Name:        GroupUsers,

@@ -50,7 +50,7 @@ func TestTable(t *testing.T) {
 			t.Errorf("group %s has no routes", g.Name)
 		}
 		for _, gr := range g.Grants {
-			if gr.Table != TableUsers {
+			if gr.Table != TableUsers && gr.Table != TableCatalog {
 				t.Errorf("group %s has a grant on unknown table %s", g.Name, gr.Table)
 			}
 		}
@@ -93,4 +93,18 @@ func FuzzMatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestPathAccess(t *testing.T) {
+	for path, want := range map[string]Access{
+		"/users":       Public, // POST /users is sign-up
+		"/users/{id}":  User,
+		"/admin/users": Admin,
+		"/login":       Public,
+		"/nope":        "",
+	} {
+		if got := PathAccess(path); got != want {
+			t.Errorf("PathAccess(%s) = %q, want %q", path, got, want)
+		}
+	}
 }

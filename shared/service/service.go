@@ -18,6 +18,7 @@ import (
 
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/health"
 	"github.com/quireapi/quire/shared/rest"
@@ -76,6 +77,15 @@ func Health(c Config) (http.Handler, error) {
 		return nil, fmt.Errorf("health: %w", err)
 	}
 	return rest.NewRouter(routes.GroupHealth, (&health.Handlers{DB: dynamo.NewPinger(db, c.DynamoDB.Tables)}).Routes())
+}
+
+// Catalog builds the handler of the catalog group.
+func Catalog(c Config) (http.Handler, error) {
+	db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	return rest.NewRouter(routes.GroupCatalog, (&catalog.Handlers{Store: dynamo.NewCatalogStore(db, c.DynamoDB.Tables)}).Routes())
 }
 
 // Auth builds the handler of the auth group (login and JWKS) with the keys
@@ -160,9 +170,10 @@ func Authorizer(c Config) (*auth.Authorizer, error) {
 // the local gateway and the events replay run them.
 func Handlers(c Config) (map[string]apigw.Handler, error) {
 	builders := map[string]func(Config) (http.Handler, error){
-		routes.GroupAuth:   Auth,
-		routes.GroupUsers:  Users,
-		routes.GroupHealth: Health,
+		routes.GroupAuth:    Auth,
+		routes.GroupCatalog: Catalog,
+		routes.GroupUsers:   Users,
+		routes.GroupHealth:  Health,
 	}
 	out := map[string]apigw.Handler{}
 	for _, g := range routes.Groups() {

@@ -1,0 +1,6 @@
+// Command catalog is the Lambda function of Quire's catalog resource group.
+package main
+
+import "github.com/quireapi/quire/shared/service"
+
+func main() { service.Run(service.Catalog) }
