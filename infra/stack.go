@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
@@ -36,19 +38,25 @@ const (
 )
 
 // NewQuireStack defines Quire: the tables, one function per resource group
-// with only the table actions it uses, and the REST API built from the route
-// table.
+// with only the table actions it uses, the signing keys and the
+// authorizer, and the REST API built from the route table.
 func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps) awscdk.Stack {
 	stack := awscdk.NewStack(scope, &id, &props.StackProps)
 	tables := map[string]awsdynamodb.Table{}
 	for _, t := range dynamo.Tables() {
 		tables[t.Name] = newTable(stack, t)
 	}
+	tokens := tokenConfig(stack)
 	fns := map[string]awslambda.Function{}
 	for _, g := range routes.Groups() {
 		fns[g.Name] = newFunction(stack, g, tables, props.AssetDir)
 	}
-	api := newAPI(stack, fns)
+	for k, v := range tokenEnv(tokens) {
+		fns[routes.GroupAuth].AddEnvironment(jsii.String(k), v, nil)
+	}
+	keys := newSigningKeys(stack, fns[routes.GroupAuth])
+	authorizer := newAuthorizer(stack, tokens, keys.GetAttString(jsii.String("Jwks")), props.AssetDir)
+	api := newAPI(stack, fns, authorizer)
 	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{
 		Value:       api.Url(),
 		Description: jsii.String("Base URL of the Quire API"),
@@ -95,32 +103,14 @@ func optionalAttribute(k *dynamo.Key) *awsdynamodb.Attribute {
 	return attribute(*k)
 }
 
-// newFunction defines a group's function (logical id <Group>Function, the
-// name `sam local invoke` takes), its log group, and one IAM statement per
-// grant with exactly the grant's actions on its table and the table's
-// indexes.
+// newFunction defines a group's function with one IAM statement per grant,
+// with exactly the grant's actions on its table and the table's indexes.
 func newFunction(stack awscdk.Stack, g routes.Group, tables map[string]awsdynamodb.Table, assetDir string) awslambda.Function {
-	name := exportName(g.Name)
-	logs := awslogs.NewLogGroup(stack, jsii.String(name+"Logs"), &awslogs.LogGroupProps{
-		Retention:     awslogs.RetentionDays_ONE_MONTH,
-		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-	})
 	env := map[string]*string{}
 	for _, gr := range g.Grants {
 		env[dynamo.TableEnv(gr.Table)] = tables[gr.Table].TableName()
 	}
-	fn := awslambda.NewFunction(stack, jsii.String(name+"Function"), &awslambda.FunctionProps{
-		Description:  jsii.String(g.Description),
-		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture: awslambda.Architecture_ARM_64(),
-		Handler:      jsii.String("bootstrap"),
-		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(assetDir, g.Name)), nil),
-		MemorySize:   jsii.Number(256),
-		Timeout:      awscdk.Duration_Seconds(jsii.Number(10)),
-		Environment:  &env,
-		LogGroup:     logs,
-	})
-	fn.Node().DefaultChild().(awslambda.CfnFunction).OverrideLogicalId(jsii.String(name + "Function"))
+	fn := newLambda(stack, g.Name, g.Description, g.MemoryMB, env, filepath.Join(assetDir, g.Name))
 	for _, gr := range g.Grants {
 		table := tables[gr.Table]
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
@@ -131,11 +121,35 @@ func newFunction(stack awscdk.Stack, g routes.Group, tables map[string]awsdynamo
 	return fn
 }
 
+// newLambda defines a function (logical id <Name>Function, the name `sam
+// local invoke` takes) from the bootstrap in dir, and its log group.
+func newLambda(stack awscdk.Stack, name, description string, memoryMB int, env map[string]*string, dir string) awslambda.Function {
+	id := exportName(name)
+	logs := awslogs.NewLogGroup(stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
+		Retention:     awslogs.RetentionDays_ONE_MONTH,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	fn := awslambda.NewFunction(stack, jsii.String(id+"Function"), &awslambda.FunctionProps{
+		Description:  jsii.String(description),
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: awslambda.Architecture_ARM_64(),
+		Handler:      jsii.String("bootstrap"),
+		Code:         awslambda.Code_FromAsset(jsii.String(dir), nil),
+		MemorySize:   jsii.Number(memoryMB),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(10)),
+		Environment:  &env,
+		LogGroup:     logs,
+	})
+	fn.Node().DefaultChild().(awslambda.CfnFunction).OverrideLogicalId(jsii.String(id + "Function"))
+	return fn
+}
+
 // newAPI defines the REST API: a method for every route of the table,
 // integrated with its group's function, and an ANY method on every path
 // integrated with the path's owner, which answers other methods with 405
 // and Allow (without it API Gateway answers 403 MISSING_AUTHENTICATION_TOKEN).
-func newAPI(stack awscdk.Stack, fns map[string]awslambda.Function) awsapigateway.RestApi {
+// Protected methods run the authorizer first.
+func newAPI(stack awscdk.Stack, fns map[string]awslambda.Function, authorizer awsapigateway.IAuthorizer) awsapigateway.RestApi {
 	api := awsapigateway.NewRestApi(stack, jsii.String("Api"), &awsapigateway.RestApiProps{
 		RestApiName:    jsii.String("quire"),
 		Description:    jsii.String("Quire: a bookshop with prepaid accounts"),
@@ -158,21 +172,24 @@ func newAPI(stack awscdk.Stack, fns map[string]awslambda.Function) awsapigateway
 		res := api.Root().ResourceForPath(jsii.String(path))
 		for _, r := range routes.All() {
 			if r.Path == path {
-				res.AddMethod(jsii.String(r.Method), integrations[r.Group], methodOptions(r))
+				res.AddMethod(jsii.String(r.Method), integrations[r.Group], methodOptions(r.Access, authorizer))
 			}
 		}
-		res.AddMethod(jsii.String("ANY"), integrations[routes.Owner(path)], &awsapigateway.MethodOptions{
-			AuthorizationType: awsapigateway.AuthorizationType_NONE,
-		})
+		res.AddMethod(jsii.String("ANY"), integrations[routes.Owner(path)], methodOptions(routes.PathAccess(path), authorizer))
 	}
 	addGatewayResponses(api)
 	return api
 }
 
-// methodOptions says how API Gateway admits callers of a route: the one
-// place where authorization attaches by the route's access level.
-func methodOptions(r routes.Route) *awsapigateway.MethodOptions {
-	return &awsapigateway.MethodOptions{AuthorizationType: awsapigateway.AuthorizationType_NONE}
+// methodOptions says how API Gateway admits callers of a method with access
+// a: the one place where authorization attaches. Every method but a public
+// one runs the authorizer; whether the token's role may call the route is
+// the authorizer's policy's say.
+func methodOptions(a routes.Access, authorizer awsapigateway.IAuthorizer) *awsapigateway.MethodOptions {
+	if a == routes.Public {
+		return &awsapigateway.MethodOptions{AuthorizationType: awsapigateway.AuthorizationType_NONE}
+	}
+	return &awsapigateway.MethodOptions{AuthorizationType: awsapigateway.AuthorizationType_CUSTOM, Authorizer: authorizer}
 }
 
 // gatewayResponse is one API Gateway error rewritten as problem+json.
@@ -187,7 +204,11 @@ type gatewayResponse struct {
 func gatewayResponses() []gatewayResponse {
 	const message = "$context.error.messageString" // already a quoted JSON string
 	retry := map[string]string{"Retry-After": "1"}
+	quoted := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	return []gatewayResponse{
+		{awsapigateway.ResponseType_UNAUTHORIZED(), 401, quire.EUNAUTHORIZED, quoted(apigw.DetailUnauthorized),
+			map[string]string{"WWW-Authenticate": rest.BearerChallenge}},
+		{awsapigateway.ResponseType_ACCESS_DENIED(), 403, quire.EFORBIDDEN, quoted(apigw.DetailForbidden), nil},
 		{awsapigateway.ResponseType_DEFAULT_4XX(), 0, quire.EINVALID, message, nil},
 		{awsapigateway.ResponseType_DEFAULT_5XX(), 0, quire.EGATEWAY, message, nil},
 		{awsapigateway.ResponseType_MISSING_AUTHENTICATION_TOKEN(), 404, quire.ENOTFOUND, `"No resource at this path."`, nil},

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -14,7 +16,11 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
 )
 
@@ -23,17 +29,32 @@ var synth = sync.OnceValues(func() (assertions.Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, g := range routes.Groups() {
-		if err := os.MkdirAll(filepath.Join(dir, g.Name), 0o755); err != nil {
+	return synthWith(dir, nil)
+})
+
+// synthWith synthesizes the stack with the CDK context values, bootstraps
+// being placeholders in dir.
+func synthWith(dir string, context map[string]any) (assertions.Template, error) {
+	for _, name := range append(groupNames(), "authorizer") {
+		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(filepath.Join(dir, g.Name, "bootstrap"), []byte("placeholder"), 0o755); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name, "bootstrap"), []byte("placeholder"), 0o755); err != nil {
 			return nil, err
 		}
 	}
-	stack := NewQuireStack(awscdk.NewApp(nil), "Quire", &QuireStackProps{AssetDir: dir})
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &context})
+	stack := NewQuireStack(app, "Quire", &QuireStackProps{AssetDir: dir})
 	return assertions.Template_FromStack(stack, nil), nil
-})
+}
+
+func groupNames() []string {
+	var out []string
+	for _, g := range routes.Groups() {
+		out = append(out, g.Name)
+	}
+	return out
+}
 
 // template synthesizes the stack once for all tests and returns it with its
 // resources as plain JSON.
@@ -149,7 +170,13 @@ func TestFunctions(t *testing.T) {
 			}
 		}
 	}
-	tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(len(routes.Groups())))
+	// The groups' functions and the authorizer; nothing else runs code.
+	tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(len(routes.Groups())+1))
+	for _, g := range routes.Groups() {
+		if mem := res[exportName(g.Name)+"Function"].Properties["MemorySize"]; mem != float64(g.MemoryMB) {
+			t.Errorf("%s: memory %v, want %d", g.Name, mem, g.MemoryMB)
+		}
+	}
 }
 
 func TestTables(t *testing.T) {
@@ -202,8 +229,15 @@ func TestLeastPrivilege(t *testing.T) {
 			}
 			for _, st := range doc["Statement"].([]any) {
 				s := st.(map[string]any)
+				secret := false
 				for _, a := range asList(s["Action"]) {
-					got[fn] = append(got[fn], a.(string))
+					secret = secret || strings.HasPrefix(a.(string), "secretsmanager:")
+					if !strings.HasPrefix(a.(string), "secretsmanager:") {
+						got[fn] = append(got[fn], a.(string))
+					}
+				}
+				if secret {
+					continue // TestSigningKeySecret checks these
 				}
 				for _, resource := range asList(s["Resource"]) {
 					b, _ := json.Marshal(resource)
@@ -248,6 +282,7 @@ func asList(v any) []any {
 func TestGatewayResponses(t *testing.T) {
 	tmpl, _ := template(t)
 	for typ, status := range map[string]string{
+		"UNAUTHORIZED": "401", "ACCESS_DENIED": "403",
 		"MISSING_AUTHENTICATION_TOKEN": "404", "RESOURCE_NOT_FOUND": "404", "REQUEST_TOO_LARGE": "413",
 		"UNSUPPORTED_MEDIA_TYPE": "415", "THROTTLED": "429", "QUOTA_EXCEEDED": "429",
 	} {
@@ -272,6 +307,223 @@ func TestGatewayResponses(t *testing.T) {
 				"application/json": assertions.Match_StringLikeRegexp(jsii.String(`"request_id":"\$context.requestId"`)),
 			},
 		})
+	}
+}
+
+// TestUnauthorizedResponse: API Gateway's 401 carries the bearer challenge
+// and the same problem body as the local gateway's.
+func TestUnauthorizedResponse(t *testing.T) {
+	tmpl, _ := template(t)
+	for typ, want := range map[string]struct {
+		code, detail string
+		header       any
+	}{
+		"UNAUTHORIZED":  {quire.EUNAUTHORIZED, apigw.DetailUnauthorized, "'" + rest.BearerChallenge + "'"},
+		"ACCESS_DENIED": {quire.EFORBIDDEN, apigw.DetailForbidden, assertions.Match_Absent()},
+	} {
+		detail, _ := json.Marshal(want.detail)
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::GatewayResponse"), map[string]any{
+			"ResponseType": typ,
+			"ResponseParameters": assertions.Match_ObjectLike(&map[string]any{
+				"gatewayresponse.header.WWW-Authenticate": want.header,
+				"gatewayresponse.header.Cache-Control":    "'no-store'",
+			}),
+			"ResponseTemplates": map[string]any{
+				"application/json": assertions.Match_StringLikeRegexp(jsii.String(
+					regexp.QuoteMeta(`"type":"`+rest.ProblemType(want.code)+`"`) + ".*" + regexp.QuoteMeta(`"detail":`+string(detail)))),
+			},
+		})
+	}
+}
+
+// method is an API Gateway method of the template, by its path.
+type method struct {
+	verb, path string
+	props      map[string]any
+}
+
+func methods(res map[string]resource) []method {
+	var out []method
+	for _, r := range res {
+		if r.Type == "AWS::ApiGateway::Method" {
+			out = append(out, method{r.Properties["HttpMethod"].(string), fullPath(res, ref(r.Properties["ResourceId"])), r.Properties})
+		}
+	}
+	return out
+}
+
+// TestAuthorizer: every protected method, and only those, runs the one
+// REQUEST authorizer, on the Authorization header, cached no longer than a
+// token lives.
+func TestAuthorizer(t *testing.T) {
+	tmpl, res := template(t)
+	tmpl.ResourceCountIs(jsii.String("AWS::ApiGateway::Authorizer"), jsii.Number(1))
+	var authorizerID string
+	for id, r := range res {
+		if r.Type != "AWS::ApiGateway::Authorizer" {
+			continue
+		}
+		authorizerID = id
+		p := r.Properties
+		ttl := auth.CacheTTL(auth.DefaultLifetime).Seconds()
+		if p["Type"] != "REQUEST" || p["IdentitySource"] != "method.request.header.Authorization" ||
+			p["AuthorizerResultTtlInSeconds"] != ttl || ttl > auth.DefaultLifetime.Seconds() {
+			t.Errorf("authorizer %+v", p)
+		}
+		if b, _ := json.Marshal(p["AuthorizerUri"]); !strings.Contains(string(b), `"AuthorizerFunction"`) {
+			t.Errorf("authorizer runs %s", b)
+		}
+	}
+	protected := map[string]bool{}
+	for _, m := range methods(res) {
+		access := routes.PathAccess(m.path)
+		for _, r := range routes.All() {
+			if r.Path == m.path && r.Method == m.verb {
+				access = r.Access
+			}
+		}
+		key := m.verb + " " + m.path
+		switch m.props["AuthorizationType"] {
+		case "CUSTOM":
+			protected[key] = true
+			if ref(m.props["AuthorizerId"]) != authorizerID {
+				t.Errorf("%s: authorizer %v", key, m.props["AuthorizerId"])
+			}
+		case "NONE":
+		default:
+			t.Errorf("%s: authorization %v", key, m.props["AuthorizationType"])
+		}
+		if protected[key] != (access != routes.Public) {
+			t.Errorf("%s (%s): authorization %v", key, access, m.props["AuthorizationType"])
+		}
+	}
+	for key, want := range map[string]bool{
+		"POST /login": false, "GET /health": false, "GET /status": false, "GET /.well-known/jwks.json": false,
+		"POST /users": false, "GET /landing": false, "ANY /users": false,
+		"GET /users": true, "GET /users/{id}": true, "ANY /users/{id}": true, "GET /admin/users": true, "ANY /admin/users": true,
+	} {
+		if protected[key] != want {
+			t.Errorf("%s protected: %v, want %v", key, protected[key], want)
+		}
+	}
+}
+
+// env returns a function's environment variables.
+func env(res map[string]resource, fn string) map[string]any {
+	e, _ := res[fn].Properties["Environment"].(map[string]any)
+	vars, _ := e["Variables"].(map[string]any)
+	return vars
+}
+
+// TestSigningKeySecret: one secret, which only the auth function may read
+// (and write); the authorizer may touch nothing.
+func TestSigningKeySecret(t *testing.T) {
+	tmpl, res := template(t)
+	tmpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(1))
+	var secretID string
+	for id, r := range res {
+		if r.Type == "AWS::SecretsManager::Secret" {
+			secretID = id
+		}
+	}
+	roles := map[string]string{}
+	for id, r := range res {
+		if r.Type == "AWS::Lambda::Function" {
+			roles[ref(r.Properties["Role"])] = id
+		}
+	}
+	var secretStatements []string
+	for _, r := range res {
+		if r.Type != "AWS::IAM::Policy" {
+			continue
+		}
+		doc, _ := r.Properties["PolicyDocument"].(map[string]any)
+		for _, role := range r.Properties["Roles"].([]any) {
+			fn := roles[ref(role)]
+			for _, st := range doc["Statement"].([]any) {
+				s := st.(map[string]any)
+				b, _ := json.Marshal(s)
+				if !strings.Contains(string(b), "secretsmanager") && !strings.Contains(string(b), secretID) {
+					if fn == "AuthorizerFunction" {
+						t.Errorf("the authorizer may %s", b)
+					}
+					continue
+				}
+				var actions []string
+				for _, a := range asList(s["Action"]) {
+					actions = append(actions, a.(string))
+				}
+				slices.Sort(actions)
+				secretStatements = append(secretStatements, fmt.Sprintf("%s %v %s", fn, actions, ref(s["Resource"])))
+			}
+		}
+	}
+	want := []string{fmt.Sprintf("AuthFunction [secretsmanager:GetSecretValue secretsmanager:PutSecretValue] %s", secretID)}
+	if diff := cmp.Diff(want, secretStatements); diff != "" {
+		t.Errorf("statements on the secret (-want +got):\n%s", diff)
+	}
+	if ref(env(res, "AuthFunction")["SIGNING_KEY_SECRET"]) != secretID {
+		t.Errorf("AuthFunction SIGNING_KEY_SECRET = %v", env(res, "AuthFunction")["SIGNING_KEY_SECRET"])
+	}
+}
+
+// TestSigningKeyResource: the auth function serves Custom::SigningKeys,
+// whose public keys the authorizer verifies with; both share the token
+// settings.
+func TestSigningKeyResource(t *testing.T) {
+	_, res := template(t)
+	var keysID string
+	for id, r := range res {
+		if r.Type == "Custom::SigningKeys" {
+			if keysID != "" {
+				t.Fatal("two Custom::SigningKeys resources")
+			}
+			keysID = id
+			p := r.Properties
+			if ref(p["ServiceToken"]) != "AuthFunction" || p["Generation"] != "1" || ref(p["SecretId"]) == "" {
+				t.Errorf("Custom::SigningKeys %+v", p)
+			}
+		}
+	}
+	if keysID == "" {
+		t.Fatal("no Custom::SigningKeys resource")
+	}
+	authz, login := env(res, "AuthorizerFunction"), env(res, "AuthFunction")
+	if diff := cmp.Diff(map[string]any{"Fn::GetAtt": []any{keysID, "Jwks"}}, authz["JWKS"]); diff != "" {
+		t.Errorf("authorizer JWKS (-want +got):\n%s", diff)
+	}
+	if authz["TOKEN_ISSUER"] != "quire/Quire" || login["TOKEN_ISSUER"] != authz["TOKEN_ISSUER"] ||
+		login["TOKEN_AUDIENCE"] != authz["TOKEN_AUDIENCE"] || login["TOKEN_LIFETIME"] != auth.DefaultLifetime.String() {
+		t.Errorf("token settings: auth %v, authorizer %v", login, authz)
+	}
+}
+
+// TestTokenLifetimeContext: quire:tokenLifetime sets the lifetime and the
+// authorizer's cache; an invalid one fails the synth.
+func TestTokenLifetimeContext(t *testing.T) {
+	for _, tc := range []struct {
+		lifetime string
+		ttl      float64
+	}{{"30m", 300}, {"2m", 120}} {
+		tmpl, err := synthWith(t.TempDir(), map[string]any{"quire:tokenLifetime": tc.lifetime, "quire:signingKeyGeneration": "7"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Authorizer"), map[string]any{"AuthorizerResultTtlInSeconds": tc.ttl})
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+			"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"TOKEN_LIFETIME": tc.lifetime + "0s"})},
+		})
+		tmpl.HasResourceProperties(jsii.String("Custom::SigningKeys"), map[string]any{"Generation": "7"})
+	}
+	for _, bad := range []string{"1s", "13h", "banana"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("quire:tokenLifetime %q: synth did not fail", bad)
+				}
+			}()
+			synthWith(t.TempDir(), map[string]any{"quire:tokenLifetime": bad})
+		}()
 	}
 }
 

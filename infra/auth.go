@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/quireapi/quire/shared/auth"
+)
+
+// CDK context keys of the stack's auth settings.
+const (
+	// contextTokenLifetime is a Go duration: how long tokens are valid.
+	contextTokenLifetime = "quire:tokenLifetime"
+	// contextKeyGeneration is any value; changing it rotates the signing
+	// key at the next deployment.
+	contextKeyGeneration = "quire:signingKeyGeneration"
+)
+
+// tokenConfig returns the token settings of the stack: its own issuer, so
+// that one deployment's tokens are not accepted by another, and the
+// lifetime from the CDK context. It panics (failing the synth) on a
+// lifetime that does not parse or is out of bounds.
+func tokenConfig(stack awscdk.Stack) auth.TokenConfig {
+	lifetime := auth.DefaultLifetime
+	if v := stack.Node().TryGetContext(jsii.String(contextTokenLifetime)); v != nil {
+		d, err := time.ParseDuration(fmt.Sprint(v))
+		if err != nil || d < auth.MinLifetime || d > auth.MaxLifetime {
+			panic(fmt.Sprintf("context %s = %v: want a duration from %v to %v", contextTokenLifetime, v, auth.MinLifetime, auth.MaxLifetime))
+		}
+		lifetime = d
+	}
+	return auth.TokenConfig{Issuer: "quire/" + *stack.StackName(), Audience: auth.DefaultAudience, Lifetime: lifetime}
+}
+
+// tokenEnv is the environment both the auth function and the authorizer
+// read their token settings from.
+func tokenEnv(c auth.TokenConfig) map[string]*string {
+	return map[string]*string{
+		"TOKEN_ISSUER":   jsii.String(c.Issuer),
+		"TOKEN_AUDIENCE": jsii.String(c.Audience),
+		"TOKEN_LIFETIME": jsii.String(c.Lifetime.String()),
+	}
+}
+
+// newSigningKeys defines the secret of the signing keys, which only the
+// auth function may read and write, and the Custom::SigningKeys resource
+// the auth function serves: it writes the first key, rotates keys when the
+// generation changes, and answers with the public keys (attribute Jwks).
+func newSigningKeys(stack awscdk.Stack, authFn awslambda.Function) awscdk.CustomResource {
+	secret := awssecretsmanager.NewSecret(stack, jsii.String("SigningKeySecret"), &awssecretsmanager.SecretProps{
+		Description: jsii.String("Quire's token signing keys (a JWK Set), written by the SigningKeys resource"),
+		// Keys are disposable: without them, users log in again.
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	authFn.AddEnvironment(jsii.String("SIGNING_KEY_SECRET"), secret.SecretArn(), nil)
+	authFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"),
+		Resources: &[]*string{secret.SecretArn()},
+	}))
+	generation := "1"
+	if v := stack.Node().TryGetContext(jsii.String(contextKeyGeneration)); v != nil {
+		generation = fmt.Sprint(v)
+	}
+	// The ServiceToken makes the resource wait for the function, which
+	// waits for its role's policy: it can read the secret when called.
+	return awscdk.NewCustomResource(stack, jsii.String("SigningKeys"), &awscdk.CustomResourceProps{
+		ServiceToken: authFn.FunctionArn(),
+		ResourceType: jsii.String("Custom::SigningKeys"),
+		Properties:   &map[string]any{"SecretId": secret.SecretArn(), "Generation": generation},
+	})
+}
+
+// newAuthorizer defines the authorizer function, which verifies tokens
+// offline with the public keys in its environment and may touch nothing,
+// and the REQUEST authorizer API Gateway runs it as, its answers cached per
+// Authorization header never longer than a token lives.
+func newAuthorizer(stack awscdk.Stack, tokens auth.TokenConfig, jwks *string, assetDir string) awsapigateway.IAuthorizer {
+	env := tokenEnv(tokens)
+	delete(env, "TOKEN_LIFETIME")
+	env["JWKS"] = jwks
+	fn := newLambda(stack, "authorizer", "Verifies bearer tokens for every protected route", 256, env,
+		filepath.Join(assetDir, "authorizer"))
+	return awsapigateway.NewRequestAuthorizer(stack, jsii.String("Authorizer"), &awsapigateway.RequestAuthorizerProps{
+		AuthorizerName:  jsii.String("quire-bearer"),
+		Handler:         fn,
+		IdentitySources: &[]*string{awsapigateway.IdentitySource_Header(jsii.String("Authorization"))},
+		ResultsCacheTtl: awscdk.Duration_Seconds(jsii.Number(auth.CacheTTL(tokens.Lifetime).Seconds())),
+	})
+}
