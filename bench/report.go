@@ -55,7 +55,11 @@ func printReport(fns []*function, rows []requestRow, costs []verifyCost, logins 
 		if r.target != 0 {
 			target = fmt.Sprintf("%d %s", r.target, mark(len(r.ops) <= r.target))
 		}
-		fmt.Printf("| `%s` | %s | %d (%s) | %s |\n", r.route, r.name, len(r.ops), strings.Join(r.ops, ", "), target)
+		requests := fmt.Sprint(len(r.ops))
+		if len(r.ops) > 0 {
+			requests += " (" + strings.Join(r.ops, ", ") + ")"
+		}
+		fmt.Printf("| `%s` | %s | %s | %s |\n", r.route, r.name, requests, target)
 	}
 	printAuth(costs, logins)
 }

@@ -69,13 +69,10 @@ func (h *Handlers) current(ctx context.Context) (*signer, error) {
 	if s := h.signer.Load(); s != nil {
 		return s, nil
 	}
-	if h.LoadKeys != nil {
-		if err := h.Reload(ctx); err != nil {
-			return nil, &quire.Error{Code: quire.EUNAVAILABLE, Message: "The signing keys are not set up yet.", Err: err}
-		}
-		return h.signer.Load(), nil
+	if err := h.Reload(ctx); err != nil {
+		return nil, &quire.Error{Code: quire.EUNAVAILABLE, Message: "The signing keys are not set up yet.", Err: err}
 	}
-	return nil, quire.Errorf(quire.EUNAVAILABLE, "The signing keys are not set up yet.")
+	return h.signer.Load(), nil
 }
 
 // Routes returns the handler of each auth route, keyed as in the route table.

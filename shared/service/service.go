@@ -209,6 +209,7 @@ func RunAuth(open OpenSecret) {
 	check(err)
 	if rotate == nil {
 		lambda.Start(apigw.NewHandler(h))
+		return
 	}
 	lambda.Start(apigw.WithCustomResource(apigw.NewHandler(h), rotate.Handle))
 }
