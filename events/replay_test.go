@@ -80,9 +80,10 @@ func samples(t *testing.T) []sample {
 }
 
 // TestEveryRouteHasASample checks that each route has an event that
-// succeeds, sent to the right group.
+// succeeds (for a versioned route, in any version), sent to the right
+// group, and that each version prefix has events too.
 func TestEveryRouteHasASample(t *testing.T) {
-	covered := map[string]bool{}
+	covered, versions := map[string]bool{}, map[int]bool{}
 	for _, s := range samples(t) {
 		if owner := routes.Owner(s.event.Resource); owner == "" {
 			t.Errorf("%s/%s: resource %q is not in the route table", s.group, s.file, s.event.Resource)
@@ -93,13 +94,19 @@ func TestEveryRouteHasASample(t *testing.T) {
 				t.Errorf("%s/%s: %s belongs to group %s", s.group, s.file, key, r.Group)
 			}
 		}
-		if s.status < 400 {
-			covered[key] = true
+		for _, r := range routes.All() {
+			if r.Key() == key && s.status < 400 {
+				covered[r.Resource().Key()], versions[r.Version] = true, true
+			}
 		}
 	}
 	for _, r := range routes.All() {
-		if !covered[r.Key()] {
-			t.Errorf("route %s has no sample event that succeeds", r.Key())
+		if !covered[r.Resource().Key()] {
+			t.Errorf("route %s has no sample event that succeeds", r.Resource().Key())
+		}
+		if r.Versioned && !versions[r.Version] {
+			t.Errorf("no sample event succeeds under %s", routes.VersionPrefix(r.Version))
+			versions[r.Version] = true
 		}
 	}
 }
@@ -133,11 +140,20 @@ func TestReplay(t *testing.T) {
 					t.Errorf("204 with a body: %q", resp.Body)
 				}
 			case resp.StatusCode >= 400 && ct != rest.ProblemMediaType,
-				resp.StatusCode < 400 && ct != "application/json":
+				resp.StatusCode < 400 && ct != successType(s.event):
 				t.Errorf("status %d with Content-Type %q", resp.StatusCode, ct)
 			}
 		})
 	}
+}
+
+// successType is the Content-Type of a successful answer to ev: the
+// version's media type it asks for, or application/json.
+func successType(ev events.APIGatewayProxyRequest) string {
+	if a := ev.Headers["Accept"]; strings.HasPrefix(a, "application/vnd.quire.") {
+		return a
+	}
+	return rest.MediaTypeJSON
 }
 
 // TestAuthorizerEvents replays the authorizer's sample events. A token of

@@ -163,9 +163,13 @@ func newAPI(stack awscdk.Stack, fns map[string]awslambda.Function, authorizer aw
 	})
 	integrations := map[string]awsapigateway.LambdaIntegration{}
 	for group, fn := range fns {
+		// One permission per function for the whole API, not one per
+		// method: a function's resource policy is limited to 20 KB, which
+		// a group's methods in every version would pass.
 		integrations[group] = awsapigateway.NewLambdaIntegration(fn, &awsapigateway.LambdaIntegrationOptions{
-			Proxy:           jsii.Bool(true),
-			AllowTestInvoke: jsii.Bool(false),
+			Proxy:                   jsii.Bool(true),
+			AllowTestInvoke:         jsii.Bool(false),
+			ScopePermissionToMethod: jsii.Bool(false),
 		})
 	}
 	for _, path := range routes.Paths() {

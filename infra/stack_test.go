@@ -145,6 +145,36 @@ func TestRoutes(t *testing.T) {
 	}
 }
 
+// TestInvokePermissions: API Gateway may invoke each group's function
+// through one permission on this API's stage, however many methods lead
+// to it.
+func TestInvokePermissions(t *testing.T) {
+	_, res := template(t)
+	var api string
+	for id, r := range res {
+		if r.Type == "AWS::ApiGateway::RestApi" {
+			api = id
+		}
+	}
+	perms := map[string]int{}
+	for id, r := range res {
+		fn := ref(r.Properties["FunctionName"])
+		if r.Type != "AWS::Lambda::Permission" || fn == "AuthorizerFunction" {
+			continue
+		}
+		perms[fn]++
+		b, _ := json.Marshal(r.Properties["SourceArn"])
+		if r.Properties["Principal"] != "apigateway.amazonaws.com" || !strings.Contains(string(b), `{"Ref":"`+api+`"},"/*/*/*"`) {
+			t.Errorf("%s: %v may invoke %s from %s, want API Gateway from any method of %s", id, r.Properties["Principal"], fn, b, api)
+		}
+	}
+	for _, g := range routes.Groups() {
+		if n := perms[exportName(g.Name)+"Function"]; n != 1 {
+			t.Errorf("%s: %d invoke permissions, want 1", g.Name, n)
+		}
+	}
+}
+
 func TestFunctions(t *testing.T) {
 	tmpl, res := template(t)
 	for _, g := range routes.Groups() {

@@ -133,7 +133,7 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return rest.JSON(w, http.StatusOK, TokenResponse{
+	return rest.JSON(w, r, http.StatusOK, TokenResponse{
 		AccessToken: token,
 		TokenType:   "Bearer",
 		ExpiresIn:   int64(s.issuer.Lifetime().Seconds()),
@@ -146,5 +146,5 @@ func (h *Handlers) jwks(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "public, max-age=300")
-	return rest.JSON(w, http.StatusOK, s.keys)
+	return rest.JSON(w, r, http.StatusOK, s.keys)
 }

@@ -77,5 +77,5 @@ func (h *Handlers) landing(w http.ResponseWriter, r *http.Request) error {
 		books = []FeaturedBook{}
 	}
 	w.Header().Set("Cache-Control", "public, max-age=60")
-	return rest.JSON(w, http.StatusOK, Landing{Featured: books})
+	return rest.JSON(w, r, http.StatusOK, Landing{Featured: books})
 }

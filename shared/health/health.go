@@ -44,5 +44,5 @@ func (h *Handlers) check(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Retry-After", "5")
 		return &quire.Error{Code: quire.EUNAVAILABLE, Message: "The database does not answer.", Err: err}
 	}
-	return rest.JSON(w, http.StatusOK, Body{Status: "ok", Database: "ok"})
+	return rest.JSON(w, r, http.StatusOK, Body{Status: "ok", Database: "ok"})
 }

@@ -11,18 +11,19 @@ import (
 // Error codes. Each maps to one HTTP status and one problem type in package
 // rest; a plain error is an internal error.
 const (
-	EINVALID      = "invalid"      // the request is malformed or fails validation
-	EUNAUTHORIZED = "unauthorized" // no valid credentials: a missing, invalid or expired token, or a failed login
-	EFORBIDDEN    = "forbidden"    // valid credentials without the role the route needs
-	ENOTFOUND     = "not-found"    // the resource does not exist
-	ECONFLICT     = "conflict"     // the request conflicts with the current state
-	ETOOLARGE     = "too-large"    // the request body is over the size limit
-	EMEDIATYPE    = "media-type"   // the request body is not JSON
-	EMETHOD       = "method"       // the path exists but not with this method
-	EUNAVAILABLE  = "unavailable"  // a dependency does not answer; retry later
-	ETHROTTLED    = "throttled"    // too many requests; retry later
-	EGATEWAY      = "gateway"      // the gateway could not get an answer from a function
-	EINTERNAL     = "internal"     // anything else: a bug or an unexpected failure
+	EINVALID       = "invalid"        // the request is malformed or fails validation
+	EUNAUTHORIZED  = "unauthorized"   // no valid credentials: a missing, invalid or expired token, or a failed login
+	EFORBIDDEN     = "forbidden"      // valid credentials without the role the route needs
+	ENOTFOUND      = "not-found"      // the resource does not exist
+	ECONFLICT      = "conflict"       // the request conflicts with the current state
+	ETOOLARGE      = "too-large"      // the request body is over the size limit
+	EMEDIATYPE     = "media-type"     // the request body is not JSON
+	EMETHOD        = "method"         // the path exists but not with this method
+	ENOTACCEPTABLE = "not-acceptable" // the Accept header takes no representation the route has
+	EUNAVAILABLE   = "unavailable"    // a dependency does not answer; retry later
+	ETHROTTLED     = "throttled"      // too many requests; retry later
+	EGATEWAY       = "gateway"        // the gateway could not get an answer from a function
+	EINTERNAL      = "internal"       // anything else: a bug or an unexpected failure
 )
 
 // FieldError says what is wrong with one field of a request body. Pointer is

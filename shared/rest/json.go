@@ -109,16 +109,17 @@ func checkJSONMediaType(ct string) error {
 	return nil
 }
 
-// JSON writes v as the JSON body of a response with the given status and an
-// explicit Content-Type. It fails only when v cannot be marshalled, which is
-// a bug: the caller then has nothing written yet and can report it.
-func JSON(w http.ResponseWriter, status int, v any) error {
+// JSON writes v as the JSON body of the response to r with the given status
+// and an explicit Content-Type: the media type negotiated for r (see
+// Version), or application/json. It fails only when v cannot be marshalled,
+// which is a bug: the caller then has nothing written yet and can report it.
+func JSON(w http.ResponseWriter, r *http.Request, status int, v any) error {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("marshal response: %w", err)
 	}
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	h.Set("Content-Type", mediaType(r))
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	w.Write(body)

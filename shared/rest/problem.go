@@ -25,18 +25,19 @@ var codes = map[string]struct {
 	status int
 	title  string
 }{
-	quire.EINVALID:      {http.StatusBadRequest, "Invalid request"},
-	quire.EUNAUTHORIZED: {http.StatusUnauthorized, "Unauthorized"},
-	quire.EFORBIDDEN:    {http.StatusForbidden, "Forbidden"},
-	quire.ENOTFOUND:     {http.StatusNotFound, "Not found"},
-	quire.EMETHOD:       {http.StatusMethodNotAllowed, "Method not allowed"},
-	quire.ECONFLICT:     {http.StatusConflict, "Conflict"},
-	quire.ETOOLARGE:     {http.StatusRequestEntityTooLarge, "Request body too large"},
-	quire.EMEDIATYPE:    {http.StatusUnsupportedMediaType, "Unsupported media type"},
-	quire.EUNAVAILABLE:  {http.StatusServiceUnavailable, "Service unavailable"},
-	quire.EINTERNAL:     {http.StatusInternalServerError, "Internal error"},
-	quire.ETHROTTLED:    {http.StatusTooManyRequests, "Too many requests"},
-	quire.EGATEWAY:      {http.StatusBadGateway, "Gateway error"},
+	quire.EINVALID:       {http.StatusBadRequest, "Invalid request"},
+	quire.EUNAUTHORIZED:  {http.StatusUnauthorized, "Unauthorized"},
+	quire.EFORBIDDEN:     {http.StatusForbidden, "Forbidden"},
+	quire.ENOTFOUND:      {http.StatusNotFound, "Not found"},
+	quire.EMETHOD:        {http.StatusMethodNotAllowed, "Method not allowed"},
+	quire.ENOTACCEPTABLE: {http.StatusNotAcceptable, "Not acceptable"},
+	quire.ECONFLICT:      {http.StatusConflict, "Conflict"},
+	quire.ETOOLARGE:      {http.StatusRequestEntityTooLarge, "Request body too large"},
+	quire.EMEDIATYPE:     {http.StatusUnsupportedMediaType, "Unsupported media type"},
+	quire.EUNAVAILABLE:   {http.StatusServiceUnavailable, "Service unavailable"},
+	quire.EINTERNAL:      {http.StatusInternalServerError, "Internal error"},
+	quire.ETHROTTLED:     {http.StatusTooManyRequests, "Too many requests"},
+	quire.EGATEWAY:       {http.StatusBadGateway, "Gateway error"},
 }
 
 // Status returns the HTTP status for an error code; 500 for an unknown code.

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/routes"
 )
 
 type thing struct {
@@ -225,12 +226,14 @@ func usersRouter(t *testing.T) http.Handler {
 	t.Helper()
 	ok := func(w http.ResponseWriter, r *http.Request) error {
 		c := CallerOf(r)
-		return JSON(w, 200, map[string]string{"id": r.PathValue("id"), "caller": c.ID.String(), "role": string(c.Role)})
+		return JSON(w, r, 200, map[string]string{"id": r.PathValue("id"), "caller": c.ID.String(), "role": string(c.Role)})
 	}
-	h, err := NewRouter("users", Handlers{
-		"GET /users": ok, "POST /users": ok, "GET /users/{id}": ok, "PUT /users/{id}": ok, "GET /admin/users": ok,
-		"DELETE /users/{id}": func(http.ResponseWriter, *http.Request) error { panic("boom") },
-	})
+	hs := Handlers{}
+	for _, rt := range routes.ForGroup(routes.GroupUsers) {
+		hs[rt.Resource().Key()] = ok
+	}
+	hs["DELETE /users/{id}"] = func(http.ResponseWriter, *http.Request) error { panic("boom") }
+	h, err := NewRouter(routes.GroupUsers, hs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,8 @@ import (
 // Error; it must not have written anything before returning one.
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// Handlers maps route keys ("GET /users/{id}") to their handlers.
+// Handlers maps route keys ("GET /users/{id}", without a version prefix) to
+// their handlers.
 type Handlers map[string]HandlerFunc
 
 // NewRouter returns the handler of one resource group, routed by the route
@@ -28,11 +29,12 @@ func NewRouter(group string, hs Handlers) (http.Handler, error) {
 	mux := http.NewServeMux()
 	served := map[string]bool{}
 	for _, rt := range routes.ForGroup(group) {
-		h, ok := hs[rt.Key()]
+		key := rt.Resource().Key()
+		h, ok := hs[key]
 		if !ok {
-			return nil, fmt.Errorf("rest: group %s has no handler for %s", group, rt.Key())
+			return nil, fmt.Errorf("rest: group %s has no handler for %s", group, key)
 		}
-		served[rt.Key()] = true
+		served[key] = true
 		mux.Handle(rt.Key(), route(rt, h))
 	}
 	for key := range hs {
@@ -51,7 +53,8 @@ func NewRouter(group string, hs Handlers) (http.Handler, error) {
 	return mux, nil
 }
 
-// route serves one route with h after checking its caller may call it:
+// route serves one route with h after checking its caller may call it and,
+// for a versioned route, choosing the representation by path and Accept:
 // another method (HEAD, which net/http's "GET" patterns also match, or any
 // undefined one) is 405, and a panic is an internal error rather than a
 // crashed function.
@@ -69,6 +72,10 @@ func route(rt routes.Route, h HandlerFunc) http.Handler {
 			return
 		}
 		r, err := authorize(r, rt.Access, time.Now())
+		if err == nil && rt.Versioned {
+			w.Header().Add("Vary", "Accept")
+			r, err = negotiate(r, rt.Version)
+		}
 		if err == nil {
 			err = h(w, r)
 		}

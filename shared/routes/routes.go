@@ -6,6 +6,7 @@ package routes
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -27,10 +28,32 @@ type Route struct {
 	Path   string
 	Group  string // the function that serves the route
 	Access Access
+	// Versioned routes serve a resource in every API version: under
+	// /api/v1 and /api/v2 (Version says which), and without a prefix
+	// (Version 0), where the Accept header chooses the version.
+	Versioned bool
+	Version   int
 }
+
+// Versions are the API's versions, oldest first. A request that names none
+// gets the oldest.
+var Versions = []int{1, 2}
+
+// VersionPrefix returns the path prefix of version v: "/api/v1".
+func VersionPrefix(v int) string { return "/api/v" + strconv.Itoa(v) }
 
 // Key is the route as "METHOD /path", the form net/http patterns use.
 func (r Route) Key() string { return r.Method + " " + r.Path }
+
+// Resource returns the route without its version prefix: the route a
+// handler serves in every version.
+func (r Route) Resource() Route {
+	if r.Version != 0 {
+		r.Path = strings.TrimPrefix(r.Path, VersionPrefix(r.Version))
+		r.Version = 0
+	}
+	return r
+}
 
 // The resource groups. Each is one Lambda function.
 const (
@@ -64,24 +87,44 @@ type Group struct {
 	MemoryMB int
 }
 
-// All returns every route, in a stable order.
-func All() []Route {
-	return []Route{
-		{"GET", "/health", GroupHealth, Public},
-		{"GET", "/status", GroupHealth, Public},
+// All returns every route, in a stable order: the routes outside
+// versioning, then each resource route without a version prefix, then under
+// each version's prefix.
+func All() []Route { return all }
 
-		{"POST", "/login", GroupAuth, Public},
-		{"GET", "/.well-known/jwks.json", GroupAuth, Public},
+var all = expand(
+	[]Route{
+		{Method: "GET", Path: "/health", Group: GroupHealth, Access: Public},
+		{Method: "GET", Path: "/status", Group: GroupHealth, Access: Public},
 
-		{"GET", "/landing", GroupCatalog, Public},
+		{Method: "POST", Path: "/login", Group: GroupAuth, Access: Public},
+		{Method: "GET", Path: "/.well-known/jwks.json", Group: GroupAuth, Access: Public},
+	},
+	// The resources, in every version.
+	[]Route{
+		{Method: "GET", Path: "/landing", Group: GroupCatalog, Access: Public},
 
-		{"GET", "/users", GroupUsers, User},
-		{"POST", "/users", GroupUsers, Public},
-		{"GET", "/users/{id}", GroupUsers, User},
-		{"PUT", "/users/{id}", GroupUsers, User},
-		{"DELETE", "/users/{id}", GroupUsers, User},
-		{"GET", "/admin/users", GroupUsers, Admin},
+		{Method: "GET", Path: "/users", Group: GroupUsers, Access: User},
+		{Method: "POST", Path: "/users", Group: GroupUsers, Access: Public},
+		{Method: "GET", Path: "/users/{id}", Group: GroupUsers, Access: User},
+		{Method: "PUT", Path: "/users/{id}", Group: GroupUsers, Access: User},
+		{Method: "DELETE", Path: "/users/{id}", Group: GroupUsers, Access: User},
+		{Method: "GET", Path: "/admin/users", Group: GroupUsers, Access: Admin},
+	},
+)
+
+func expand(plain, resources []Route) []Route {
+	out := slices.Clone(plain)
+	for _, v := range append([]int{0}, Versions...) {
+		for _, r := range resources {
+			r.Versioned, r.Version = true, v
+			if v != 0 {
+				r.Path = VersionPrefix(v) + r.Path
+			}
+			out = append(out, r)
+		}
 	}
+	return out
 }
 
 // Groups returns every resource group, in a stable order.

@@ -52,7 +52,7 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return err
 	}
-	return rest.JSON(w, http.StatusOK, us)
+	return rest.JSON(w, r, http.StatusOK, us)
 }
 
 // listAll answers every user in any status, a page at a time.
@@ -92,7 +92,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, q ListQuery) err
 	if next != 0 {
 		rest.SetNext(w, r, next.String())
 	}
-	return rest.JSON(w, http.StatusOK, us)
+	return rest.JSON(w, r, http.StatusOK, us)
 }
 
 // create signs a new customer up. The route is public: whatever the body
@@ -110,7 +110,7 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Location", rest.URL(r, "/users/"+u.ID.String()))
-	return rest.JSON(w, http.StatusCreated, u)
+	return rest.JSON(w, r, http.StatusCreated, u)
 }
 
 // ownID returns the id in the path when the caller may act on that user,
@@ -135,7 +135,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return rest.JSON(w, http.StatusOK, u)
+	return rest.JSON(w, r, http.StatusOK, u)
 }
 
 // replace stores the user's fields: email and names; a new password when
@@ -162,7 +162,7 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return rest.JSON(w, http.StatusOK, stored)
+	return rest.JSON(w, r, http.StatusOK, stored)
 }
 
 func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) error {
