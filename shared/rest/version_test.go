@@ -130,4 +130,3 @@ func FuzzParseAccept(f *testing.F) {
 		}
 	})
 }
-
