@@ -44,9 +44,11 @@ const (
 	attrPK       = "pk"
 	attrListPK   = "list_pk"
 	attrActivePK = "active_pk"
+	attrRolePK   = "role_pk"
 	attrID       = "id"
 	indexList    = "list"
 	indexActive  = "active"
+	indexRole    = "role"
 )
 
 // Tables returns the definition of every table Quire uses.
@@ -56,12 +58,14 @@ func Tables() []Table {
 			// Users and the email reservations that keep emails unique.
 			// Users carry list_pk so that the sparse "list" index holds
 			// users only, ordered by id: one Query per page, never a Scan.
-			// Active users also carry active_pk, for the "active" index.
+			// Active users also carry active_pk, for the "active" index,
+			// and role_pk (their role), for the "role" index.
 			Name:         routes.TableUsers,
 			PartitionKey: Key{attrPK, "S"},
 			Indexes: []Index{
 				{Name: indexList, PartitionKey: Key{attrListPK, "S"}, SortKey: &Key{attrID, "N"}},
 				{Name: indexActive, PartitionKey: Key{attrActivePK, "S"}, SortKey: &Key{attrID, "N"}},
+				{Name: indexRole, PartitionKey: Key{attrRolePK, "S"}, SortKey: &Key{attrID, "N"}},
 			},
 		},
 		{

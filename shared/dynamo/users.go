@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -106,8 +107,11 @@ func (s *UserStore) Get(ctx context.Context, id quire.ID) (*users.User, error) {
 // for active users, "list" for all. It reads one item more than it returns
 // to know whether a next page exists.
 func (s *UserStore) List(ctx context.Context, q users.ListQuery) ([]users.User, quire.ID, error) {
-	index, key := indexActive, attrActivePK
-	if q.AnyStatus {
+	index, key, value := indexActive, attrActivePK, listUsers
+	switch {
+	case q.Role != "":
+		index, key, value = indexRole, attrRolePK, string(q.Role)
+	case q.AnyStatus:
 		index, key = indexList, attrListPK
 	}
 	limit, after := q.Limit, q.After
@@ -117,7 +121,7 @@ func (s *UserStore) List(ctx context.Context, q users.ListQuery) ([]users.User, 
 		KeyConditionExpression:   aws.String("#p = :p AND id > :after"),
 		ExpressionAttributeNames: map[string]string{"#p": key},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":p": str(listUsers), ":after": num(int64(after)),
+			":p": str(value), ":after": num(int64(after)),
 		},
 		Limit: aws.Int32(int32(limit + 1)),
 	})
@@ -158,19 +162,31 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	values := map[string]types.AttributeValue{
-		":email": str(u.Email), ":first": str(u.FirstName), ":last": str(u.LastName),
+		":email": str(u.Email), ":first": str(u.FirstName),
 		":role": str(string(u.Role)), ":status": str(string(u.Status)),
 		":now": str(now.Format(time.RFC3339Nano)), ":old": str(old.Email),
 	}
-	set := "SET email = :email, first_name = :first, last_name = :last, #role = :role, #status = :status, updated_at = :now"
+	set := []string{"email = :email", "first_name = :first", "#role = :role", "#status = :status", "updated_at = :now"}
+	var remove []string
+	if u.LastName != "" { // a v2 name of one word has no last name
+		set = append(set, "last_name = :last")
+		values[":last"] = str(u.LastName)
+	} else {
+		remove = append(remove, "last_name")
+	}
 	if passwordHash != "" {
-		set += ", " + attrPassword + " = :password"
+		set = append(set, attrPassword+" = :password")
 		values[":password"] = str(passwordHash)
 	}
-	expr := set + " REMOVE " + attrActivePK
 	if u.Status == users.StatusActive {
-		expr = set + ", " + attrActivePK + " = :list"
+		set = append(set, attrActivePK+" = :list", attrRolePK+" = :role")
 		values[":list"] = str(listUsers)
+	} else {
+		remove = append(remove, attrActivePK, attrRolePK)
+	}
+	expr := "SET " + strings.Join(set, ", ")
+	if remove != nil {
+		expr += " REMOVE " + strings.Join(remove, ", ")
 	}
 	update := &types.Update{
 		TableName:        &s.table,
@@ -212,8 +228,97 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 		return nil, fmt.Errorf("replace user %d: %w", u.ID, err)
 	}
 	stored := *u
-	stored.Balance, stored.CreatedAt, stored.UpdatedAt = old.Balance, old.CreatedAt, now
+	stored.Balance, stored.Profile, stored.CreatedAt, stored.UpdatedAt = old.Balance, old.Profile, old.CreatedAt, now
 	return &stored, nil
+}
+
+// ReplaceProfile stores p as the profile of the user id: ENOTFOUND if there
+// is no such user.
+func (s *UserStore) ReplaceProfile(ctx context.Context, id quire.ID, p users.Profile) (*users.User, error) {
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           &s.table,
+		Key:                 userKey(id),
+		UpdateExpression:    aws.String("SET profile = :p, updated_at = :now"),
+		ConditionExpression: aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":p": profileItem(p), ":now": str(s.now().UTC().Truncate(time.Millisecond).Format(time.RFC3339Nano)),
+		},
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	if _, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok {
+		return nil, userNotFound(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("replace profile of user %d: %w", id, err)
+	}
+	return parseUser(out.Attributes)
+}
+
+// update runs one conditional update of the user id as a transaction (so
+// that more items can join it), then reads the user as stored. When the
+// condition fails it reads the user and returns why, by refused: ENOTFOUND
+// when there is no such user.
+func (s *UserStore) update(ctx context.Context, id quire.ID, expr, cond string, values map[string]types.AttributeValue, refused func(*users.User) error) (*users.User, error) {
+	values[":now"] = str(s.now().UTC().Truncate(time.Millisecond).Format(time.RFC3339Nano))
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{
+		Update: &types.Update{
+			TableName:                 &s.table,
+			Key:                       userKey(id),
+			UpdateExpression:          aws.String(expr + ", updated_at = :now"),
+			ConditionExpression:       aws.String("attribute_exists(pk) AND " + cond),
+			ExpressionAttributeNames:  map[string]string{"#status": "status"},
+			ExpressionAttributeValues: values,
+		},
+	}}})
+	if failed := cancelled(err); failed[0] {
+		u, err := s.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := refused(u); err != nil {
+			return nil, err
+		}
+		return nil, changedMeanwhile(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("update user %d: %w", id, err)
+	}
+	return s.Get(ctx, id)
+}
+
+// Deposit adds amount to the balance of the active user id, atomically:
+// concurrent deposits all land.
+func (s *UserStore) Deposit(ctx context.Context, id quire.ID, amount quire.Money) (*users.User, error) {
+	return s.update(ctx, id, "SET balance = balance + :amount",
+		"#status = :active AND balance <= :most",
+		map[string]types.AttributeValue{
+			":amount": num(int64(amount)), ":active": str(string(users.StatusActive)),
+			":most": num(int64(users.MaxBalance - amount)),
+		},
+		func(u *users.User) error {
+			switch {
+			case u.Status != users.StatusActive:
+				return quire.Errorf(quire.ECONFLICT, "The account %d is closed: it takes no deposits.", id)
+			case u.Balance+amount > users.MaxBalance:
+				return quire.Errorf(quire.ECONFLICT, "A balance may not exceed %s; this account has %s.", users.MaxBalance, u.Balance)
+			}
+			return nil
+		})
+}
+
+// Close closes the active account id, keeping its balance.
+func (s *UserStore) Close(ctx context.Context, id quire.ID) (*users.User, error) {
+	return s.update(ctx, id, "REMOVE "+attrActivePK+", "+attrRolePK+" SET #status = :closed",
+		"#status = :active",
+		map[string]types.AttributeValue{
+			":closed": str(string(users.StatusClosed)), ":active": str(string(users.StatusActive)),
+		},
+		func(u *users.User) error {
+			if u.Status != users.StatusActive {
+				return quire.Errorf(quire.ECONFLICT, "The account %d is closed already.", id)
+			}
+			return nil
+		})
 }
 
 // Delete removes the user id and frees its email: ENOTFOUND if there is no
@@ -321,17 +426,56 @@ func userItem(u *users.User) map[string]types.AttributeValue {
 		attrID:       num(int64(u.ID)),
 		"email":      str(u.Email),
 		"first_name": str(u.FirstName),
-		"last_name":  str(u.LastName),
 		"role":       str(string(u.Role)),
 		"status":     str(string(u.Status)),
 		"balance":    num(int64(u.Balance)),
 		"created_at": str(u.CreatedAt.Format(time.RFC3339Nano)),
 		"updated_at": str(u.UpdatedAt.Format(time.RFC3339Nano)),
 	}
+	if u.LastName != "" {
+		item["last_name"] = str(u.LastName)
+	}
 	if u.Status == users.StatusActive {
 		item[attrActivePK] = str(listUsers)
+		item[attrRolePK] = str(string(u.Role))
+	}
+	if u.Profile != (users.Profile{}) {
+		item["profile"] = profileItem(u.Profile)
 	}
 	return item
+}
+
+// profileItem is p as a map attribute, without its empty strings (which
+// DynamoDB Local does not store).
+func profileItem(p users.Profile) types.AttributeValue {
+	m := map[string]types.AttributeValue{"newsletter": &types.AttributeValueMemberBOOL{Value: p.Newsletter}}
+	for name, v := range map[string]string{"bio": p.Bio, "location": p.Location, "website": p.Website} {
+		if v != "" {
+			m[name] = str(v)
+		}
+	}
+	return &types.AttributeValueMemberM{Value: m}
+}
+
+// parseProfile reads the profile attribute of a user item; a user who never
+// wrote one has the zero profile.
+func parseProfile(r *reader, item map[string]types.AttributeValue) users.Profile {
+	v, ok := item["profile"]
+	if !ok {
+		return users.Profile{}
+	}
+	m, ok := v.(*types.AttributeValueMemberM)
+	if !ok {
+		r.fail("profile", "a map")
+		return users.Profile{}
+	}
+	p := users.Profile{Bio: r.optStr(m.Value, "bio"), Location: r.optStr(m.Value, "location"), Website: r.optStr(m.Value, "website")}
+	if b, ok := m.Value["newsletter"].(*types.AttributeValueMemberBOOL); ok {
+		p.Newsletter = b.Value
+	} else {
+		r.fail("profile.newsletter", "a boolean")
+	}
+	return p
 }
 
 func parseUser(item map[string]types.AttributeValue) (*users.User, error) {
@@ -340,10 +484,11 @@ func parseUser(item map[string]types.AttributeValue) (*users.User, error) {
 		ID:        quire.ID(r.num(item, attrID)),
 		Email:     r.str(item, "email"),
 		FirstName: r.str(item, "first_name"),
-		LastName:  r.str(item, "last_name"),
+		LastName:  r.optStr(item, "last_name"),
 		Role:      quire.Role(r.str(item, "role")),
 		Status:    users.Status(r.str(item, "status")),
 		Balance:   quire.Money(r.num(item, "balance")),
+		Profile:   parseProfile(&r, item),
 		CreatedAt: r.time(item, "created_at"),
 		UpdatedAt: r.time(item, "updated_at"),
 	}
@@ -375,6 +520,14 @@ func (r *reader) str(item map[string]types.AttributeValue, name string) string {
 		return ""
 	}
 	return v.Value
+}
+
+// optStr reads a string attribute that is absent when empty.
+func (r *reader) optStr(item map[string]types.AttributeValue, name string) string {
+	if _, ok := item[name]; !ok {
+		return ""
+	}
+	return r.str(item, name)
 }
 
 func (r *reader) num(item map[string]types.AttributeValue, name string) int64 {

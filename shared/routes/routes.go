@@ -109,6 +109,10 @@ var all = expand(
 		{Method: "GET", Path: "/users/{id}", Group: GroupUsers, Access: User},
 		{Method: "PUT", Path: "/users/{id}", Group: GroupUsers, Access: User},
 		{Method: "DELETE", Path: "/users/{id}", Group: GroupUsers, Access: User},
+		{Method: "GET", Path: "/users/{id}/profile", Group: GroupUsers, Access: User},
+		{Method: "PUT", Path: "/users/{id}/profile", Group: GroupUsers, Access: User},
+		{Method: "POST", Path: "/users/{id}/deposit", Group: GroupUsers, Access: User},
+		{Method: "POST", Path: "/users/{id}/close", Group: GroupUsers, Access: User},
 		{Method: "GET", Path: "/admin/users", Group: GroupUsers, Access: Admin},
 	},
 )
@@ -150,7 +154,7 @@ func Groups() []Group {
 		},
 		{
 			Name:        GroupUsers,
-			Description: "Users: sign-up, read, list, replace and delete accounts",
+			Description: "Users: sign-up, accounts, profiles, deposits and closing",
 			Grants: []Grant{{TableUsers, []string{
 				"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
 				"dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "dynamodb:Query",

@@ -22,21 +22,44 @@ type Handlers struct {
 // table.
 func (h *Handlers) Routes() rest.Handlers {
 	return rest.Handlers{
-		"GET /users":         h.list,
-		"POST /users":        h.create,
-		"GET /users/{id}":    h.get,
-		"PUT /users/{id}":    h.replace,
-		"DELETE /users/{id}": h.delete,
-		"GET /admin/users":   h.listAll,
+		"GET /users":               h.list,
+		"POST /users":              h.create,
+		"GET /users/{id}":          h.get,
+		"PUT /users/{id}":          h.replace,
+		"DELETE /users/{id}":       h.delete,
+		"GET /users/{id}/profile":  h.getProfile,
+		"PUT /users/{id}/profile":  h.replaceProfile,
+		"POST /users/{id}/deposit": h.deposit,
+		"POST /users/{id}/close":   h.close,
+		"GET /admin/users":         h.listAll,
 	}
 }
 
-// list answers an admin with the active users, a page at a time, and a
-// customer with their own user.
+// embedProfile reads the embed query parameter: "profile" or nothing.
+func embedProfile(r *http.Request) (bool, error) {
+	q := r.URL.Query()
+	switch e := q.Get("embed"); {
+	case !q.Has("embed"):
+		return false, nil
+	case e == "profile":
+		return true, nil
+	default:
+		return false, quire.Errorf(quire.EINVALID, "The embed query parameter may only be profile.")
+	}
+}
+
+// list answers an admin with the active users (with the role the role
+// query parameter names, if any), a page at a time, and a customer with
+// their own user when it matches.
 func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
 	q, err := listQuery(r)
 	if err != nil {
 		return err
+	}
+	if v := r.URL.Query(); v.Has("role") {
+		if q.Role = quire.Role(v.Get("role")); !q.Role.Valid() {
+			return quire.Errorf(quire.EINVALID, `The role query parameter must be "customer" or "admin".`)
+		}
 	}
 	c := rest.CallerOf(r)
 	if c.Admin() {
@@ -45,14 +68,14 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
 	us := []User{}
 	switch u, err := h.Store.Get(r.Context(), c.ID); quire.ErrorCode(err) {
 	case "":
-		if q.After < u.ID {
+		if q.After < u.ID && u.Status == StatusActive && (q.Role == "" || q.Role == u.Role) {
 			us = append(us, *u)
 		}
 	case quire.ENOTFOUND: // deleted since the token was issued
 	default:
 		return err
 	}
-	return rest.JSON(w, r, http.StatusOK, us)
+	return rest.JSON(w, r, http.StatusOK, representAll(r, us, q.Embed))
 }
 
 // listAll answers every user in any status, a page at a time.
@@ -60,6 +83,9 @@ func (h *Handlers) listAll(w http.ResponseWriter, r *http.Request) error {
 	q, err := listQuery(r)
 	if err != nil {
 		return err
+	}
+	if r.URL.Query().Has("role") {
+		return quire.Errorf(quire.EINVALID, "The role query parameter filters active users: use GET /users?role=.")
 	}
 	q.AnyStatus = true
 	return h.page(w, r, q)
@@ -70,7 +96,11 @@ func listQuery(r *http.Request) (ListQuery, error) {
 	if err != nil {
 		return ListQuery{}, err
 	}
-	q := ListQuery{Limit: page.Limit}
+	embed, err := embedProfile(r)
+	if err != nil {
+		return ListQuery{}, err
+	}
+	q := ListQuery{Limit: page.Limit, Embed: embed}
 	if page.After != "" {
 		n, err := strconv.ParseInt(page.After, 10, 64)
 		if err != nil || n <= 0 || quire.ID(n) > quire.MaxID {
@@ -86,13 +116,10 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, q ListQuery) err
 	if err != nil {
 		return err
 	}
-	if us == nil {
-		us = []User{}
-	}
 	if next != 0 {
 		rest.SetNext(w, r, next.String())
 	}
-	return rest.JSON(w, r, http.StatusOK, us)
+	return rest.JSON(w, r, http.StatusOK, representAll(r, us, q.Embed))
 }
 
 // create signs a new customer up. The route is public: whatever the body
@@ -102,15 +129,15 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err := rest.Decode(r, &f); err != nil {
 		return err
 	}
-	u, err := newUser(f)
+	u, err := newUser(f, rest.Version(r))
 	if err != nil {
 		return err
 	}
 	if err := h.Store.Create(r.Context(), u, password.Hash(*f.Password)); err != nil {
 		return err
 	}
-	w.Header().Set("Location", rest.URL(r, "/users/"+u.ID.String()))
-	return rest.JSON(w, r, http.StatusCreated, u)
+	w.Header().Set("Location", rest.URL(r, rest.Path(r, "/users/"+u.ID.String())))
+	return rest.JSON(w, r, http.StatusCreated, represent(r, u, false))
 }
 
 // ownID returns the id in the path when the caller may act on that user,
@@ -131,11 +158,15 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	embed, err := embedProfile(r)
+	if err != nil {
+		return err
+	}
 	u, err := h.Store.Get(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	return rest.JSON(w, r, http.StatusOK, u)
+	return rest.JSON(w, r, http.StatusOK, represent(r, u, embed))
 }
 
 // replace stores the user's fields: email and names; a new password when
@@ -149,7 +180,7 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 	if err := rest.Decode(r, &f); err != nil {
 		return err
 	}
-	u, err := f.user(rest.CallerOf(r).Admin())
+	u, err := f.user(rest.Version(r), rest.CallerOf(r).Admin())
 	if err != nil {
 		return err
 	}
@@ -162,7 +193,73 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return rest.JSON(w, r, http.StatusOK, stored)
+	return rest.JSON(w, r, http.StatusOK, represent(r, stored, false))
+}
+
+func (h *Handlers) getProfile(w http.ResponseWriter, r *http.Request) error {
+	id, err := ownID(r)
+	if err != nil {
+		return err
+	}
+	u, err := h.Store.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return rest.JSON(w, r, http.StatusOK, u.Profile)
+}
+
+func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request) error {
+	id, err := ownID(r)
+	if err != nil {
+		return err
+	}
+	var p Profile
+	if err := rest.Decode(r, &p); err != nil {
+		return err
+	}
+	if p, err = p.check(); err != nil {
+		return err
+	}
+	u, err := h.Store.ReplaceProfile(r.Context(), id, p)
+	if err != nil {
+		return err
+	}
+	return rest.JSON(w, r, http.StatusOK, u.Profile)
+}
+
+// deposit adds money to an active account and answers the user as it is
+// now.
+func (h *Handlers) deposit(w http.ResponseWriter, r *http.Request) error {
+	id, err := ownID(r)
+	if err != nil {
+		return err
+	}
+	var d Deposit
+	if err := rest.Decode(r, &d); err != nil {
+		return err
+	}
+	amount, err := d.check()
+	if err != nil {
+		return err
+	}
+	u, err := h.Store.Deposit(r.Context(), id, amount)
+	if err != nil {
+		return err
+	}
+	return rest.JSON(w, r, http.StatusOK, represent(r, u, false))
+}
+
+// close closes an active account; its balance stays, frozen.
+func (h *Handlers) close(w http.ResponseWriter, r *http.Request) error {
+	id, err := ownID(r)
+	if err != nil {
+		return err
+	}
+	u, err := h.Store.Close(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return rest.JSON(w, r, http.StatusOK, represent(r, u, false))
 }
 
 func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) error {

@@ -82,7 +82,11 @@ func as(t *testing.T, api *servicetest.API, u user) *servicetest.Client {
 // listAll follows next links from path?limit as c and returns every user.
 func listAll(t *testing.T, c *servicetest.Client, path string, limit int) (all []user, pages int) {
 	t.Helper()
-	next := fmt.Sprintf("%s?limit=%d", path, limit)
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	next := fmt.Sprintf("%s%slimit=%d", path, sep, limit)
 	link := regexp.MustCompile(`^<([^>]+)>; rel="next"$`)
 	for next != "" {
 		r := c.Do(t, "GET", next, "")

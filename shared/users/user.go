@@ -5,7 +5,9 @@ package users
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/mail"
+	"net/url"
 	"strings"
 	"time"
 	"unicode"
@@ -24,33 +26,113 @@ const (
 	StatusClosed Status = "CLOSED"
 )
 
-// User is an account of the bookshop, with its prepaid balance.
+// User is an account of the bookshop, with its prepaid balance and its
+// profile. Its representations, one per API version, are in rep.go.
 type User struct {
-	ID        quire.ID    `json:"id"`
-	Email     string      `json:"email"`
-	FirstName string      `json:"first_name"`
-	LastName  string      `json:"last_name"`
-	Role      quire.Role  `json:"role"`
-	Status    Status      `json:"status"`
-	Balance   quire.Money `json:"balance"`
-	CreatedAt time.Time   `json:"created_at"`
-	UpdatedAt time.Time   `json:"updated_at"`
+	ID        quire.ID
+	Email     string
+	FirstName string
+	LastName  string
+	Role      quire.Role
+	Status    Status
+	Balance   quire.Money
+	Profile   Profile
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
-// Fields are the writable fields of a user as a request body carries them.
-// The read-only fields (id, balance, created_at, updated_at) are accepted and
+// Name is the user's full name, as API v2 shows it.
+func (u *User) Name() string { return strings.TrimSpace(u.FirstName + " " + u.LastName) }
+
+// Profile is what a user tells about themselves. PUT replaces it whole: an
+// absent field is empty.
+type Profile struct {
+	Bio        string `json:"bio"`
+	Location   string `json:"location"`
+	Website    string `json:"website"`
+	Newsletter bool   `json:"newsletter"`
+}
+
+// Limits on profile fields, in characters.
+const (
+	MaxBioLen      = 500
+	MaxLocationLen = 100
+	MaxWebsiteLen  = 200
+)
+
+// check returns the profile with its strings trimmed, or each invalid
+// field.
+func (p Profile) check() (Profile, error) {
+	var errs []quire.FieldError
+	for _, f := range []struct {
+		field string
+		v     *string
+		max   int
+	}{{"bio", &p.Bio, MaxBioLen}, {"location", &p.Location, MaxLocationLen}, {"website", &p.Website, MaxWebsiteLen}} {
+		*f.v = strings.TrimSpace(*f.v)
+		switch {
+		case !utf8.ValidString(*f.v):
+			errs = append(errs, quire.FieldError{Pointer: "/" + f.field, Detail: "must be UTF-8"})
+		case utf8.RuneCountInString(*f.v) > f.max:
+			errs = append(errs, quire.FieldError{Pointer: "/" + f.field, Detail: fmt.Sprintf("must be at most %d characters", f.max)})
+		case f.field != "bio" && strings.ContainsFunc(*f.v, unicode.IsControl):
+			errs = append(errs, quire.FieldError{Pointer: "/" + f.field, Detail: "must not contain control characters"})
+		}
+	}
+	if p.Website != "" {
+		if u, err := url.Parse(p.Website); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			errs = append(errs, quire.FieldError{Pointer: "/website", Detail: "must be an http or https URL"})
+		}
+	}
+	if errs != nil {
+		return Profile{}, quire.Invalid(errs...)
+	}
+	return p, nil
+}
+
+// Deposits: each is at least MinDeposit and at most MaxDeposit, and a
+// balance never exceeds MaxBalance.
+const (
+	MinDeposit quire.Money = 1
+	MaxDeposit quire.Money = 10_000_00
+	MaxBalance quire.Money = 1_000_000_00
+)
+
+// Deposit is the body of POST /users/{id}/deposit.
+type Deposit struct {
+	Amount *quire.Money `json:"amount"`
+}
+
+// check returns the amount of d, or why it is not a valid deposit.
+func (d Deposit) check() (quire.Money, error) {
+	switch {
+	case d.Amount == nil:
+		return 0, quire.Invalid(quire.FieldError{Pointer: "/amount", Detail: "is required"})
+	case *d.Amount < MinDeposit || *d.Amount > MaxDeposit:
+		return 0, quire.Invalid(quire.FieldError{Pointer: "/amount",
+			Detail: fmt.Sprintf("must be from %s to %s", MinDeposit, MaxDeposit)})
+	}
+	return *d.Amount, nil
+}
+
+// Fields are the writable fields of a user as a request body carries them:
+// first_name and last_name in API v1, name in v2. The read-only fields (id,
+// balance, created_at, updated_at, profile, _links) are accepted and
 // ignored, so that a client may PUT back what it got from a GET; so are role
 // and status, except from an admin. The password is write-only.
 type Fields struct {
 	Email     *string     `json:"email"`
 	FirstName *string     `json:"first_name"`
 	LastName  *string     `json:"last_name"`
+	Name      *string     `json:"name"`
 	Role      *quire.Role `json:"role"`
 	Status    *Status     `json:"status"`
 	Password  *string     `json:"password"`
 
 	ID        json.RawMessage `json:"id"`
 	Balance   json.RawMessage `json:"balance"`
+	Profile   json.RawMessage `json:"profile"`
+	Links     json.RawMessage `json:"_links"`
 	CreatedAt json.RawMessage `json:"created_at"`
 	UpdatedAt json.RawMessage `json:"updated_at"`
 }
@@ -65,7 +147,9 @@ const (
 type ListQuery struct {
 	After     quire.ID // 0 for the first page
 	Limit     int
-	AnyStatus bool // closed accounts too
+	AnyStatus bool       // closed accounts too
+	Role      quire.Role // only active users with this role, when set
+	Embed     bool       // each user with its profile
 }
 
 // Store keeps users. Its methods return *quire.Error with ENOTFOUND for a
@@ -82,17 +166,27 @@ type Store interface {
 	// the stored role and status where u's are zero and the stored
 	// password where passwordHash is "", and returns the user as stored.
 	Replace(ctx context.Context, u *User, passwordHash string) (*User, error)
+	// ReplaceProfile stores p as the profile of the user id and returns
+	// the user as stored.
+	ReplaceProfile(ctx context.Context, id quire.ID, p Profile) (*User, error)
+	// Deposit adds amount to the balance of the active user id and
+	// returns the user as stored: ECONFLICT for a closed account or a
+	// balance that would pass MaxBalance.
+	Deposit(ctx context.Context, id quire.ID, amount quire.Money) (*User, error)
+	// Close sets the status of the active user id to CLOSED, keeping its
+	// balance, and returns the user as stored: ECONFLICT if it is closed.
+	Close(ctx context.Context, id quire.ID) (*User, error)
 	Delete(ctx context.Context, id quire.ID) error
 }
 
-// newUser validates f for a sign-up: email, first and last name and
+// newUser validates f for a sign-up in API version v: email, names and
 // password are required; the role is customer and the status ACTIVE,
 // whatever f says.
-func newUser(f Fields) (*User, error) {
+func newUser(f Fields, v int) (*User, error) {
 	if f.Password == nil {
 		f.Password = new(string) // reported as too short, with the others
 	}
-	u, err := f.user(false)
+	u, err := f.user(v, false)
 	if err != nil {
 		return nil, err
 	}
@@ -100,11 +194,14 @@ func newUser(f Fields) (*User, error) {
 	return u, nil
 }
 
-// user validates f as a complete set of the fields its writer may set: the
-// email and names, plus role and status when admin is true (otherwise they
-// are ignored and u's are zero), and the password when present. Each
-// invalid field is listed in the error.
-func (f Fields) user(admin bool) (*User, error) {
+// user validates f as a complete set of the fields its writer may set in
+// API version v: the email and names, plus role and status when admin is
+// true (otherwise they are ignored and u's are zero), and the password
+// when present. Each invalid field is listed in the error.
+//
+// v2's name is stored as a first name (up to the first space) and a last
+// name (the rest, possibly empty), which is how v1 shows it.
+func (f Fields) user(v int, admin bool) (*User, error) {
 	var errs []quire.FieldError
 	bad := func(field, detail string) {
 		errs = append(errs, quire.FieldError{Pointer: "/" + field, Detail: detail})
@@ -120,11 +217,31 @@ func (f Fields) user(admin bool) (*User, error) {
 			u.Email = email
 		}
 	}
-	for _, n := range []struct {
+	names := []struct {
 		field string
 		in    *string
 		out   *string
-	}{{"first_name", f.FirstName, &u.FirstName}, {"last_name", f.LastName, &u.LastName}} {
+	}{{"first_name", f.FirstName, &u.FirstName}, {"last_name", f.LastName, &u.LastName}}
+	if v >= 2 {
+		for _, n := range names {
+			if n.in != nil {
+				bad(n.field, "is not a field of a user in API v2; send name")
+			}
+		}
+		names = names[:0]
+		switch {
+		case f.Name == nil:
+			bad("name", "is required")
+		case checkName(*f.Name) != "":
+			bad("name", checkName(*f.Name))
+		default:
+			first, last, _ := strings.Cut(strings.TrimSpace(*f.Name), " ")
+			u.FirstName, u.LastName = first, strings.TrimSpace(last)
+		}
+	} else if f.Name != nil {
+		bad("name", "is not a field of a user in API v1; send first_name and last_name")
+	}
+	for _, n := range names {
 		if n.in == nil {
 			bad(n.field, "is required")
 			continue

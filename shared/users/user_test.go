@@ -14,7 +14,7 @@ import (
 
 func TestNewUser(t *testing.T) {
 	u, err := newUser(Fields{Email: ptr("  ada@example.com "), FirstName: ptr(" Ada"), LastName: ptr("Lovelace"),
-		Password: ptr("correct horse"), Role: ptr(quire.RoleAdmin), Status: ptr(StatusClosed)})
+		Password: ptr("correct horse"), Role: ptr(quire.RoleAdmin), Status: ptr(StatusClosed)}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestFieldsErrors(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tc.f.user(tc.admin)
+			_, err := tc.f.user(1, tc.admin)
 			e, ok := errors.AsType[*quire.Error](err)
 			if !ok || e.Code != quire.EINVALID {
 				t.Fatalf("err = %v", err)
@@ -117,7 +117,7 @@ func FuzzFields(f *testing.F) {
 		if err := rest.Decode(r, &fs); err != nil {
 			return
 		}
-		u, err := newUser(fs)
+		u, err := newUser(fs, 1)
 		if err != nil {
 			if quire.ErrorCode(err) != quire.EINVALID {
 				t.Fatalf("newUser(%s): %v", body, err)
