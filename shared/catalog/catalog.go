@@ -4,78 +4,189 @@ package catalog
 
 import (
 	"context"
-	"net/http"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/quireapi/quire/shared/quire"
-	"github.com/quireapi/quire/shared/rest"
 )
 
 // Status is whether a product can be bought.
 type Status string
 
-// The product states.
+// The product states. Only an available product can be bought. ARCHIVED
+// exists from API v2 on; v1 shows an archived product as DISCONTINUED,
+// which is what it means to a v1 client: it is no longer sold.
 const (
 	StatusAvailable    Status = "AVAILABLE"
 	StatusDiscontinued Status = "DISCONTINUED"
+	StatusArchived     Status = "ARCHIVED"
 )
+
+// In returns s as API version v shows it.
+func (s Status) In(v int) Status {
+	if v < 2 && s == StatusArchived {
+		return StatusDiscontinued
+	}
+	return s
+}
+
+// validIn reports whether a client of API version v may set s.
+func (s Status) validIn(v int) bool {
+	return s == StatusAvailable || s == StatusDiscontinued || (v >= 2 && s == StatusArchived)
+}
 
 // Author is a writer of books in the catalog.
 type Author struct {
-	ID   quire.ID `json:"id"`
-	Name string   `json:"name"`
+	ID   quire.ID
+	Name string
 }
 
-// Product is a book for sale.
+// Product is a book for sale. AuthorName is its author's name, kept with
+// it for the landing page.
 type Product struct {
-	ID       quire.ID    `json:"id"`
-	Name     string      `json:"name"`
-	Price    quire.Money `json:"price"`
-	Status   Status      `json:"status"`
-	AuthorID quire.ID    `json:"author_id"`
+	ID         quire.ID
+	Name       string
+	Price      quire.Money
+	Status     Status
+	AuthorID   quire.ID
+	AuthorName string
 }
 
-// FeaturedBook is a product on the landing page, with its author's name.
-type FeaturedBook struct {
-	Product
-	AuthorName string `json:"author_name"`
-}
-
-// Landing is the body of GET /landing.
-type Landing struct {
-	Featured []FeaturedBook `json:"featured"`
-}
+// Bounds on catalog fields.
+const (
+	MaxNameLen = 200 // characters, of a product's or an author's name
+	MaxPrice   = quire.Money(10_000_00)
+)
 
 // MaxFeatured bounds the books the landing page shows.
 const MaxFeatured = 12
 
-// Store keeps the catalog.
+// ListQuery selects a page of authors or products.
+type ListQuery struct {
+	After    quire.ID // 0 for the first page
+	Limit    int
+	AuthorID quire.ID // only this author's books, when set
+}
+
+// Store keeps the catalog. Its methods return *quire.Error with ENOTFOUND
+// for a missing author or product.
 type Store interface {
-	// Featured returns up to limit featured books, in their featured
-	// order.
-	Featured(ctx context.Context, limit int) ([]FeaturedBook, error)
+	// Featured returns up to limit featured books that are available, in
+	// their featured order.
+	Featured(ctx context.Context, limit int) ([]Product, error)
+	Author(ctx context.Context, id quire.ID) (*Author, error)
+	// Authors and Products return a page ordered by id, and the id the
+	// next page starts after, or 0.
+	Authors(ctx context.Context, q ListQuery) ([]Author, quire.ID, error)
+	Product(ctx context.Context, id quire.ID) (*Product, error)
+	Products(ctx context.Context, q ListQuery) ([]Product, quire.ID, error)
+	// CreateAuthor stores a under a new id it sets.
+	CreateAuthor(ctx context.Context, a *Author) error
+	// CreateProduct stores p under a new id it sets: EINVALID when its
+	// author does not exist.
+	CreateProduct(ctx context.Context, p *Product) error
+	// ReplaceProduct stores p's fields over the product p.ID and returns
+	// it as stored: EINVALID when its author does not exist. When
+	// keepArchived is set, a DISCONTINUED status leaves an ARCHIVED
+	// product archived (a v1 client cannot tell the two apart).
+	ReplaceProduct(ctx context.Context, p *Product, keepArchived bool) (*Product, error)
 }
 
-// Handlers serves the catalog from a Store.
-type Handlers struct {
-	Store Store
+// ProductFields are the writable fields of a product in a request body.
+// id and links are read-only: accepted and ignored.
+type ProductFields struct {
+	Name     *string      `json:"name"`
+	Price    *quire.Money `json:"price"`
+	Status   *Status      `json:"status"`
+	AuthorID *quire.ID    `json:"author_id"`
+
+	ID    any `json:"id"`
+	Links any `json:"links"`
 }
 
-// Routes returns the handler of each catalog route, keyed as in the route
-// table.
-func (h *Handlers) Routes() rest.Handlers {
-	return rest.Handlers{"GET /landing": h.landing}
-}
-
-// landing answers the landing page's data, public and the same for every
-// caller, so caches may keep it for a minute.
-func (h *Handlers) landing(w http.ResponseWriter, r *http.Request) error {
-	books, err := h.Store.Featured(r.Context(), MaxFeatured)
-	if err != nil {
-		return err
+// product validates f as a whole product, written by a client of API
+// version v. Each invalid field is listed in the error.
+func (f ProductFields) product(v int) (*Product, error) {
+	var errs []quire.FieldError
+	bad := func(field, detail string) { errs = append(errs, quire.FieldError{Pointer: "/" + field, Detail: detail}) }
+	p := &Product{}
+	if f.Name == nil {
+		bad("name", "is required")
+	} else if detail := checkName(*f.Name); detail != "" {
+		bad("name", detail)
+	} else {
+		p.Name = strings.TrimSpace(*f.Name)
 	}
-	if books == nil {
-		books = []FeaturedBook{}
+	switch {
+	case f.Price == nil:
+		bad("price", "is required")
+	case *f.Price < 1 || *f.Price > MaxPrice:
+		bad("price", fmt.Sprintf("must be from 0.01 to %s", MaxPrice))
+	default:
+		p.Price = *f.Price
 	}
-	w.Header().Set("Cache-Control", "public, max-age=60")
-	return rest.JSON(w, r, http.StatusOK, Landing{Featured: books})
+	switch {
+	case f.Status == nil:
+		bad("status", "is required")
+	case !f.Status.validIn(v):
+		want := `must be "AVAILABLE", "DISCONTINUED" or "ARCHIVED"`
+		if v < 2 {
+			want = `must be "AVAILABLE" or "DISCONTINUED"`
+		}
+		bad("status", want)
+	default:
+		p.Status = *f.Status
+	}
+	switch {
+	case f.AuthorID == nil:
+		bad("author_id", "is required")
+	case *f.AuthorID < 1:
+		bad("author_id", "must be an author's id")
+	default:
+		p.AuthorID = *f.AuthorID
+	}
+	if errs != nil {
+		return nil, quire.Invalid(errs...)
+	}
+	return p, nil
+}
+
+// AuthorFields are the writable fields of an author in a request body.
+type AuthorFields struct {
+	Name *string `json:"name"`
+
+	ID    any `json:"id"`
+	Links any `json:"links"`
+}
+
+func (f AuthorFields) author() (*Author, error) {
+	switch {
+	case f.Name == nil:
+		return nil, quire.Invalid(quire.FieldError{Pointer: "/name", Detail: "is required"})
+	case checkName(*f.Name) != "":
+		return nil, quire.Invalid(quire.FieldError{Pointer: "/name", Detail: checkName(*f.Name)})
+	}
+	return &Author{Name: strings.TrimSpace(*f.Name)}, nil
+}
+
+func checkName(s string) string {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return "must not be empty"
+	case !utf8.ValidString(s):
+		return "must be UTF-8"
+	case utf8.RuneCountInString(s) > MaxNameLen:
+		return fmt.Sprintf("must be at most %d characters", MaxNameLen)
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return "must not contain control characters"
+	}
+	return ""
+}
+
+// NoSuchAuthor is the error for a product whose author_id names no author.
+func NoSuchAuthor(id quire.ID) error {
+	return quire.Invalid(quire.FieldError{Pointer: "/author_id", Detail: fmt.Sprintf("no author has the id %d", id)})
 }

@@ -37,10 +37,16 @@ func TestLanding(t *testing.T) {
 	if err := dec.Decode(&got); err != nil {
 		t.Fatal(err)
 	}
+	links := func(id, author string) []any {
+		return []any{
+			map[string]any{"rel": "buy", "href": "/products/" + id + "/buy"},
+			map[string]any{"rel": "author", "href": "/authors/" + author},
+		}
+	}
 	want := []map[string]any{
-		{"id": json.Number("1"), "name": "Frankenstein", "price": json.Number("12.99"), "status": "AVAILABLE", "author_id": json.Number("1"), "author_name": "Mary Shelley"},
-		{"id": json.Number("3"), "name": "Pride and Prejudice", "price": json.Number("9.99"), "status": "AVAILABLE", "author_id": json.Number("2"), "author_name": "Jane Austen"},
-		{"id": json.Number("5"), "name": "Moby-Dick", "price": json.Number("14.50"), "status": "AVAILABLE", "author_id": json.Number("3"), "author_name": "Herman Melville"},
+		{"id": json.Number("1"), "name": "Frankenstein", "price": json.Number("12.99"), "status": "AVAILABLE", "author_id": json.Number("1"), "author_name": "Mary Shelley", "links": links("1", "1")},
+		{"id": json.Number("3"), "name": "Pride and Prejudice", "price": json.Number("9.99"), "status": "AVAILABLE", "author_id": json.Number("2"), "author_name": "Jane Austen", "links": links("3", "2")},
+		{"id": json.Number("5"), "name": "Moby-Dick", "price": json.Number("14.50"), "status": "AVAILABLE", "author_id": json.Number("3"), "author_name": "Herman Melville", "links": links("5", "3")},
 	}
 	if diff := cmp.Diff(want, got.Featured); diff != "" {
 		t.Errorf("featured (-want +got):\n%s", diff)

@@ -82,7 +82,7 @@ func Seed(ctx context.Context, s users.Store, o Options) (added int, err error) 
 // Catalog is where SeedCatalog writes.
 type Catalog interface {
 	PutAuthor(ctx context.Context, a catalog.Author) error
-	PutProduct(ctx context.Context, p catalog.Product, author catalog.Author, rank int) error
+	PutProduct(ctx context.Context, p catalog.Product, rank int) error
 }
 
 // Authors returns the demo authors.
@@ -129,7 +129,8 @@ func SeedCatalog(ctx context.Context, c Catalog) error {
 		authors[a.ID] = a
 	}
 	for _, b := range books() {
-		if err := c.PutProduct(ctx, b.Product, authors[b.AuthorID], b.rank); err != nil {
+		b.AuthorName = authors[b.AuthorID].Name
+		if err := c.PutProduct(ctx, b.Product, b.rank); err != nil {
 			return fmt.Errorf("seed product %d: %w", b.ID, err)
 		}
 	}

@@ -2,7 +2,9 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -14,87 +16,307 @@ import (
 )
 
 // CatalogStore keeps the catalog in the catalog table: one item per author
-// under "author#<id>" and per product under "product#<id>". A featured
-// product carries featured_pk and its rank, and its author's name, so that
-// the sparse "featured" index answers the landing page in one Query.
+// under "author#<id>" and per product under "product#<id>", each with its
+// kind for the "kind" index. A product carries its author's name, and a
+// featured one its rank in the sparse "featured" index, so that the
+// landing page is one Query.
 type CatalogStore struct {
 	db    *dynamodb.Client
 	table string
+	now   func() time.Time
 }
 
 // NewCatalogStore returns a CatalogStore on db with the physical table
 // names t.
 func NewCatalogStore(db *dynamodb.Client, t TableNames) *CatalogStore {
-	return &CatalogStore{db: db, table: t.Physical(routes.TableCatalog)}
+	return &CatalogStore{db: db, table: t.Physical(routes.TableCatalog), now: time.Now}
 }
 
-// Attribute and index names of the catalog table.
+// Attribute, index and key names of the catalog table.
 const (
 	attrFeaturedPK   = "featured_pk"
 	attrFeaturedRank = "featured_rank"
+	attrKind         = "kind"
+	attrAuthorID     = "author_id"
 	indexFeatured    = "featured"
+	indexKind        = "kind"
+	indexByAuthor    = "by_author"
 	featuredBooks    = "book"
+	kindAuthor       = "author"
+	kindProduct      = "product"
 	authorPrefix     = "author#"
 	productPrefix    = "product#"
 )
 
-// Featured returns up to limit featured books in rank order, in one Query.
-func (s *CatalogStore) Featured(ctx context.Context, limit int) ([]catalog.FeaturedBook, error) {
+func authorKey(id quire.ID) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: str(authorPrefix + id.String())}
+}
+
+func productKey(id quire.ID) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: str(productPrefix + id.String())}
+}
+
+// Featured returns up to limit available featured books in rank order, in
+// one Query of the featured index (which holds only featured products).
+func (s *CatalogStore) Featured(ctx context.Context, limit int) ([]catalog.Product, error) {
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:                 &s.table,
-		IndexName:                 aws.String(indexFeatured),
-		KeyConditionExpression:    aws.String(attrFeaturedPK + " = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": str(featuredBooks)},
-		Limit:                     aws.Int32(int32(limit)),
+		TableName:                &s.table,
+		IndexName:                aws.String(indexFeatured),
+		KeyConditionExpression:   aws.String(attrFeaturedPK + " = :p"),
+		FilterExpression:         aws.String("#status = :available"),
+		ExpressionAttributeNames: map[string]string{"#status": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":p": str(featuredBooks), ":available": str(string(catalog.StatusAvailable)),
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("query featured books: %w", err)
 	}
-	books := make([]catalog.FeaturedBook, 0, len(out.Items))
-	for _, item := range out.Items {
-		var r reader
-		b := catalog.FeaturedBook{
-			Product: catalog.Product{
-				ID:       quire.ID(r.num(item, attrID)),
-				Name:     r.str(item, "name"),
-				Price:    quire.Money(r.num(item, "price")),
-				Status:   catalog.Status(r.str(item, "status")),
-				AuthorID: quire.ID(r.num(item, "author_id")),
-			},
-			AuthorName: r.str(item, "author_name"),
-		}
-		if r.err != nil {
-			return nil, fmt.Errorf("read product item %v: %w", item[attrPK], r.err)
-		}
-		books = append(books, b)
+	ps, err := parseAll(out.Items, parseProduct)
+	if len(ps) > limit {
+		ps = ps[:limit]
 	}
-	return books, nil
+	return ps, err
 }
 
-// PutAuthor stores a, replacing any author with its id.
-func (s *CatalogStore) PutAuthor(ctx context.Context, a catalog.Author) error {
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: map[string]types.AttributeValue{
-		attrPK: str(authorPrefix + a.ID.String()), attrID: num(int64(a.ID)), "name": str(a.Name),
+// Author returns the author id, or ENOTFOUND.
+func (s *CatalogStore) Author(ctx context.Context, id quire.ID) (*catalog.Author, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: authorKey(id), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, fmt.Errorf("get author %d: %w", id, err)
+	}
+	if out.Item == nil {
+		return nil, quire.Errorf(quire.ENOTFOUND, "No author has the id %d.", id)
+	}
+	return parseAuthor(out.Item)
+}
+
+// Product returns the product id, or ENOTFOUND.
+func (s *CatalogStore) Product(ctx context.Context, id quire.ID) (*catalog.Product, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: productKey(id), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, fmt.Errorf("get product %d: %w", id, err)
+	}
+	if out.Item == nil {
+		return nil, productNotFound(id)
+	}
+	return parseProduct(out.Item)
+}
+
+// Authors returns a page of authors in one Query of the kind index.
+func (s *CatalogStore) Authors(ctx context.Context, q catalog.ListQuery) ([]catalog.Author, quire.ID, error) {
+	items, next, err := s.page(ctx, indexKind, attrKind, str(kindAuthor), q)
+	if err != nil {
+		return nil, 0, err
+	}
+	as, err := parseAll(items, parseAuthor)
+	return as, next, err
+}
+
+// Products returns a page of products, or of one author's, in one Query.
+func (s *CatalogStore) Products(ctx context.Context, q catalog.ListQuery) ([]catalog.Product, quire.ID, error) {
+	index, key, value := indexKind, attrKind, str(kindProduct)
+	if q.AuthorID != 0 {
+		index, key, value = indexByAuthor, attrAuthorID, num(int64(q.AuthorID))
+	}
+	items, next, err := s.page(ctx, index, key, value, q)
+	if err != nil {
+		return nil, 0, err
+	}
+	ps, err := parseAll(items, parseProduct)
+	return ps, next, err
+}
+
+// page queries one page of index, whose partition key is key = value,
+// after q.After; it reads one item more than it returns to know whether a
+// next page exists.
+func (s *CatalogStore) page(ctx context.Context, index, key string, value types.AttributeValue, q catalog.ListQuery) ([]map[string]types.AttributeValue, quire.ID, error) {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 &s.table,
+		IndexName:                 aws.String(index),
+		KeyConditionExpression:    aws.String("#p = :p AND id > :after"),
+		ExpressionAttributeNames:  map[string]string{"#p": key},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": value, ":after": num(int64(q.After))},
+		Limit:                     aws.Int32(int32(q.Limit + 1)),
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("query %s index: %w", index, err)
+	}
+	items := out.Items
+	var next quire.ID
+	if len(items) > q.Limit {
+		items = items[:q.Limit]
+		var r reader
+		next = quire.ID(r.num(items[q.Limit-1], attrID))
+	}
+	return items, next, nil
+}
+
+// CreateAuthor stores a under a new id.
+func (s *CatalogStore) CreateAuthor(ctx context.Context, a *catalog.Author) error {
+	return s.create(ctx, &a.ID, func() map[string]types.AttributeValue { return authorItem(*a) })
+}
+
+// CreateProduct stores p under a new id, with its author's name.
+func (s *CatalogStore) CreateProduct(ctx context.Context, p *catalog.Product) error {
+	a, err := s.Author(ctx, p.AuthorID)
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		return catalog.NoSuchAuthor(p.AuthorID)
+	}
+	if err != nil {
+		return err
+	}
+	p.AuthorName = a.Name
+	return s.create(ctx, &p.ID, func() map[string]types.AttributeValue { return productItem(*p, 0) })
+}
+
+// create puts the item of a new resource under a new id it sets in *id,
+// drawing again if the id is taken.
+func (s *CatalogStore) create(ctx context.Context, id *quire.ID, item func() map[string]types.AttributeValue) error {
+	for range maxIDAttempts {
+		*id = quire.NewID(s.now())
+		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: &s.table, Item: item(), ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		})
+		if _, taken := errors.AsType[*types.ConditionalCheckFailedException](err); taken {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("create catalog item %d: %w", *id, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("create catalog item: no free id after %d attempts", maxIDAttempts)
+}
+
+// ReplaceProduct stores p's fields over the product p.ID, reading the
+// product and its author in one BatchGetItem first.
+func (s *CatalogStore) ReplaceProduct(ctx context.Context, p *catalog.Product, keepArchived bool) (*catalog.Product, error) {
+	out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+		s.table: {Keys: []map[string]types.AttributeValue{productKey(p.ID), authorKey(p.AuthorID)}, ConsistentRead: aws.Bool(true)},
 	}})
 	if err != nil {
+		return nil, fmt.Errorf("read product %d and author %d: %w", p.ID, p.AuthorID, err)
+	}
+	if len(out.UnprocessedKeys) > 0 {
+		return nil, quire.Errorf(quire.ETHROTTLED, "The catalog is busy; retry in a moment.")
+	}
+	var old *catalog.Product
+	var author *catalog.Author
+	for _, item := range out.Responses[s.table] {
+		var r reader
+		if r.str(item, attrKind) == kindAuthor {
+			author, err = parseAuthor(item)
+		} else {
+			old, err = parseProduct(item)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case old == nil:
+		return nil, productNotFound(p.ID)
+	case author == nil:
+		return nil, catalog.NoSuchAuthor(p.AuthorID)
+	}
+	if keepArchived && old.Status == catalog.StatusArchived && p.Status == catalog.StatusDiscontinued {
+		p.Status = catalog.StatusArchived
+	}
+	p.AuthorName = author.Name
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                &s.table,
+		Key:                      productKey(p.ID),
+		UpdateExpression:         aws.String("SET #name = :name, price = :price, #status = :status, author_id = :author, author_name = :author_name"),
+		ConditionExpression:      aws.String("attribute_exists(pk)"),
+		ExpressionAttributeNames: map[string]string{"#name": "name", "#status": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":name": str(p.Name), ":price": num(int64(p.Price)), ":status": str(string(p.Status)),
+			":author": num(int64(p.AuthorID)), ":author_name": str(p.AuthorName),
+		},
+	})
+	if _, gone := errors.AsType[*types.ConditionalCheckFailedException](err); gone {
+		return nil, productNotFound(p.ID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("replace product %d: %w", p.ID, err)
+	}
+	return p, nil
+}
+
+// PutAuthor stores a, replacing any author with its id: for demo data.
+func (s *CatalogStore) PutAuthor(ctx context.Context, a catalog.Author) error {
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: authorItem(a)}); err != nil {
 		return fmt.Errorf("put author %d: %w", a.ID, err)
 	}
 	return nil
 }
 
-// PutProduct stores p, replacing any product with its id; a rank above 0
-// features it on the landing page with its author's name.
-func (s *CatalogStore) PutProduct(ctx context.Context, p catalog.Product, author catalog.Author, rank int) error {
+// PutProduct stores p, replacing any product with its id, for demo data; a
+// rank above 0 features it on the landing page.
+func (s *CatalogStore) PutProduct(ctx context.Context, p catalog.Product, rank int) error {
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: productItem(p, rank)}); err != nil {
+		return fmt.Errorf("put product %d: %w", p.ID, err)
+	}
+	return nil
+}
+
+func productNotFound(id quire.ID) error {
+	return quire.Errorf(quire.ENOTFOUND, "No product has the id %d.", id)
+}
+
+func authorItem(a catalog.Author) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		attrPK: str(authorPrefix + a.ID.String()), attrKind: str(kindAuthor), attrID: num(int64(a.ID)), "name": str(a.Name),
+	}
+}
+
+func productItem(p catalog.Product, rank int) map[string]types.AttributeValue {
 	item := map[string]types.AttributeValue{
-		attrPK: str(productPrefix + p.ID.String()), attrID: num(int64(p.ID)), "name": str(p.Name),
-		"price": num(int64(p.Price)), "status": str(string(p.Status)), "author_id": num(int64(p.AuthorID)),
-		"author_name": str(author.Name),
+		attrPK: str(productPrefix + p.ID.String()), attrKind: str(kindProduct), attrID: num(int64(p.ID)),
+		"name": str(p.Name), "price": num(int64(p.Price)), "status": str(string(p.Status)),
+		attrAuthorID: num(int64(p.AuthorID)), "author_name": str(p.AuthorName),
 	}
 	if rank > 0 {
 		item[attrFeaturedPK], item[attrFeaturedRank] = str(featuredBooks), num(int64(rank))
 	}
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item}); err != nil {
-		return fmt.Errorf("put product %d: %w", p.ID, err)
+	return item
+}
+
+func parseAuthor(item map[string]types.AttributeValue) (*catalog.Author, error) {
+	var r reader
+	a := &catalog.Author{ID: quire.ID(r.num(item, attrID)), Name: r.str(item, "name")}
+	if r.err != nil {
+		return nil, fmt.Errorf("read author item %v: %w", item[attrPK], r.err)
 	}
-	return nil
+	return a, nil
+}
+
+func parseProduct(item map[string]types.AttributeValue) (*catalog.Product, error) {
+	var r reader
+	p := &catalog.Product{
+		ID:         quire.ID(r.num(item, attrID)),
+		Name:       r.str(item, "name"),
+		Price:      quire.Money(r.num(item, "price")),
+		Status:     catalog.Status(r.str(item, "status")),
+		AuthorID:   quire.ID(r.num(item, attrAuthorID)),
+		AuthorName: r.str(item, "author_name"),
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("read product item %v: %w", item[attrPK], r.err)
+	}
+	return p, nil
+}
+
+// parseAll parses every item with parse.
+func parseAll[T any](items []map[string]types.AttributeValue, parse func(map[string]types.AttributeValue) (*T, error)) ([]T, error) {
+	out := make([]T, 0, len(items))
+	for _, item := range items {
+		v, err := parse(item)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *v)
+	}
+	return out, nil
 }

@@ -69,12 +69,16 @@ func Tables() []Table {
 			},
 		},
 		{
-			// Authors and products; featured products also sit in the
-			// sparse "featured" index, in rank order.
+			// Authors and products, listed by kind ("kind" index) and
+			// products by author ("by_author"), in id order; featured
+			// products also sit in the sparse "featured" index, in rank
+			// order.
 			Name:         routes.TableCatalog,
 			PartitionKey: Key{attrPK, "S"},
 			Indexes: []Index{
 				{Name: indexFeatured, PartitionKey: Key{attrFeaturedPK, "S"}, SortKey: &Key{attrFeaturedRank, "N"}},
+				{Name: indexKind, PartitionKey: Key{attrKind, "S"}, SortKey: &Key{attrID, "N"}},
+				{Name: indexByAuthor, PartitionKey: Key{attrAuthorID, "N"}, SortKey: &Key{attrID, "N"}},
 			},
 		},
 	}

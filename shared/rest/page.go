@@ -48,6 +48,20 @@ func ParsePage(r *http.Request) (Page, error) {
 	return p, nil
 }
 
+// ParseIDPage reads the limit and cursor of a collection ordered by id,
+// whose cursors are the id a page starts after.
+func ParseIDPage(r *http.Request) (limit int, after quire.ID, err error) {
+	p, err := ParsePage(r)
+	if err != nil || p.After == "" {
+		return p.Limit, 0, err
+	}
+	n, err := strconv.ParseInt(p.After, 10, 64)
+	if err != nil || n <= 0 || quire.ID(n) > quire.MaxID {
+		return 0, 0, InvalidCursor()
+	}
+	return p.Limit, quire.ID(n), nil
+}
+
 // InvalidCursor is the error for a cursor Quire did not make.
 func InvalidCursor() error {
 	return quire.Errorf(quire.EINVALID, "The cursor query parameter is not valid; use the next link of a previous page.")

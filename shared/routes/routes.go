@@ -103,6 +103,14 @@ var all = expand(
 	// The resources, in every version.
 	[]Route{
 		{Method: "GET", Path: "/landing", Group: GroupCatalog, Access: Public},
+		{Method: "GET", Path: "/authors", Group: GroupCatalog, Access: User},
+		{Method: "GET", Path: "/authors/{id}", Group: GroupCatalog, Access: User},
+		{Method: "GET", Path: "/authors/{id}/books", Group: GroupCatalog, Access: User},
+		{Method: "GET", Path: "/products", Group: GroupCatalog, Access: User},
+		{Method: "GET", Path: "/products/{id}", Group: GroupCatalog, Access: User},
+		{Method: "POST", Path: "/admin/authors", Group: GroupCatalog, Access: Admin},
+		{Method: "POST", Path: "/admin/products", Group: GroupCatalog, Access: Admin},
+		{Method: "PUT", Path: "/admin/products/{id}", Group: GroupCatalog, Access: Admin},
 
 		{Method: "GET", Path: "/users", Group: GroupUsers, Access: User},
 		{Method: "POST", Path: "/users", Group: GroupUsers, Access: Public},
@@ -148,8 +156,10 @@ func Groups() []Group {
 		},
 		{
 			Name:        GroupCatalog,
-			Description: "The catalog: GET /landing",
-			Grants:      []Grant{{TableCatalog, []string{"dynamodb:Query"}}},
+			Description: "The catalog: the landing page, authors and products, and their admin",
+			Grants: []Grant{{TableCatalog, []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
+			}}},
 			MemoryMB:    256,
 		},
 		{

@@ -2,7 +2,6 @@ package users
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
@@ -92,23 +91,12 @@ func (h *Handlers) listAll(w http.ResponseWriter, r *http.Request) error {
 }
 
 func listQuery(r *http.Request) (ListQuery, error) {
-	page, err := rest.ParsePage(r)
+	limit, after, err := rest.ParseIDPage(r)
 	if err != nil {
 		return ListQuery{}, err
 	}
 	embed, err := embedProfile(r)
-	if err != nil {
-		return ListQuery{}, err
-	}
-	q := ListQuery{Limit: page.Limit, Embed: embed}
-	if page.After != "" {
-		n, err := strconv.ParseInt(page.After, 10, 64)
-		if err != nil || n <= 0 || quire.ID(n) > quire.MaxID {
-			return ListQuery{}, rest.InvalidCursor()
-		}
-		q.After = quire.ID(n)
-	}
-	return q, nil
+	return ListQuery{Limit: limit, After: after, Embed: embed}, err
 }
 
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request, q ListQuery) error {
