@@ -110,7 +110,9 @@ type ProductFields struct {
 // version v. Each invalid field is listed in the error.
 func (f ProductFields) product(v int) (*Product, error) {
 	var errs []quire.FieldError
-	bad := func(field, detail string) { errs = append(errs, quire.FieldError{Pointer: "/" + field, Detail: detail}) }
+	bad := func(field, detail string) {
+		errs = append(errs, quire.FieldError{Pointer: "/" + field, Detail: detail})
+	}
 	p := &Product{}
 	if f.Name == nil {
 		bad("name", "is required")

@@ -160,7 +160,7 @@ func Groups() []Group {
 			Grants: []Grant{{TableCatalog, []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
 			}}},
-			MemoryMB:    256,
+			MemoryMB: 256,
 		},
 		{
 			Name:        GroupUsers,
