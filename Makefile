@@ -45,8 +45,7 @@ synth: deps build ## synthesize the CloudFormation template into cdk.out (offlin
 deploy: deps build ## deploy the stack to the current AWS account (CDK_ARGS: more cdk options)
 	npx cdk deploy $(CDK_ARGS)
 
-test: deps build ## vet, unit, integration (DynamoDB Local), infra, events and template lint
-	go vet ./...
+test: deps build lint ## gofmt, vet, unit, integration (DynamoDB Local), infra, events and template lint
 	QUIRE_REQUIRE_DYNAMODB_LOCAL=1 go test -count=1 ./...
 	npx cdk synth --quiet
 	scripts/lint-template.sh
