@@ -151,10 +151,8 @@ func seed(ctx context.Context, cfg dynamo.Config) error {
 	if err := dynamo.CreateTables(ctx, db, cfg.Tables); err != nil {
 		return err
 	}
-	if _, err = demo.Seed(ctx, dynamo.NewUserStore(db, cfg.Tables), demo.DefaultOptions()); err != nil {
-		return err
-	}
-	return demo.SeedCatalog(ctx, dynamo.NewCatalogStore(db, cfg.Tables))
+	_, err = demo.Load(ctx, db, cfg.Tables, demo.DefaultOptions())
+	return err
 }
 
 // exampleGet returns a GET route of group to time the cold request with:

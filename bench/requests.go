@@ -90,6 +90,13 @@ func cases() []requestCase {
 		{"POST /users/{id}/close", "", "POST", "/users/2/close", "", "customer", 200, 2},
 		{"PUT /users/{id}", "same email", "PUT", "/users/2", put, "admin", 200, 2},
 		{"PUT /users/{id}", "new email", "PUT", "/users/2", moved, "admin", 200, 2},
+		{"GET /cart", "", "GET", "/cart", "", "customer", 200, 2},
+		{"POST /cart", "", "POST", "/cart", `{"product_id":1,"quantity":1}`, "customer", 200, 3},
+		{"DELETE /cart/items/{product_id}", "", "DELETE", "/cart/items/1", "", "customer", 204, 1},
+		{"POST /products/{id}/buy", "", "POST", "/products/3/buy", `{"quantity":1}`, "customer", 201, 2},
+		{"POST /pay", "a cart of 2 books", "POST", "/pay", "", "customer", 201, 3},
+		{"GET /orders", "", "GET", "/orders", "", "customer", 200, 1},
+		{"GET /orders/{id}", "", "GET", "/orders/1", "", "customer", 200, 1},
 		{"DELETE /users/{id}", "", "DELETE", "/users/3", "", "admin", 204, 2},
 	}
 }

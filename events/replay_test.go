@@ -20,7 +20,6 @@ import (
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
@@ -117,10 +116,7 @@ func TestReplay(t *testing.T) {
 		t.Run(s.group+"/"+strings.TrimSuffix(s.file, ".json"), func(t *testing.T) {
 			t.Parallel()
 			cfg, db, tables := servicetest.Config(t)
-			if _, err := demo.Seed(t.Context(), dynamo.NewUserStore(db, tables), demo.DefaultOptions()); err != nil {
-				t.Fatal(err)
-			}
-			if err := demo.SeedCatalog(t.Context(), dynamo.NewCatalogStore(db, tables)); err != nil {
+			if _, err := demo.Load(t.Context(), db, tables, demo.DefaultOptions()); err != nil {
 				t.Fatal(err)
 			}
 			fns, err := service.Handlers(cfg)

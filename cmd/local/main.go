@@ -84,14 +84,11 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err := dynamo.CreateTables(ctx, db, cfg.DynamoDB.Tables); err != nil {
 		return err
 	}
-	added, err := demo.Seed(ctx, dynamo.NewUserStore(db, cfg.DynamoDB.Tables), seed)
+	added, err := demo.Load(ctx, db, cfg.DynamoDB.Tables, seed)
 	if err != nil {
 		return err
 	}
-	if err := demo.SeedCatalog(ctx, dynamo.NewCatalogStore(db, cfg.DynamoDB.Tables)); err != nil {
-		return err
-	}
-	step("loaded demo data: %d users added, %d books", added, len(demo.Products()))
+	step("loaded demo data: %d users added, %d books, a cart and an order", added, len(demo.Products()))
 
 	fns, err := service.Handlers(cfg)
 	if err != nil {

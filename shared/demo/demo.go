@@ -1,16 +1,36 @@
-// Package demo loads the bookshop's demo data (users, authors, books) into a
-// fresh Quire, for `make run`, the events replay and the bench.
+// Package demo loads the bookshop's demo data (users with balances,
+// authors, books, a cart and an order) into a fresh Quire, for `make run`,
+// the events replay and the bench.
 package demo
 
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/quireapi/quire/shared/carts"
 	"github.com/quireapi/quire/shared/catalog"
+	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/orders"
 	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/users"
 )
+
+// Load stores all the demo data in the tables t (which must exist) and
+// returns how many users it added: none when they were there already.
+func Load(ctx context.Context, db *dynamodb.Client, t dynamo.TableNames, o Options) (int, error) {
+	added, err := Seed(ctx, dynamo.NewUserStore(db, t), o)
+	if err != nil {
+		return added, err
+	}
+	if err := SeedCatalog(ctx, dynamo.NewCatalogStore(db, t)); err != nil {
+		return added, err
+	}
+	return added, SeedShop(ctx, dynamo.NewCartStore(db, t), dynamo.NewOrderStore(db, t))
+}
 
 // The demo accounts' credentials. `make run` takes the admin's from
 // SEED_ADMIN_EMAIL and SEED_ADMIN_PASSWORD, with these defaults.
@@ -58,9 +78,13 @@ func Users(o Options) []users.User {
 	}
 }
 
-// Seed stores the demo users that are not stored yet (by email or id) and
-// returns how many it added. Seeding twice adds nothing the second time.
-// The customers' password is CustomerPassword.
+// CustomerBalance is what each demo customer starts with.
+const CustomerBalance quire.Money = 50_00
+
+// Seed stores the demo users that are not stored yet (by email or id), the
+// customers with CustomerBalance, and returns how many it added. Seeding
+// twice adds nothing the second time. The customers' password is
+// CustomerPassword.
 func Seed(ctx context.Context, s users.Store, o Options) (added int, err error) {
 	for _, u := range Users(o) {
 		pw := CustomerPassword
@@ -71,6 +95,11 @@ func Seed(ctx context.Context, s users.Store, o Options) (added int, err error) 
 		switch quire.ErrorCode(err) {
 		case "":
 			added++
+			if u.Role == quire.RoleCustomer {
+				if _, err := s.Deposit(ctx, u.ID, CustomerBalance); err != nil {
+					return added, fmt.Errorf("seed balance of %s: %w", u.Email, err)
+				}
+			}
 		case quire.ECONFLICT:
 		default:
 			return added, fmt.Errorf("seed user %s: %w", u.Email, err)
@@ -133,6 +162,33 @@ func SeedCatalog(ctx context.Context, c Catalog) error {
 		if err := c.PutProduct(ctx, b.Product, b.rank); err != nil {
 			return fmt.Errorf("seed product %d: %w", b.ID, err)
 		}
+	}
+	return nil
+}
+
+// Orders is where SeedShop writes orders.
+type Orders interface {
+	PutOrder(ctx context.Context, o orders.Order) error
+}
+
+// SeedShop gives the demo customer (id 2) a cart of two books and one
+// past order (id 1), unless their cart holds books already.
+func SeedShop(ctx context.Context, cs carts.Store, os Orders) error {
+	c, err := cs.Get(ctx, 2)
+	if err != nil || len(c.Items) > 0 {
+		return err
+	}
+	for _, id := range []quire.ID{3, 5} {
+		if _, err := cs.Add(ctx, 2, id, 1); err != nil {
+			return fmt.Errorf("seed cart: %w", err)
+		}
+	}
+	o := orders.Order{
+		ID: 1, UserID: 2, Total: 12_99, CreatedAt: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC),
+		Items: []orders.Item{{ProductID: 1, Name: "Frankenstein", Price: 12_99, Quantity: 1, Subtotal: 12_99}},
+	}
+	if err := os.PutOrder(ctx, o); err != nil {
+		return fmt.Errorf("seed order: %w", err)
 	}
 	return nil
 }

@@ -103,6 +103,38 @@ func (s *CatalogStore) Product(ctx context.Context, id quire.ID) (*catalog.Produ
 	return parseProduct(out.Item)
 }
 
+// ProductsByID returns the products with ids that exist, in one
+// BatchGetItem (more when DynamoDB leaves keys unprocessed).
+func (s *CatalogStore) ProductsByID(ctx context.Context, ids []quire.ID) (map[quire.ID]catalog.Product, error) {
+	out := map[quire.ID]catalog.Product{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	keys := make([]map[string]types.AttributeValue, len(ids))
+	for i, id := range ids {
+		keys[i] = productKey(id)
+	}
+	request := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+	for attempt := 0; len(request) > 0; attempt++ {
+		if attempt == maxWriteAttempts {
+			return nil, quire.Errorf(quire.ETHROTTLED, "The catalog is busy; retry in a moment.")
+		}
+		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: request})
+		if err != nil {
+			return nil, fmt.Errorf("get %d products: %w", len(ids), err)
+		}
+		for _, item := range res.Responses[s.table] {
+			p, err := parseProduct(item)
+			if err != nil {
+				return nil, err
+			}
+			out[p.ID] = *p
+		}
+		request = res.UnprocessedKeys
+	}
+	return out, nil
+}
+
 // Authors returns a page of authors in one Query of the kind index.
 func (s *CatalogStore) Authors(ctx context.Context, q catalog.ListQuery) ([]catalog.Author, quire.ID, error) {
 	items, next, err := s.page(ctx, indexKind, attrKind, str(kindAuthor), q)

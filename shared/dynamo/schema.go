@@ -49,6 +49,7 @@ const (
 	indexList    = "list"
 	indexActive  = "active"
 	indexRole    = "role"
+	indexByID    = "by_id"
 )
 
 // Tables returns the definition of every table Quire uses.
@@ -67,6 +68,23 @@ func Tables() []Table {
 				{Name: indexActive, PartitionKey: Key{attrActivePK, "S"}, SortKey: &Key{attrID, "N"}},
 				{Name: indexRole, PartitionKey: Key{attrRolePK, "S"}, SortKey: &Key{attrID, "N"}},
 			},
+		},
+		{
+			// Orders under their buyer, "user#<user id>", by order id:
+			// a user's orders are one Query, read consistently. The
+			// "by_id" index finds any order by its id, for admins.
+			Name:         routes.TableOrders,
+			PartitionKey: Key{attrPK, "S"},
+			SortKey:      &Key{attrID, "N"},
+			Indexes: []Index{
+				{Name: indexByID, PartitionKey: Key{attrID, "N"}},
+			},
+		},
+		{
+			// One item per cart, "cart#<user id>", its books in a map
+			// from product id to quantity.
+			Name:         routes.TableCarts,
+			PartitionKey: Key{attrPK, "S"},
 		},
 		{
 			// Authors and products, listed by kind ("kind" index) and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -71,7 +72,7 @@ func (s *UserStore) Create(ctx context.Context, u *users.User, passwordHash stri
 		}
 		reservation := emailKey(u.Email)
 		reservation["user_id"] = num(int64(u.ID))
-		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		err := transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 			{Put: &types.Put{TableName: &s.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 			{Put: &types.Put{TableName: &s.table, Item: reservation, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 		}})
@@ -213,7 +214,7 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 	}
 	reservation := emailKey(u.Email)
 	reservation["user_id"] = num(int64(u.ID))
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Update: update},
 		{Put: &types.Put{TableName: &s.table, Item: reservation, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 		{Delete: &types.Delete{TableName: &s.table, Key: emailKey(old.Email)}},
@@ -260,7 +261,7 @@ func (s *UserStore) ReplaceProfile(ctx context.Context, id quire.ID, p users.Pro
 // when there is no such user.
 func (s *UserStore) update(ctx context.Context, id quire.ID, expr, cond string, values map[string]types.AttributeValue, refused func(*users.User) error) (*users.User, error) {
 	values[":now"] = str(s.now().UTC().Truncate(time.Millisecond).Format(time.RFC3339Nano))
-	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{
+	err := transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{
 		Update: &types.Update{
 			TableName:                 &s.table,
 			Key:                       userKey(id),
@@ -328,7 +329,7 @@ func (s *UserStore) Delete(ctx context.Context, id quire.ID) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Delete: &types.Delete{
 			TableName: &s.table, Key: userKey(id),
 			ConditionExpression:       aws.String("attribute_exists(pk) AND email = :email"),
@@ -401,6 +402,51 @@ func emailTaken(email string) error {
 
 func changedMeanwhile(id quire.ID) error {
 	return quire.Errorf(quire.ECONFLICT, "The user %d changed during the request; retry it.", id)
+}
+
+// maxConflictAttempts bounds how often transact runs a transaction that
+// DynamoDB cancelled for a conflict with another one.
+const maxConflictAttempts = 5
+
+// transact runs a transaction, again after a short random pause when
+// DynamoDB cancels it only because another transaction was writing the
+// same items: concurrent requests then all land, in some order. A
+// transaction still conflicting after maxConflictAttempts is ECONFLICT.
+func transact(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWriteItemsInput) error {
+	for attempt := 1; ; attempt++ {
+		_, err := db.TransactWriteItems(ctx, in)
+		if !conflicted(err) {
+			return err
+		}
+		if attempt == maxConflictAttempts {
+			return quire.Errorf(quire.ECONFLICT, "Other requests are changing the same data; retry in a moment.")
+		}
+		pause := time.Duration(attempt*10+rand.IntN(20)) * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}
+
+// conflicted reports whether err is a transaction cancelled for a conflict
+// with another transaction, with no condition failing.
+func conflicted(err error) bool {
+	tce, ok := errors.AsType[*types.TransactionCanceledException](err)
+	if !ok {
+		return false
+	}
+	conflict := false
+	for _, r := range tce.CancellationReasons {
+		switch aws.ToString(r.Code) {
+		case "TransactionConflict":
+			conflict = true
+		case "ConditionalCheckFailed":
+			return false
+		}
+	}
+	return conflict
 }
 
 // cancelled reports, for a cancelled transaction, which of its items failed

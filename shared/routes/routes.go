@@ -59,6 +59,8 @@ func (r Route) Resource() Route {
 const (
 	GroupAuth    = "auth"
 	GroupCatalog = "catalog"
+	GroupCarts   = "carts"
+	GroupOrders  = "orders"
 	GroupUsers   = "users"
 	GroupHealth  = "health"
 )
@@ -67,6 +69,8 @@ const (
 const (
 	TableUsers   = "users"
 	TableCatalog = "catalog"
+	TableCarts   = "carts"
+	TableOrders  = "orders"
 )
 
 // Grant is a set of DynamoDB actions on one table (and its indexes).
@@ -111,6 +115,15 @@ var all = expand(
 		{Method: "POST", Path: "/admin/authors", Group: GroupCatalog, Access: Admin},
 		{Method: "POST", Path: "/admin/products", Group: GroupCatalog, Access: Admin},
 		{Method: "PUT", Path: "/admin/products/{id}", Group: GroupCatalog, Access: Admin},
+
+		{Method: "GET", Path: "/cart", Group: GroupCarts, Access: User},
+		{Method: "POST", Path: "/cart", Group: GroupCarts, Access: User},
+		{Method: "DELETE", Path: "/cart/items/{product_id}", Group: GroupCarts, Access: User},
+
+		{Method: "POST", Path: "/products/{id}/buy", Group: GroupOrders, Access: User},
+		{Method: "POST", Path: "/pay", Group: GroupOrders, Access: User},
+		{Method: "GET", Path: "/orders", Group: GroupOrders, Access: User},
+		{Method: "GET", Path: "/orders/{id}", Group: GroupOrders, Access: User},
 
 		{Method: "GET", Path: "/users", Group: GroupUsers, Access: User},
 		{Method: "POST", Path: "/users", Group: GroupUsers, Access: Public},
@@ -160,6 +173,26 @@ func Groups() []Group {
 			Grants: []Grant{{TableCatalog, []string{
 				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
 			}}},
+			MemoryMB: 256,
+		},
+		{
+			Name:        GroupCarts,
+			Description: "Carts: the caller's cart, kept in DynamoDB",
+			Grants: []Grant{
+				{TableCarts, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}},
+				{TableCatalog, []string{"dynamodb:GetItem", "dynamodb:BatchGetItem"}},
+			},
+			MemoryMB: 256,
+		},
+		{
+			Name:        GroupOrders,
+			Description: "Orders: buying a book or the whole cart from the prepaid balance, and the orders made",
+			Grants: []Grant{
+				{TableOrders, []string{"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:Query"}},
+				{TableUsers, []string{"dynamodb:UpdateItem", "dynamodb:GetItem"}},
+				{TableCarts, []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}},
+				{TableCatalog, []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:ConditionCheckItem"}},
+			},
 			MemoryMB: 256,
 		},
 		{

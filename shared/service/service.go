@@ -18,9 +18,11 @@ import (
 
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/carts"
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/health"
+	"github.com/quireapi/quire/shared/orders"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/users"
@@ -86,6 +88,29 @@ func Catalog(c Config) (http.Handler, error) {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	return rest.NewRouter(routes.GroupCatalog, (&catalog.Handlers{Store: dynamo.NewCatalogStore(db, c.DynamoDB.Tables)}).Routes())
+}
+
+// Carts builds the handler of the carts group.
+func Carts(c Config) (http.Handler, error) {
+	db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
+	if err != nil {
+		return nil, fmt.Errorf("carts: %w", err)
+	}
+	return rest.NewRouter(routes.GroupCarts, (&carts.Handlers{
+		Store: dynamo.NewCartStore(db, c.DynamoDB.Tables), Products: dynamo.NewCatalogStore(db, c.DynamoDB.Tables),
+	}).Routes())
+}
+
+// Orders builds the handler of the orders group.
+func Orders(c Config) (http.Handler, error) {
+	db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
+	if err != nil {
+		return nil, fmt.Errorf("orders: %w", err)
+	}
+	t := c.DynamoDB.Tables
+	return rest.NewRouter(routes.GroupOrders, (&orders.Handlers{
+		Store: dynamo.NewOrderStore(db, t), Catalog: dynamo.NewCatalogStore(db, t), Carts: dynamo.NewCartStore(db, t),
+	}).Routes())
 }
 
 // Auth builds the handler of the auth group (login and JWKS) with the keys
@@ -172,6 +197,8 @@ func Handlers(c Config) (map[string]apigw.Handler, error) {
 	builders := map[string]func(Config) (http.Handler, error){
 		routes.GroupAuth:    Auth,
 		routes.GroupCatalog: Catalog,
+		routes.GroupCarts:   Carts,
+		routes.GroupOrders:  Orders,
 		routes.GroupUsers:   Users,
 		routes.GroupHealth:  Health,
 	}

@@ -1,0 +1,190 @@
+// Package carts is the shopping cart: the books a user means to buy and
+// how many of each, kept in DynamoDB between requests, and paid all at
+// once by POST /pay (package orders).
+package carts
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/quireapi/quire/shared/catalog"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
+)
+
+// Bounds of a cart: how many copies of one book, and how many books. A
+// paid cart is one DynamoDB transaction, which holds at most 100 items.
+const (
+	MaxQuantity = 99
+	MaxItems    = 50
+)
+
+// Cart is a user's cart: how many copies of each product. Revision counts
+// its changes, so that paying it can check that it is still as read.
+type Cart struct {
+	UserID   quire.ID
+	Items    map[quire.ID]int
+	Revision int64
+}
+
+// ProductIDs returns the ids of the cart's products, in order.
+func (c *Cart) ProductIDs() []quire.ID {
+	ids := make([]quire.ID, 0, len(c.Items))
+	for id := range c.Items {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Store keeps carts.
+type Store interface {
+	// Get returns the user's cart, empty when they have none.
+	Get(ctx context.Context, user quire.ID) (*Cart, error)
+	// Add adds quantity copies of product to the user's cart atomically
+	// and returns the cart: ECONFLICT when the book would pass
+	// MaxQuantity or the cart MaxItems.
+	Add(ctx context.Context, user, product quire.ID, quantity int) (*Cart, error)
+	// Remove takes product out of the user's cart: ENOTFOUND when it is
+	// not in it.
+	Remove(ctx context.Context, user, product quire.ID) error
+}
+
+// Products finds products by id.
+type Products interface {
+	Product(ctx context.Context, id quire.ID) (*catalog.Product, error)
+	// ProductsByID returns the products with the ids that exist.
+	ProductsByID(ctx context.Context, ids []quire.ID) (map[quire.ID]catalog.Product, error)
+}
+
+// Handlers serves the caller's cart.
+type Handlers struct {
+	Store    Store
+	Products Products
+}
+
+// Routes returns the handler of each cart route, keyed as in the route
+// table.
+func (h *Handlers) Routes() rest.Handlers {
+	return rest.Handlers{
+		"GET /cart":                       h.get,
+		"POST /cart":                      h.add,
+		"DELETE /cart/items/{product_id}": h.remove,
+	}
+}
+
+// Line is one book in a cart as the API shows it, at its current price.
+type Line struct {
+	ProductID quire.ID       `json:"product_id"`
+	Name      string         `json:"name"`
+	Price     quire.Money    `json:"price"`
+	Status    catalog.Status `json:"status"`
+	Quantity  int            `json:"quantity"`
+	Subtotal  quire.Money    `json:"subtotal"`
+	Links     []catalog.Link `json:"links"`
+}
+
+// Rep is a cart as the API shows it: its lines in product order and their
+// total, which POST /pay charges if the prices stay as they are.
+type Rep struct {
+	Items []Line      `json:"items"`
+	Total quire.Money `json:"total"`
+}
+
+// Priced returns the lines of c at the prices of products, which must hold
+// every product of c.
+func Priced(c *Cart, products map[quire.ID]catalog.Product) ([]Line, quire.Money) {
+	lines := []Line{}
+	var total quire.Money
+	for _, id := range c.ProductIDs() {
+		p := products[id]
+		n := c.Items[id]
+		sub := p.Price * quire.Money(n)
+		lines = append(lines, Line{ProductID: id, Name: p.Name, Price: p.Price, Status: p.Status, Quantity: n, Subtotal: sub})
+		total += sub
+	}
+	return lines, total
+}
+
+func (h *Handlers) respond(w http.ResponseWriter, r *http.Request, c *Cart) error {
+	products, err := h.Products.ProductsByID(r.Context(), c.ProductIDs())
+	if err != nil {
+		return err
+	}
+	lines, total := Priced(c, products)
+	for i := range lines {
+		lines[i].Status = lines[i].Status.In(rest.Version(r))
+		lines[i].Links = []catalog.Link{{Rel: "product", Href: rest.Path(r, "/products/"+lines[i].ProductID.String())}}
+	}
+	return rest.JSON(w, r, http.StatusOK, Rep{Items: lines, Total: total})
+}
+
+func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.Store.Get(r.Context(), rest.CallerOf(r).ID)
+	if err != nil {
+		return err
+	}
+	return h.respond(w, r, c)
+}
+
+// Addition is the body of POST /cart.
+type Addition struct {
+	ProductID *quire.ID `json:"product_id"`
+	Quantity  *int      `json:"quantity"`
+}
+
+func (a Addition) check() error {
+	var errs []quire.FieldError
+	if a.ProductID == nil {
+		errs = append(errs, quire.FieldError{Pointer: "/product_id", Detail: "is required"})
+	} else if *a.ProductID < 1 || *a.ProductID > quire.MaxID {
+		errs = append(errs, quire.FieldError{Pointer: "/product_id", Detail: "must be a product's id"})
+	}
+	if a.Quantity == nil {
+		errs = append(errs, quire.FieldError{Pointer: "/quantity", Detail: "is required"})
+	} else if *a.Quantity < 1 || *a.Quantity > MaxQuantity {
+		errs = append(errs, quire.FieldError{Pointer: "/quantity", Detail: fmt.Sprintf("must be from 1 to %d", MaxQuantity)})
+	}
+	if errs != nil {
+		return quire.Invalid(errs...)
+	}
+	return nil
+}
+
+// add puts copies of an available book in the caller's cart, or more
+// copies of one it holds, and answers the cart.
+func (h *Handlers) add(w http.ResponseWriter, r *http.Request) error {
+	var a Addition
+	if err := rest.Decode(r, &a); err != nil {
+		return err
+	}
+	if err := a.check(); err != nil {
+		return err
+	}
+	p, err := h.Products.Product(r.Context(), *a.ProductID)
+	if err != nil {
+		return err
+	}
+	if p.Status != catalog.StatusAvailable {
+		return quire.Errorf(quire.ECONFLICT, "The product %d is %s: it cannot be bought.", p.ID, p.Status.In(rest.Version(r)))
+	}
+	c, err := h.Store.Add(r.Context(), rest.CallerOf(r).ID, p.ID, *a.Quantity)
+	if err != nil {
+		return err
+	}
+	return h.respond(w, r, c)
+}
+
+func (h *Handlers) remove(w http.ResponseWriter, r *http.Request) error {
+	id, err := quire.ParseID(r.PathValue("product_id"))
+	if err != nil {
+		return err
+	}
+	if err := h.Store.Remove(r.Context(), rest.CallerOf(r).ID, id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,232 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/quireapi/quire/shared/catalog"
+	"github.com/quireapi/quire/shared/orders"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/users"
+)
+
+// OrderStore keeps orders in the orders table, under their buyer, and
+// makes payments: the debit, the order and the emptied cart commit in one
+// TransactWriteItems, with a check that each product is still as read.
+type OrderStore struct {
+	db                            *dynamodb.Client
+	orders, users, carts, catalog string
+	now                           func() time.Time
+}
+
+// NewOrderStore returns an OrderStore on db with the physical table names t.
+func NewOrderStore(db *dynamodb.Client, t TableNames) *OrderStore {
+	return &OrderStore{
+		db: db, now: time.Now,
+		orders: t.Physical(routes.TableOrders), users: t.Physical(routes.TableUsers),
+		carts: t.Physical(routes.TableCarts), catalog: t.Physical(routes.TableCatalog),
+	}
+}
+
+// Pay commits a purchase in one transaction: the debit of the buyer's
+// balance (if the account is active and the balance suffices), the new
+// order, a check that each product's price and status are as read, and for
+// a cart its emptying (if its revision is as read). When the transaction
+// is cancelled nothing changed, and Pay reads the buyer to say why.
+func (s *OrderStore) Pay(ctx context.Context, p orders.Purchase) (*orders.Order, error) {
+	now := s.now().UTC().Truncate(time.Millisecond)
+	for range maxIDAttempts {
+		o := &orders.Order{ID: quire.NewID(now), UserID: p.User, Items: p.Items, Total: p.Total, CreatedAt: now}
+		items := []types.TransactWriteItem{
+			{Update: &types.Update{
+				TableName:                &s.users,
+				Key:                      userKey(p.User),
+				UpdateExpression:         aws.String("SET balance = balance - :total, updated_at = :now"),
+				ConditionExpression:      aws.String("#status = :active AND balance >= :total"),
+				ExpressionAttributeNames: map[string]string{"#status": "status"},
+				ExpressionAttributeValues: map[string]types.AttributeValue{
+					":total": num(int64(p.Total)), ":active": str(string(users.StatusActive)),
+					":now": str(now.Format(time.RFC3339Nano)),
+				},
+			}},
+			{Put: &types.Put{TableName: &s.orders, Item: orderItem(o), ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+		}
+		if p.Cart != nil {
+			items = append(items, types.TransactWriteItem{Update: &types.Update{
+				TableName:                &s.carts,
+				Key:                      cartKey(p.User),
+				UpdateExpression:         aws.String("SET #items = :empty, updated_at = :now ADD revision :one"),
+				ConditionExpression:      aws.String("revision = :revision"),
+				ExpressionAttributeNames: map[string]string{"#items": "items"},
+				ExpressionAttributeValues: map[string]types.AttributeValue{
+					":empty": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}},
+					":now":   str(now.Format(time.RFC3339Nano)), ":one": num(1), ":revision": num(p.Cart.Revision),
+				},
+			}})
+		}
+		for _, pr := range p.Products {
+			items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+				TableName:                &s.catalog,
+				Key:                      productKey(pr.ID),
+				ConditionExpression:      aws.String("#status = :available AND price = :price"),
+				ExpressionAttributeNames: map[string]string{"#status": "status"},
+				ExpressionAttributeValues: map[string]types.AttributeValue{
+					":available": str(string(catalog.StatusAvailable)), ":price": num(int64(pr.Price)),
+				},
+			}})
+		}
+		err := transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		failed := cancelled(err)
+		switch {
+		case err == nil:
+			return o, nil
+		case failed[0]:
+			return nil, s.refused(ctx, p)
+		case failed[1]:
+			continue // the order id was taken in the same millisecond
+		case len(failed) > 0 && p.Cart != nil && failed[2]:
+			return nil, quire.Errorf(quire.ECONFLICT, "The cart changed during the payment; nothing was paid. Check it and pay again.")
+		case len(failed) > 0:
+			return nil, quire.Errorf(quire.ECONFLICT, "A price or the availability of a book changed during the payment; nothing was paid. Check and pay again.")
+		default:
+			return nil, fmt.Errorf("pay %s for user %d: %w", p.Total, p.User, err)
+		}
+	}
+	return nil, fmt.Errorf("pay: no free order id after %d attempts", maxIDAttempts)
+}
+
+// refused says why the buyer's debit failed its condition.
+func (s *OrderStore) refused(ctx context.Context, p orders.Purchase) error {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.users, Key: userKey(p.User), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return fmt.Errorf("read buyer %d: %w", p.User, err)
+	}
+	if out.Item == nil {
+		return quire.Errorf(quire.ECONFLICT, "The user %d has no account to pay from.", p.User)
+	}
+	u, err := parseUser(out.Item)
+	if err != nil {
+		return err
+	}
+	switch {
+	case u.Status != users.StatusActive:
+		return quire.Errorf(quire.ECONFLICT, "The account %d is closed: it cannot pay.", p.User)
+	case u.Balance < p.Total:
+		return quire.Errorf(quire.ECONFLICT, "The balance is %s, short of the %s to pay; deposit money first.", u.Balance, p.Total)
+	}
+	return quire.Errorf(quire.ECONFLICT, "The account changed during the payment; nothing was paid. Pay again.")
+}
+
+// Get returns the user's order id in one GetItem, or, for any user (an
+// admin), by the by_id index.
+func (s *OrderStore) Get(ctx context.Context, user, id quire.ID, any bool) (*orders.Order, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.orders, ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{attrPK: str(userPrefix + user.String()), attrID: num(int64(id))},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get order %d: %w", id, err)
+	}
+	item := out.Item
+	if item == nil && any {
+		q, err := s.db.Query(ctx, &dynamodb.QueryInput{
+			TableName: &s.orders, IndexName: aws.String(indexByID),
+			KeyConditionExpression:    aws.String("id = :id"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":id": num(int64(id))},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("find order %d: %w", id, err)
+		}
+		if len(q.Items) > 0 {
+			item = q.Items[0]
+		}
+	}
+	if item == nil {
+		return nil, quire.Errorf(quire.ENOTFOUND, "No order has the id %d.", id)
+	}
+	return parseOrder(item)
+}
+
+// List returns a page of the user's orders in one Query.
+func (s *OrderStore) List(ctx context.Context, user, after quire.ID, limit int) ([]orders.Order, quire.ID, error) {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:              &s.orders,
+		KeyConditionExpression: aws.String("pk = :p AND id > :after"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":p": str(userPrefix + user.String()), ":after": num(int64(after)),
+		},
+		ConsistentRead: aws.Bool(true),
+		Limit:          aws.Int32(int32(limit + 1)),
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("list orders of user %d: %w", user, err)
+	}
+	os, err := parseAll(out.Items, parseOrder)
+	if err != nil {
+		return nil, 0, err
+	}
+	var next quire.ID
+	if len(os) > limit {
+		os = os[:limit]
+		next = os[limit-1].ID
+	}
+	return os, next, nil
+}
+
+// PutOrder stores o as it is, for demo data.
+func (s *OrderStore) PutOrder(ctx context.Context, o orders.Order) error {
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.orders, Item: orderItem(&o)}); err != nil {
+		return fmt.Errorf("put order %d: %w", o.ID, err)
+	}
+	return nil
+}
+
+func orderItem(o *orders.Order) map[string]types.AttributeValue {
+	lines := make([]types.AttributeValue, len(o.Items))
+	for i, it := range o.Items {
+		lines[i] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+			"product_id": num(int64(it.ProductID)), "name": str(it.Name), "price": num(int64(it.Price)),
+			"quantity": num(int64(it.Quantity)), "subtotal": num(int64(it.Subtotal)),
+		}}
+	}
+	return map[string]types.AttributeValue{
+		attrPK: str(userPrefix + o.UserID.String()), attrID: num(int64(o.ID)), "user_id": num(int64(o.UserID)),
+		"items": &types.AttributeValueMemberL{Value: lines}, "total": num(int64(o.Total)),
+		"created_at": str(o.CreatedAt.Format(time.RFC3339Nano)),
+	}
+}
+
+func parseOrder(item map[string]types.AttributeValue) (*orders.Order, error) {
+	var r reader
+	o := &orders.Order{
+		ID: quire.ID(r.num(item, attrID)), UserID: quire.ID(r.num(item, "user_id")),
+		Total: quire.Money(r.num(item, "total")), CreatedAt: r.time(item, "created_at"), Items: []orders.Item{},
+	}
+	lines, ok := item["items"].(*types.AttributeValueMemberL)
+	if !ok {
+		r.fail("items", "a list")
+	} else {
+		for _, v := range lines.Value {
+			m, ok := v.(*types.AttributeValueMemberM)
+			if !ok {
+				r.fail("items", "a list of maps")
+				break
+			}
+			o.Items = append(o.Items, orders.Item{
+				ProductID: quire.ID(r.num(m.Value, "product_id")), Name: r.str(m.Value, "name"),
+				Price: quire.Money(r.num(m.Value, "price")), Quantity: int(r.num(m.Value, "quantity")),
+				Subtotal: quire.Money(r.num(m.Value, "subtotal")),
+			})
+		}
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("read order item %v: %w", item[attrID], r.err)
+	}
+	return o, nil
+}

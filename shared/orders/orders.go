@@ -1,0 +1,199 @@
+// Package orders is buying: one book at once (POST /products/{id}/buy) or
+// the whole cart (POST /pay), paid from the buyer's prepaid balance, and
+// the orders that record what was bought.
+package orders
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/quireapi/quire/shared/carts"
+	"github.com/quireapi/quire/shared/catalog"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
+)
+
+// Item is one book of an order, at the price it was bought for.
+type Item struct {
+	ProductID quire.ID    `json:"product_id"`
+	Name      string      `json:"name"`
+	Price     quire.Money `json:"price"`
+	Quantity  int         `json:"quantity"`
+	Subtotal  quire.Money `json:"subtotal"`
+}
+
+// Order is a purchase: what was bought, by whom, for how much.
+type Order struct {
+	ID        quire.ID    `json:"id"`
+	UserID    quire.ID    `json:"user_id"`
+	Items     []Item      `json:"items"`
+	Total     quire.Money `json:"total"`
+	CreatedAt time.Time   `json:"created_at"`
+}
+
+// Purchase is what a buyer pays for: the items at their current prices,
+// the products as read (whose price and status must not change before the
+// payment commits), and, when paying a cart, the cart as read (which the
+// payment empties, if it has not changed).
+type Purchase struct {
+	User     quire.ID
+	Items    []Item
+	Total    quire.Money
+	Products []catalog.Product
+	Cart     *carts.Cart
+}
+
+// Store keeps orders and makes payments.
+type Store interface {
+	// Pay debits p.Total from the user's balance, creates the order and,
+	// for a cart, empties it, all in one transaction, and returns the
+	// order. ECONFLICT, with nothing changed, when the account is closed,
+	// its balance is short, or a product or the cart changed since read.
+	Pay(ctx context.Context, p Purchase) (*Order, error)
+	// Get returns the order id: of the user, or anyone's when any is set.
+	Get(ctx context.Context, user, id quire.ID, any bool) (*Order, error)
+	// List returns the user's orders, newest last, a page at a time.
+	List(ctx context.Context, user, after quire.ID, limit int) ([]Order, quire.ID, error)
+}
+
+// Catalog finds the products a purchase needs.
+type Catalog interface {
+	Product(ctx context.Context, id quire.ID) (*catalog.Product, error)
+	ProductsByID(ctx context.Context, ids []quire.ID) (map[quire.ID]catalog.Product, error)
+}
+
+// Handlers serves buying and orders.
+type Handlers struct {
+	Store   Store
+	Catalog Catalog
+	Carts   carts.Store
+}
+
+// Routes returns the handler of each orders route, keyed as in the route
+// table.
+func (h *Handlers) Routes() rest.Handlers {
+	return rest.Handlers{
+		"POST /products/{id}/buy": h.buy,
+		"POST /pay":               h.pay,
+		"GET /orders":             h.list,
+		"GET /orders/{id}":        h.get,
+	}
+}
+
+// Quantity is the body of POST /products/{id}/buy.
+type Quantity struct {
+	Quantity *int `json:"quantity"`
+}
+
+func (h *Handlers) buy(w http.ResponseWriter, r *http.Request) error {
+	id, err := quire.ParseID(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	var q Quantity
+	if err := rest.Decode(r, &q); err != nil {
+		return err
+	}
+	switch {
+	case q.Quantity == nil:
+		return quire.Invalid(quire.FieldError{Pointer: "/quantity", Detail: "is required"})
+	case *q.Quantity < 1 || *q.Quantity > carts.MaxQuantity:
+		return quire.Invalid(quire.FieldError{Pointer: "/quantity", Detail: fmt.Sprintf("must be from 1 to %d", carts.MaxQuantity)})
+	}
+	p, err := h.Catalog.Product(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if err := buyable(r, p); err != nil {
+		return err
+	}
+	sub := p.Price * quire.Money(*q.Quantity)
+	o, err := h.Store.Pay(r.Context(), Purchase{
+		User:     rest.CallerOf(r).ID,
+		Items:    []Item{{p.ID, p.Name, p.Price, *q.Quantity, sub}},
+		Total:    sub,
+		Products: []catalog.Product{*p},
+	})
+	if err != nil {
+		return err
+	}
+	return created(w, r, o)
+}
+
+// pay pays the caller's whole cart at its current prices.
+func (h *Handlers) pay(w http.ResponseWriter, r *http.Request) error {
+	user := rest.CallerOf(r).ID
+	c, err := h.Carts.Get(r.Context(), user)
+	if err != nil {
+		return err
+	}
+	if len(c.Items) == 0 {
+		return quire.Errorf(quire.ECONFLICT, "The cart is empty: add books with POST /cart first.")
+	}
+	products, err := h.Catalog.ProductsByID(r.Context(), c.ProductIDs())
+	if err != nil {
+		return err
+	}
+	purchase := Purchase{User: user, Cart: c}
+	for _, id := range c.ProductIDs() {
+		p, ok := products[id]
+		if !ok {
+			return quire.Errorf(quire.ECONFLICT, "The product %d of the cart does not exist; remove it.", id)
+		}
+		if err := buyable(r, &p); err != nil {
+			return err
+		}
+		n := c.Items[id]
+		purchase.Items = append(purchase.Items, Item{p.ID, p.Name, p.Price, n, p.Price * quire.Money(n)})
+		purchase.Total += p.Price * quire.Money(n)
+		purchase.Products = append(purchase.Products, p)
+	}
+	o, err := h.Store.Pay(r.Context(), purchase)
+	if err != nil {
+		return err
+	}
+	return created(w, r, o)
+}
+
+func buyable(r *http.Request, p *catalog.Product) error {
+	if p.Status != catalog.StatusAvailable {
+		return quire.Errorf(quire.ECONFLICT, "The product %d is %s: it cannot be bought.", p.ID, p.Status.In(rest.Version(r)))
+	}
+	return nil
+}
+
+func created(w http.ResponseWriter, r *http.Request, o *Order) error {
+	w.Header().Set("Location", rest.URL(r, rest.Path(r, "/orders/"+o.ID.String())))
+	return rest.JSON(w, r, http.StatusCreated, o)
+}
+
+func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
+	id, err := quire.ParseID(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	c := rest.CallerOf(r)
+	o, err := h.Store.Get(r.Context(), c.ID, id, c.Admin())
+	if err != nil {
+		return err
+	}
+	return rest.JSON(w, r, http.StatusOK, o)
+}
+
+// list answers the caller's own orders, oldest first, a page at a time.
+func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
+	limit, after, err := rest.ParseIDPage(r)
+	if err != nil {
+		return err
+	}
+	os, next, err := h.Store.List(r.Context(), rest.CallerOf(r).ID, after, limit)
+	if err != nil {
+		return err
+	}
+	if next != 0 {
+		rest.SetNext(w, r, next.String())
+	}
+	return rest.JSON(w, r, http.StatusOK, os)
+}

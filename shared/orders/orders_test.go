@@ -1,0 +1,262 @@
+package orders_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/dynamo/dynamotest"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/service/servicetest"
+)
+
+func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+type item struct {
+	ProductID int64       `json:"product_id"`
+	Name      string      `json:"name"`
+	Price     json.Number `json:"price"`
+	Quantity  int         `json:"quantity"`
+	Subtotal  json.Number `json:"subtotal"`
+}
+
+type order struct {
+	ID        int64       `json:"id"`
+	UserID    int64       `json:"user_id"`
+	Items     []item      `json:"items"`
+	Total     json.Number `json:"total"`
+	CreatedAt string      `json:"created_at"`
+}
+
+func decode[T any](t *testing.T, r servicetest.Response) T {
+	t.Helper()
+	var v T
+	dec := json.NewDecoder(strings.NewReader(r.Body))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("%s %s: %q: %v", r.Request.Method, r.Request.URL.Path, r.Body, err)
+	}
+	return v
+}
+
+func do(t *testing.T, c *servicetest.Client, method, path, body string, status int) servicetest.Response {
+	t.Helper()
+	r := c.Do(t, method, path, body)
+	if r.StatusCode != status {
+		t.Fatalf("%s %s %s = %d %s, want %d", method, path, body, r.StatusCode, r.Body, status)
+	}
+	if status >= 400 && r.Header.Get("Content-Type") != rest.ProblemMediaType {
+		t.Errorf("%s %s: Content-Type %q", method, path, r.Header.Get("Content-Type"))
+	}
+	return r
+}
+
+// shop is the demo catalog and a customer with the given balance.
+type shop struct {
+	api      *servicetest.API
+	c, admin *servicetest.Client
+	id       int64
+}
+
+func newShop(t *testing.T, balance string) *shop {
+	t.Helper()
+	api := servicetest.New(t)
+	if err := demo.SeedCatalog(t.Context(), dynamo.NewCatalogStore(api.DB, api.Tables)); err != nil {
+		t.Fatal(err)
+	}
+	r := api.Do(t, "POST", "/users", `{"email":"ada@example.com","first_name":"Ada","last_name":"Lovelace","password":"correct horse"}`)
+	if r.StatusCode != 201 {
+		t.Fatalf("sign up: %d %s", r.StatusCode, r.Body)
+	}
+	var u struct{ ID int64 }
+	json.Unmarshal([]byte(r.Body), &u)
+	s := &shop{api: api, c: api.As(t, quire.ID(u.ID), quire.RoleCustomer), admin: api.As(t, 1, quire.RoleAdmin), id: u.ID}
+	if balance != "0" {
+		do(t, s.c, "POST", fmt.Sprintf("/users/%d/deposit", u.ID), `{"amount":`+balance+`}`, 200)
+	}
+	return s
+}
+
+func (s *shop) balance(t *testing.T) string {
+	t.Helper()
+	var u struct{ Balance json.Number }
+	dec := json.NewDecoder(strings.NewReader(do(t, s.c, "GET", fmt.Sprintf("/users/%d", s.id), "", 200).Body))
+	dec.UseNumber()
+	dec.Decode(&u)
+	return string(u.Balance)
+}
+
+func (s *shop) orders(t *testing.T) []order {
+	t.Helper()
+	return decode[[]order](t, do(t, s.c, "GET", "/orders", "", 200))
+}
+
+func (s *shop) cart(t *testing.T) string {
+	t.Helper()
+	return do(t, s.c, "GET", "/cart", "", 200).Body
+}
+
+func TestBuy(t *testing.T) {
+	s := newShop(t, "30")
+	r := do(t, s.c, "POST", "/products/1/buy", `{"quantity":2}`, 201)
+	o := decode[order](t, r)
+	want := []item{{1, "Frankenstein", "12.99", 2, "25.98"}}
+	if o.UserID != s.id || o.Total != "25.98" || !cmp.Equal(o.Items, want) {
+		t.Errorf("order %+v", o)
+	}
+	if loc := r.Header.Get("Location"); !strings.HasSuffix(loc, fmt.Sprintf("/orders/%d", o.ID)) {
+		t.Errorf("Location %q", loc)
+	}
+	if b := s.balance(t); b != "4.02" {
+		t.Errorf("balance %s, want 4.02", b)
+	}
+	if got := decode[order](t, do(t, s.c, "GET", fmt.Sprintf("/orders/%d", o.ID), "", 200)); !cmp.Equal(got, o) {
+		t.Errorf("stored order %+v, want %+v", got, o)
+	}
+	if got := s.orders(t); len(got) != 1 || got[0].ID != o.ID {
+		t.Errorf("GET /orders = %+v", got)
+	}
+
+	// Refusals pay nothing and order nothing.
+	do(t, s.c, "POST", "/products/1/buy", `{"quantity":1}`, 409)   // 12.99 > 4.02
+	do(t, s.c, "POST", "/products/4/buy", `{"quantity":1}`, 409)   // discontinued
+	do(t, s.c, "POST", "/products/999/buy", `{"quantity":1}`, 404) // no such book
+	for _, bad := range []string{`{"quantity":0}`, `{"quantity":100}`, `{}`, `{"quantity":1.5}`} {
+		do(t, s.c, "POST", "/products/3/buy", bad, 400)
+	}
+	if b := s.balance(t); b != "4.02" {
+		t.Errorf("after refusals, balance %s", b)
+	}
+	if got := s.orders(t); len(got) != 1 {
+		t.Errorf("after refusals, %d orders", len(got))
+	}
+
+	// Orders are their buyer's: another customer gets 404, an admin any.
+	do(t, s.api.As(t, 2, quire.RoleCustomer), "GET", fmt.Sprintf("/orders/%d", o.ID), "", 404)
+	if got := decode[order](t, do(t, s.admin, "GET", fmt.Sprintf("/orders/%d", o.ID), "", 200)); got.ID != o.ID {
+		t.Errorf("admin reads %+v", got)
+	}
+	do(t, s.admin, "GET", "/orders/12345", "", 404)
+}
+
+func TestPay(t *testing.T) {
+	s := newShop(t, "50")
+	do(t, s.c, "POST", "/pay", "", 409) // empty cart
+	do(t, s.c, "POST", "/cart", `{"product_id":1,"quantity":1}`, 200)
+	do(t, s.c, "POST", "/cart", `{"product_id":3,"quantity":2}`, 200)
+	o := decode[order](t, do(t, s.c, "POST", "/pay", "", 201))
+	want := []item{{1, "Frankenstein", "12.99", 1, "12.99"}, {3, "Pride and Prejudice", "9.99", 2, "19.98"}}
+	if o.Total != "32.97" || !cmp.Equal(o.Items, want) {
+		t.Errorf("order %+v", o)
+	}
+	if b := s.balance(t); b != "17.03" {
+		t.Errorf("balance %s, want 17.03", b)
+	}
+	if c := s.cart(t); c != `{"items":[],"total":0.00}` {
+		t.Errorf("cart after paying: %s", c)
+	}
+	do(t, s.c, "POST", "/pay", "", 409) // empty again
+}
+
+// TestPayRefusalsChangeNothing: a short balance, a closed account and an
+// archived book each refuse the payment and leave balance, cart and orders
+// as they were.
+func TestPayRefusalsChangeNothing(t *testing.T) {
+	s := newShop(t, "20")
+	do(t, s.c, "POST", "/cart", `{"product_id":5,"quantity":2}`, 200) // 29.00
+	check := func(when string) {
+		t.Helper()
+		if b, c, n := s.balance(t), s.cart(t), len(s.orders(t)); b != "20.00" || !strings.Contains(c, `"total":29.00`) || n != 0 {
+			t.Errorf("%s: balance %s, cart %s, %d orders", when, b, c, n)
+		}
+	}
+	do(t, s.c, "POST", "/pay", "", 409)
+	check("short balance")
+
+	do(t, s.c, "POST", fmt.Sprintf("/users/%d/deposit", s.id), `{"amount":10}`, 200)
+	do(t, s.admin, "PUT", "/api/v2/admin/products/5", `{"name":"Moby-Dick","price":14.50,"status":"ARCHIVED","author_id":3}`, 200)
+	do(t, s.c, "POST", "/pay", "", 409)
+	do(t, s.c, "POST", "/products/5/buy", `{"quantity":1}`, 409)
+	do(t, s.admin, "PUT", "/admin/products/5", `{"name":"Moby-Dick","price":14.50,"status":"AVAILABLE","author_id":3}`, 200)
+	do(t, s.c, "POST", fmt.Sprintf("/users/%d/close", s.id), "", 200)
+	do(t, s.c, "POST", "/pay", "", 409)
+	do(t, s.c, "POST", "/products/1/buy", `{"quantity":1}`, 409)
+	if b, n := s.balance(t), len(s.orders(t)); b != "30.00" || n != 0 {
+		t.Errorf("closed account: balance %s, %d orders", b, n)
+	}
+}
+
+// TestConcurrentPayments: payments that race on one balance never overdraw
+// it, and a cart paid twice at once is paid once.
+func TestConcurrentPayments(t *testing.T) {
+	s := newShop(t, "30")
+	const n = 8
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	for i := range n {
+		wg.Go(func() { statuses[i] = s.c.Do(t, "POST", "/products/3/buy", `{"quantity":1}`).StatusCode })
+	}
+	wg.Wait()
+	bought := 0
+	for _, st := range statuses {
+		switch st {
+		case 201:
+			bought++
+		case 409:
+		default:
+			t.Errorf("a concurrent buy answered %d", st)
+		}
+	}
+	if bought != 3 || s.balance(t) != "0.03" || len(s.orders(t)) != 3 {
+		t.Errorf("%d buys of 9.99 from 30.00 succeeded; balance %s, %d orders; want 3, 0.03, 3", bought, s.balance(t), len(s.orders(t)))
+	}
+
+	s = newShop(t, "100")
+	do(t, s.c, "POST", "/cart", `{"product_id":1,"quantity":1}`, 200)
+	for i := range n {
+		wg.Go(func() { statuses[i] = s.c.Do(t, "POST", "/pay", "").StatusCode })
+	}
+	wg.Wait()
+	paid := 0
+	for _, st := range statuses {
+		if st == 201 {
+			paid++
+		} else if st != 409 {
+			t.Errorf("a concurrent payment answered %d", st)
+		}
+	}
+	if paid != 1 || s.balance(t) != "87.01" || len(s.orders(t)) != 1 {
+		t.Errorf("one cart paid %d times at once; balance %s, %d orders", paid, s.balance(t), len(s.orders(t)))
+	}
+}
+
+func TestOrderPages(t *testing.T) {
+	s := newShop(t, "100")
+	var want []int64
+	for range 5 {
+		want = append(want, decode[order](t, do(t, s.c, "POST", "/products/3/buy", `{"quantity":1}`, 201)).ID)
+	}
+	var got []int64
+	next := "/orders?limit=2"
+	for next != "" {
+		r := do(t, s.c, "GET", next, "", 200)
+		for _, o := range decode[[]order](t, r) {
+			got = append(got, o.ID)
+		}
+		next = ""
+		if l := r.Header.Get("Link"); l != "" {
+			next = l[strings.Index(l, "/orders"):strings.Index(l, ">")]
+		}
+	}
+	if !cmp.Equal(got, want) {
+		t.Errorf("orders by pages %v, want %v", got, want)
+	}
+}
