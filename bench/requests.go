@@ -63,6 +63,7 @@ func cases() []requestCase {
 	return []requestCase{
 		{"GET /health", "", "GET", "/health", "", "", 200, 1},
 		{"GET /status", "", "GET", "/status", "", "", 200, 1},
+		{"GET /openapi.json", "", "GET", "/openapi.json", "", "", 200, 0},
 		{"POST /login", "success", "POST", "/login", login(demo.CustomerEmail, demo.CustomerPassword), "", 200, 2},
 		{"POST /login", "wrong password", "POST", "/login", login(demo.CustomerEmail, "wrong password"), "", 401, 2},
 		{"POST /login", "unknown email", "POST", "/login", login("nobody@quire.example", "wrong password"), "", 401, 2},

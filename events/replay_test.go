@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,6 +130,9 @@ func TestReplay(t *testing.T) {
 				t.Fatalf("handler error: %v", err)
 			}
 			ct := http.Header(resp.MultiValueHeaders).Get("Content-Type")
+			if err := servicetest.CheckContract(request(s.event), resp.StatusCode, resp.MultiValueHeaders, []byte(resp.Body)); err != nil {
+				t.Errorf("the answer does not match the OpenAPI document: %v\n%s", err, resp.Body)
+			}
 			if resp.StatusCode != s.status {
 				t.Errorf("status %d, want %d; body %s", resp.StatusCode, s.status, resp.Body)
 			}
@@ -142,6 +147,21 @@ func TestReplay(t *testing.T) {
 			}
 		})
 	}
+}
+
+// request is the HTTP request an event stands for.
+func request(ev events.APIGatewayProxyRequest) *http.Request {
+	u := url.URL{Path: ev.Path}
+	q := url.Values{}
+	for k, vs := range ev.MultiValueQueryStringParameters {
+		q[k] = vs
+	}
+	u.RawQuery = q.Encode()
+	r := httptest.NewRequest(ev.HTTPMethod, u.String(), strings.NewReader(ev.Body))
+	for k, vs := range ev.MultiValueHeaders {
+		r.Header[http.CanonicalHeaderKey(k)] = vs
+	}
+	return r
 }
 
 // successType is the Content-Type of a successful answer to ev: the

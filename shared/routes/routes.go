@@ -100,6 +100,7 @@ var all = expand(
 	[]Route{
 		{Method: "GET", Path: "/health", Group: GroupHealth, Access: Public},
 		{Method: "GET", Path: "/status", Group: GroupHealth, Access: Public},
+		{Method: "GET", Path: "/openapi.json", Group: GroupHealth, Access: Public},
 
 		{Method: "POST", Path: "/login", Group: GroupAuth, Access: Public},
 		{Method: "GET", Path: "/.well-known/jwks.json", Group: GroupAuth, Access: Public},
@@ -157,7 +158,7 @@ func Groups() []Group {
 	return []Group{
 		{
 			Name:        GroupHealth,
-			Description: "Health check for load balancers: GET /health and /status",
+			Description: "Health check for load balancers (GET /health and /status) and the OpenAPI document",
 			Grants:      []Grant{{TableUsers, []string{"dynamodb:GetItem"}}},
 			MemoryMB:    256,
 		},

@@ -22,6 +22,7 @@ import (
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/health"
+	"github.com/quireapi/quire/shared/openapi"
 	"github.com/quireapi/quire/shared/orders"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -78,7 +79,9 @@ func Health(c Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("health: %w", err)
 	}
-	return rest.NewRouter(routes.GroupHealth, (&health.Handlers{DB: dynamo.NewPinger(db, c.DynamoDB.Tables)}).Routes())
+	hs := (&health.Handlers{DB: dynamo.NewPinger(db, c.DynamoDB.Tables)}).Routes()
+	hs["GET /openapi.json"] = openapi.Handler
+	return rest.NewRouter(routes.GroupHealth, hs)
 }
 
 // Catalog builds the handler of the catalog group.

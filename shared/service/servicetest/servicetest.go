@@ -120,7 +120,8 @@ type Response struct {
 	Body string
 }
 
-// Do sends a request with an optional JSON body and returns the response.
+// Do sends a request with an optional JSON body and returns the response,
+// failing the test when the response does not match the OpenAPI document.
 func (a *API) Do(tb testing.TB, method, path, body string, header ...string) Response {
 	tb.Helper()
 	var r io.Reader
@@ -145,6 +146,9 @@ func (a *API) Do(tb testing.TB, method, path, body string, header ...string) Res
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	if err := CheckContract(req, resp.StatusCode, resp.Header, b); err != nil {
+		tb.Errorf("%s %s: the answer does not match the OpenAPI document: %v\n%d %s", method, path, err, resp.StatusCode, b)
 	}
 	return Response{Response: resp, Body: string(b)}
 }

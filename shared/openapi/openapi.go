@@ -1,0 +1,344 @@
+// Package openapi is Quire's OpenAPI 3.1 document: one document for both
+// API versions, built from the route table and the operations below, so
+// that no route goes undocumented. GET /openapi.json serves it.
+package openapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// schema is a JSON Schema (2020-12, as OpenAPI 3.1 uses).
+type schema = map[string]any
+
+func ref(name string) schema { return schema{"$ref": "#/components/schemas/" + name} }
+
+// versioned names a schema per API version: "User" is UserV1 or UserV2.
+type versioned func(v int) schema
+
+func perVersion(name string) versioned {
+	return func(v int) schema { return ref(fmt.Sprintf("%sV%d", name, v)) }
+}
+
+func same(s schema) versioned { return func(int) schema { return s } }
+
+// operation documents one route (without its version prefix).
+type operation struct {
+	summary string
+	query   []string  // names of query parameters, from the parameters below
+	body    versioned // the request body, or nil
+	status  int       // of success
+	result  versioned // the success body, or nil (204)
+	headers []string  // response headers of success: Location, Link, Cache-Control
+}
+
+// operations documents every route, keyed as in the route table.
+var operations = map[string]operation{
+	"GET /health":                {summary: "Health check for load balancers", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
+	"GET /status":                {summary: "Health check (the same as /health)", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
+	"GET /openapi.json":          {summary: "This document", status: 200, result: same(schema{"type": "object"}), headers: []string{"Cache-Control"}},
+	"POST /login":                {summary: "Trade an email and password for an access token", body: same(ref("Credentials")), status: 200, result: same(ref("Token")), headers: []string{"Cache-Control"}},
+	"GET /.well-known/jwks.json": {summary: "The public keys that verify access tokens", status: 200, result: same(ref("JWKS")), headers: []string{"Cache-Control"}},
+
+	"GET /landing":             {summary: "The landing page: featured books", status: 200, result: perVersion("Landing"), headers: []string{"Cache-Control"}},
+	"GET /authors":             {summary: "List authors", query: []string{"limit", "cursor"}, status: 200, result: same(arrayOf(ref("Author"))), headers: []string{"Link"}},
+	"GET /authors/{id}":        {summary: "Get an author", status: 200, result: same(ref("Author"))},
+	"GET /authors/{id}/books":  {summary: "List an author's books", query: []string{"limit", "cursor"}, status: 200, result: arrayOfVersion("Product"), headers: []string{"Link"}},
+	"GET /products":            {summary: "List products", query: []string{"limit", "cursor"}, status: 200, result: arrayOfVersion("Product"), headers: []string{"Link"}},
+	"GET /products/{id}":       {summary: "Get a product", status: 200, result: perVersion("Product")},
+	"POST /admin/authors":      {summary: "Add an author (admin)", body: same(ref("AuthorWrite")), status: 201, result: same(ref("Author")), headers: []string{"Location"}},
+	"POST /admin/products":     {summary: "Add a product (admin)", body: perVersion("ProductWrite"), status: 201, result: perVersion("Product"), headers: []string{"Location"}},
+	"PUT /admin/products/{id}": {summary: "Replace a product, archiving included (admin)", body: perVersion("ProductWrite"), status: 200, result: perVersion("Product")},
+
+	"GET /users":                      {summary: "List users: all active ones for an admin, oneself for a customer", query: []string{"limit", "cursor", "role", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
+	"POST /users":                     {summary: "Sign up", body: perVersion("UserWrite"), status: 201, result: perVersion("User"), headers: []string{"Location"}},
+	"GET /users/{id}":                 {summary: "Get a user", query: []string{"embed"}, status: 200, result: perVersion("User")},
+	"PUT /users/{id}":                 {summary: "Replace a user", body: perVersion("UserWrite"), status: 200, result: perVersion("User")},
+	"DELETE /users/{id}":              {summary: "Delete a user", status: 204},
+	"GET /users/{id}/profile":         {summary: "Get a user's profile", status: 200, result: same(ref("Profile"))},
+	"PUT /users/{id}/profile":         {summary: "Replace a user's profile", body: same(ref("Profile")), status: 200, result: same(ref("Profile"))},
+	"POST /users/{id}/deposit":        {summary: "Add money to an active account", body: same(ref("Deposit")), status: 200, result: perVersion("User")},
+	"POST /users/{id}/close":          {summary: "Close an account, keeping its balance", status: 200, result: perVersion("User")},
+	"GET /admin/users":                {summary: "List every user in any status (admin)", query: []string{"limit", "cursor", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
+	"GET /cart":                       {summary: "The caller's cart at current prices", status: 200, result: perVersion("Cart")},
+	"POST /cart":                      {summary: "Add copies of a book to the cart", body: same(ref("CartAddition")), status: 200, result: perVersion("Cart")},
+	"DELETE /cart/items/{product_id}": {summary: "Take a book out of the cart", status: 204},
+	"POST /products/{id}/buy":         {summary: "Buy a book from the balance", body: same(ref("Quantity")), status: 201, result: same(ref("Order")), headers: []string{"Location"}},
+	"POST /pay":                       {summary: "Buy the whole cart from the balance", status: 201, result: same(ref("Order")), headers: []string{"Location"}},
+	"GET /orders":                     {summary: "List the caller's orders", query: []string{"limit", "cursor"}, status: 200, result: same(arrayOf(ref("Order"))), headers: []string{"Link"}},
+	"GET /orders/{id}":                {summary: "Get an order", status: 200, result: same(ref("Order"))},
+}
+
+func arrayOf(items schema) schema { return schema{"type": "array", "items": items} }
+
+func arrayOfVersion(name string) versioned {
+	return func(v int) schema { return arrayOf(perVersion(name)(v)) }
+}
+
+var document = sync.OnceValues(build)
+
+// Document returns the document as JSON.
+func Document() ([]byte, error) { return document() }
+
+// Handler serves the document, the same for every caller.
+func Handler(w http.ResponseWriter, r *http.Request) error {
+	doc, err := Document()
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	return rest.JSON(w, r, http.StatusOK, json.RawMessage(doc))
+}
+
+func build() ([]byte, error) {
+	paths := map[string]schema{}
+	for _, r := range routes.All() {
+		op, ok := operations[r.Resource().Key()]
+		if !ok {
+			return nil, fmt.Errorf("openapi: route %s has no operation", r.Resource().Key())
+		}
+		item, ok := paths[r.Path]
+		if !ok {
+			item = schema{}
+			paths[r.Path] = item
+		}
+		item[strings.ToLower(r.Method)] = op.document(r)
+	}
+	for key := range operations {
+		if !slices.ContainsFunc(routes.All(), func(r routes.Route) bool { return r.Resource().Key() == key }) {
+			return nil, fmt.Errorf("openapi: operation %s has no route", key)
+		}
+	}
+	doc := schema{
+		"openapi": "3.1.0",
+		"info": schema{
+			"title":   "Quire",
+			"version": fmt.Sprint(routes.Versions[len(routes.Versions)-1]),
+			"description": "A bookshop with prepaid accounts. Every resource is served under /api/v1 and /api/v2 and " +
+				"without a prefix, where Accept: application/vnd.quire.v<N>+json chooses the version (v1 by default). " +
+				"Errors are application/problem+json (RFC 9457).",
+		},
+		"paths":    paths,
+		"security": []any{schema{"bearer": []any{}}},
+		"components": schema{
+			"securitySchemes": schema{"bearer": schema{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+			"parameters":      parameters(),
+			"schemas":         schemas(),
+			"headers": schema{
+				"Location":      schema{"description": "The new resource's URL", "schema": schema{"type": "string"}},
+				"Link":          schema{"description": `The next page (RFC 8288, rel="next"), absent on the last page`, "schema": schema{"type": "string"}},
+				"Cache-Control": schema{"description": "How long caches may keep the answer", "schema": schema{"type": "string"}},
+			},
+		},
+	}
+	return json.Marshal(doc)
+}
+
+// document returns the operation object of route r.
+func (op operation) document(r routes.Route) schema {
+	out := schema{
+		"operationId": operationID(r),
+		"summary":     op.summary,
+		"responses":   op.responses(r),
+	}
+	if r.Access == routes.Public {
+		out["security"] = []any{}
+	}
+	if r.Access == routes.Admin {
+		out["description"] = "Needs a token with the admin role."
+	}
+	var params []any
+	for _, seg := range strings.Split(r.Path, "/") {
+		if name, ok := strings.CutPrefix(seg, "{"); ok {
+			name = strings.TrimSuffix(name, "}")
+			params = append(params, schema{"name": name, "in": "path", "required": true, "schema": ref("ID")})
+		}
+	}
+	for _, q := range op.query {
+		params = append(params, schema{"$ref": "#/components/parameters/" + q})
+	}
+	if params != nil {
+		out["parameters"] = params
+	}
+	if op.body != nil {
+		out["requestBody"] = schema{"required": true, "content": content(r, op.body)}
+	}
+	return out
+}
+
+func (op operation) responses(r routes.Route) schema {
+	success := schema{"description": http.StatusText(op.status)}
+	if op.result != nil {
+		success["content"] = content(r, op.result)
+	}
+	if op.headers != nil {
+		hs := schema{}
+		for _, h := range op.headers {
+			hs[h] = schema{"$ref": "#/components/headers/" + h}
+		}
+		success["headers"] = hs
+	}
+	return schema{
+		fmt.Sprint(op.status): success,
+		"default": schema{
+			"description": "An error, in the status code and an RFC 9457 problem",
+			"content":     schema{rest.ProblemMediaType: schema{"schema": ref("Problem")}},
+		},
+	}
+}
+
+// content maps each media type a route answers (or takes) to the schema of
+// its version: a versioned path's application/json and its version's type,
+// and on a path without a version, application/json (v1) and every
+// version's type.
+func content(r routes.Route, s versioned) schema {
+	if !r.Versioned {
+		return schema{rest.MediaTypeJSON: schema{"schema": s(1)}}
+	}
+	out := schema{}
+	if r.Version != 0 {
+		out[rest.MediaTypeJSON] = schema{"schema": s(r.Version)}
+		out[rest.VendorType(r.Version)] = schema{"schema": s(r.Version)}
+		return out
+	}
+	out[rest.MediaTypeJSON] = schema{"schema": s(routes.Versions[0])}
+	for _, v := range routes.Versions {
+		out[rest.VendorType(v)] = schema{"schema": s(v)}
+	}
+	return out
+}
+
+// operationID is "getUsersId" for GET /users/{id}, with the version:
+// "getV2UsersId" for GET /api/v2/users/{id}.
+func operationID(r routes.Route) string {
+	id := strings.ToLower(r.Method)
+	if r.Version != 0 {
+		id += fmt.Sprintf("V%d", r.Version)
+	}
+	for _, seg := range strings.Split(r.Resource().Path, "/") {
+		seg = strings.Trim(seg, "{}.")
+		for _, part := range strings.FieldsFunc(seg, func(c rune) bool { return c == '_' || c == '-' || c == '.' }) {
+			id += strings.ToUpper(part[:1]) + part[1:]
+		}
+	}
+	return id
+}
+
+func parameters() schema {
+	q := func(name, description string, s schema) schema {
+		return schema{"name": name, "in": "query", "required": false, "description": description, "schema": s}
+	}
+	return schema{
+		"limit":  q("limit", "Items per page", schema{"type": "integer", "minimum": 1, "maximum": rest.MaxLimit, "default": rest.DefaultLimit}),
+		"cursor": q("cursor", "Where the page starts: from the next link of the previous page", schema{"type": "string"}),
+		"role":   q("role", "Only active users with this role", schema{"enum": []any{"customer", "admin"}}),
+		"embed":  q("embed", "Add each user's profile", schema{"enum": []any{"profile"}}),
+	}
+}
+
+// object is a closed object schema: these properties, all required but
+// the optional ones, and nothing else.
+func object(props schema, optional ...string) schema {
+	var required []string
+	for name := range props {
+		if !slices.Contains(optional, name) {
+			required = append(required, name)
+		}
+	}
+	slices.Sort(required)
+	out := schema{"type": "object", "properties": props, "additionalProperties": false}
+	if required != nil {
+		out["required"] = required
+	}
+	return out
+}
+
+func with(props schema, more schema) schema {
+	out := maps.Clone(props)
+	maps.Copy(out, more)
+	return out
+}
+
+func schemas() schema {
+	str := schema{"type": "string"}
+	money := schema{"type": "number", "description": "An exact amount with two decimals, such as 12.50"}
+	id := ref("ID")
+	time := schema{"type": "string", "format": "date-time"}
+	links := arrayOf(ref("Link"))
+	status := func(v int) schema {
+		if v < 2 {
+			return schema{"enum": []any{"AVAILABLE", "DISCONTINUED"}}
+		}
+		return schema{"enum": []any{"AVAILABLE", "DISCONTINUED", "ARCHIVED"}}
+	}
+	userBase := schema{
+		"id": id, "email": str, "role": schema{"enum": []any{"customer", "admin"}},
+		"status": schema{"enum": []any{"ACTIVE", "CLOSED"}}, "balance": money, "profile": ref("Profile"),
+		"created_at": time, "updated_at": time,
+		"_links": object(schema{"deposit": str, "close_account": str}, "deposit", "close_account"),
+	}
+	userWrite := schema{
+		"email": str, "role": schema{"enum": []any{"customer", "admin"}}, "status": schema{"enum": []any{"ACTIVE", "CLOSED"}},
+		"password": schema{"type": "string", "minLength": 8, "maxLength": 128, "writeOnly": true},
+		"id":       schema{"readOnly": true}, "balance": schema{"readOnly": true}, "profile": schema{"readOnly": true},
+		"_links": schema{"readOnly": true}, "created_at": schema{"readOnly": true}, "updated_at": schema{"readOnly": true},
+	}
+	writeOptional := []string{"role", "status", "password", "id", "balance", "profile", "_links", "created_at", "updated_at"}
+	product := func(v int) schema {
+		return schema{"id": id, "name": str, "price": money, "status": status(v), "author_id": id, "links": links}
+	}
+	productWrite := func(v int) schema {
+		return object(schema{"name": str, "price": money, "status": status(v), "author_id": id,
+			"id": schema{"readOnly": true}, "links": schema{"readOnly": true}}, "id", "links")
+	}
+	cartLine := func(v int) schema {
+		return object(schema{"product_id": id, "name": str, "price": money, "status": status(v), "quantity": schema{"type": "integer"}, "subtotal": money, "links": links})
+	}
+	out := schema{
+		"ID":   schema{"type": "integer", "minimum": 1, "maximum": 9007199254740991},
+		"Link": object(schema{"rel": str, "href": str}),
+		"Problem": object(schema{
+			"type": str, "title": str, "status": schema{"type": "integer"}, "detail": str, "instance": str, "request_id": str,
+			"errors": arrayOf(object(schema{"pointer": str, "detail": str})),
+		}, "detail", "instance", "request_id", "errors"),
+		"Health":      object(schema{"status": str, "database": str}),
+		"Credentials": object(schema{"email": str, "password": str}),
+		"Token":       object(schema{"access_token": str, "token_type": schema{"const": "Bearer"}, "expires_in": schema{"type": "integer"}}),
+		"JWKS": object(schema{"keys": arrayOf(object(schema{
+			"kty": schema{"const": "EC"}, "crv": schema{"const": "P-256"}, "alg": schema{"const": "ES256"},
+			"use": schema{"const": "sig"}, "kid": str, "x": str, "y": str,
+		}))}),
+		"Profile": object(schema{
+			"bio": schema{"type": "string", "maxLength": 500}, "location": schema{"type": "string", "maxLength": 100},
+			"website": schema{"type": "string", "maxLength": 200}, "newsletter": schema{"type": "boolean"},
+		}, "bio", "location", "website", "newsletter"),
+		"UserV1":       object(with(userBase, schema{"first_name": str, "last_name": str}), "profile"),
+		"UserV2":       object(with(userBase, schema{"name": str}), "profile"),
+		"UserWriteV1":  object(with(userWrite, schema{"first_name": str, "last_name": str}), writeOptional...),
+		"UserWriteV2":  object(with(userWrite, schema{"name": str}), writeOptional...),
+		"Deposit":      object(schema{"amount": money}),
+		"Author":       object(schema{"id": id, "name": str, "links": links}),
+		"AuthorWrite":  object(schema{"name": str, "id": schema{"readOnly": true}, "links": schema{"readOnly": true}}, "id", "links"),
+		"CartAddition": object(schema{"product_id": id, "quantity": schema{"type": "integer", "minimum": 1, "maximum": 99}}),
+		"Quantity":     object(schema{"quantity": schema{"type": "integer", "minimum": 1, "maximum": 99}}),
+		"Order": object(schema{
+			"id": id, "user_id": id, "total": money, "created_at": time,
+			"items": arrayOf(object(schema{"product_id": id, "name": str, "price": money, "quantity": schema{"type": "integer"}, "subtotal": money})),
+		}),
+	}
+	for _, v := range routes.Versions {
+		out[fmt.Sprintf("ProductV%d", v)] = object(product(v))
+		out[fmt.Sprintf("ProductWriteV%d", v)] = productWrite(v)
+		out[fmt.Sprintf("LandingV%d", v)] = object(schema{"featured": arrayOf(object(with(product(v), schema{"author_name": str})))})
+		out[fmt.Sprintf("CartV%d", v)] = object(schema{"items": arrayOf(cartLine(v)), "total": money})
+	}
+	return out
+}

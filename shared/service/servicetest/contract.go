@@ -1,0 +1,88 @@
+package servicetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/quireapi/quire/shared/openapi"
+	"github.com/quireapi/quire/shared/rest"
+)
+
+// contract is the OpenAPI document, loaded once, with a router that finds
+// its operations.
+var contract = sync.OnceValues(func() (*openapi3.T, error) {
+	b, err := openapi.Document()
+	if err != nil {
+		return nil, err
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(b)
+	if err != nil {
+		return nil, err
+	}
+	return doc, doc.Validate(context.Background())
+})
+
+var router = sync.OnceValues(func() (routers.Router, error) {
+	doc, err := contract()
+	if err != nil {
+		return nil, err
+	}
+	return legacy.NewRouter(doc)
+})
+
+// CheckContract returns why the response to req (status, header, body)
+// does not match the OpenAPI document, or nil. A response to a method or
+// path the document does not have (404 or 405) must still be a problem.
+func CheckContract(req *http.Request, status int, header http.Header, body []byte) error {
+	r, err := router()
+	if err != nil {
+		return err
+	}
+	route, params, err := r.FindRoute(req)
+	if err != nil {
+		if status != http.StatusNotFound && status != http.StatusMethodNotAllowed {
+			return fmt.Errorf("%s %s answered %d but is no operation of the document", req.Method, req.URL.Path, status)
+		}
+		return checkProblem(header, body)
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{
+			Request: req, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+		},
+		Status: status,
+		Header: header,
+		Body:   io.NopCloser(bytes.NewReader(body)),
+		Options: &openapi3filter.Options{
+			IncludeResponseStatus: true,
+			MultiError:            true,
+		},
+	}
+	return openapi3filter.ValidateResponse(context.Background(), in)
+}
+
+// checkProblem checks a body against the document's Problem schema.
+func checkProblem(header http.Header, body []byte) error {
+	if ct := header.Get("Content-Type"); ct != rest.ProblemMediaType {
+		return fmt.Errorf("an error answered %s, not a problem", ct)
+	}
+	doc, err := contract()
+	if err != nil {
+		return err
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return err
+	}
+	return doc.Components.Schemas["Problem"].Value.VisitJSON(v, openapi3.EnableJSONSchema2020())
+}
