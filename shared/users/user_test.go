@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -126,6 +127,29 @@ func FuzzFields(f *testing.F) {
 		}
 		if u.Email == "" || u.FirstName == "" || u.LastName == "" || len(u.Email) > MaxEmailLen || u.Role != quire.RoleCustomer {
 			t.Fatalf("newUser(%s) accepted %+v", body, u)
+		}
+	})
+}
+
+// FuzzProfile: what check accepts is trimmed and within the bounds.
+func FuzzProfile(f *testing.F) {
+	f.Add("Wrote the first program.", "London", "https://example.com/ada")
+	f.Add(" ", "a\x00b", "ftp://x")
+	f.Fuzz(func(t *testing.T, bio, location, website string) {
+		p, err := Profile{Bio: bio, Location: location, Website: website}.check()
+		if err != nil {
+			return
+		}
+		for _, s := range []string{p.Bio, p.Location, p.Website} {
+			if s != strings.TrimSpace(s) || !utf8.ValidString(s) {
+				t.Fatalf("accepted %q", s)
+			}
+		}
+		if utf8.RuneCountInString(p.Bio) > MaxBioLen || utf8.RuneCountInString(p.Location) > MaxLocationLen || utf8.RuneCountInString(p.Website) > MaxWebsiteLen {
+			t.Fatalf("accepted %+v beyond the bounds", p)
+		}
+		if w := strings.ToLower(p.Website); w != "" && !strings.HasPrefix(w, "http://") && !strings.HasPrefix(w, "https://") {
+			t.Fatalf("accepted website %q", p.Website)
 		}
 	})
 }
