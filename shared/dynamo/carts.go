@@ -33,10 +33,6 @@ func NewCartStore(db *dynamodb.Client, t TableNames) *CartStore {
 
 const cartPrefix = "cart#"
 
-// maxWriteAttempts bounds how often a change runs again when the item
-// changed between its read and its write.
-const maxWriteAttempts = 5
-
 func cartKey(user quire.ID) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: str(cartPrefix + user.String())}
 }

@@ -125,7 +125,7 @@ func (s *OrderStore) refused(ctx context.Context, p orders.Purchase) error {
 
 // Get returns the user's order id in one GetItem, or, for any user (an
 // admin), by the by_id index.
-func (s *OrderStore) Get(ctx context.Context, user, id quire.ID, any bool) (*orders.Order, error) {
+func (s *OrderStore) Get(ctx context.Context, user, id quire.ID, anyUser bool) (*orders.Order, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: &s.orders, ConsistentRead: aws.Bool(true),
 		Key: map[string]types.AttributeValue{attrPK: str(userPrefix + user.String()), attrID: num(int64(id))},
@@ -134,7 +134,7 @@ func (s *OrderStore) Get(ctx context.Context, user, id quire.ID, any bool) (*ord
 		return nil, fmt.Errorf("get order %d: %w", id, err)
 	}
 	item := out.Item
-	if item == nil && any {
+	if item == nil && anyUser {
 		q, err := s.db.Query(ctx, &dynamodb.QueryInput{
 			TableName: &s.orders, IndexName: aws.String(indexByID),
 			KeyConditionExpression:    aws.String("id = :id"),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -43,9 +42,6 @@ const (
 // attrPassword holds a user's password hash, which no representation of
 // the user carries.
 const attrPassword = "password_hash"
-
-// maxIDAttempts bounds retries of a create whose new id was taken.
-const maxIDAttempts = 4
 
 func userKey(id quire.ID) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: str(userPrefix + id.String())}
@@ -402,67 +398,6 @@ func emailTaken(email string) error {
 
 func changedMeanwhile(id quire.ID) error {
 	return quire.Errorf(quire.ECONFLICT, "The user %d changed during the request; retry it.", id)
-}
-
-// maxConflictAttempts bounds how often transact runs a transaction that
-// DynamoDB cancelled for a conflict with another one.
-const maxConflictAttempts = 5
-
-// transact runs a transaction, again after a short random pause when
-// DynamoDB cancels it only because another transaction was writing the
-// same items: concurrent requests then all land, in some order. A
-// transaction still conflicting after maxConflictAttempts is ECONFLICT.
-func transact(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWriteItemsInput) error {
-	for attempt := 1; ; attempt++ {
-		_, err := db.TransactWriteItems(ctx, in)
-		if !conflicted(err) {
-			return err
-		}
-		if attempt == maxConflictAttempts {
-			return quire.Errorf(quire.ECONFLICT, "Other requests are changing the same data; retry in a moment.")
-		}
-		pause := time.Duration(attempt*10+rand.IntN(20)) * time.Millisecond
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pause):
-		}
-	}
-}
-
-// conflicted reports whether err is a transaction cancelled for a conflict
-// with another transaction, with no condition failing.
-func conflicted(err error) bool {
-	tce, ok := errors.AsType[*types.TransactionCanceledException](err)
-	if !ok {
-		return false
-	}
-	conflict := false
-	for _, r := range tce.CancellationReasons {
-		switch aws.ToString(r.Code) {
-		case "TransactionConflict":
-			conflict = true
-		case "ConditionalCheckFailed":
-			return false
-		}
-	}
-	return conflict
-}
-
-// cancelled reports, for a cancelled transaction, which of its items failed
-// their condition. It is empty for any other error.
-func cancelled(err error) map[int]bool {
-	tce, ok := errors.AsType[*types.TransactionCanceledException](err)
-	if !ok {
-		return nil
-	}
-	failed := map[int]bool{}
-	for i, r := range tce.CancellationReasons {
-		if aws.ToString(r.Code) == "ConditionalCheckFailed" {
-			failed[i] = true
-		}
-	}
-	return failed
 }
 
 func userItem(u *users.User) map[string]types.AttributeValue {

@@ -52,8 +52,8 @@ type Store interface {
 	// order. ECONFLICT, with nothing changed, when the account is closed,
 	// its balance is short, or a product or the cart changed since read.
 	Pay(ctx context.Context, p Purchase) (*Order, error)
-	// Get returns the order id: of the user, or anyone's when any is set.
-	Get(ctx context.Context, user, id quire.ID, any bool) (*Order, error)
+	// Get returns the order id: of the user, or anyone's when anyUser is set.
+	Get(ctx context.Context, user, id quire.ID, anyUser bool) (*Order, error)
 	// List returns the user's orders, newest last, a page at a time.
 	List(ctx context.Context, user, after quire.ID, limit int) ([]Order, quire.ID, error)
 }
@@ -145,11 +145,13 @@ func (h *Handlers) pay(w http.ResponseWriter, r *http.Request) error {
 		if err := buyable(r, &p); err != nil {
 			return err
 		}
-		n := c.Items[id]
-		purchase.Items = append(purchase.Items, Item{p.ID, p.Name, p.Price, n, p.Price * quire.Money(n)})
-		purchase.Total += p.Price * quire.Money(n)
 		purchase.Products = append(purchase.Products, p)
 	}
+	lines, total := carts.Priced(c, products)
+	for _, l := range lines {
+		purchase.Items = append(purchase.Items, Item{l.ProductID, l.Name, l.Price, l.Quantity, l.Subtotal})
+	}
+	purchase.Total = total
 	o, err := h.Store.Pay(r.Context(), purchase)
 	if err != nil {
 		return err
