@@ -566,3 +566,20 @@ func TestOutputs(t *testing.T) {
 	tmpl.HasOutput(jsii.String("ApiUrl"), map[string]any{})
 	tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::RestApi"), map[string]any{"Name": "quire"})
 }
+
+// TestQuotas: the stack stays inside CloudFormation's 500 resources per
+// stack and API Gateway's 300 resources per REST API, which every route in
+// three versions spends quickly.
+func TestQuotas(t *testing.T) {
+	_, res := template(t)
+	apiResources := 0
+	for _, r := range res {
+		if r.Type == "AWS::ApiGateway::Resource" {
+			apiResources++
+		}
+	}
+	if len(res) > 500 || apiResources > 300 {
+		t.Errorf("%d resources in the stack (at most 500), %d API Gateway resources (at most 300)", len(res), apiResources)
+	}
+	t.Logf("%d resources in the stack, %d API Gateway resources", len(res), apiResources)
+}
