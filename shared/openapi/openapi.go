@@ -40,41 +40,45 @@ type operation struct {
 	headers []string  // response headers of success: Location, Link, Cache-Control
 }
 
-// operations documents every route, keyed as in the route table.
-var operations = map[string]operation{
-	"GET /health":                {summary: "Health check for load balancers", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
-	"GET /status":                {summary: "Health check (the same as /health)", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
-	"GET /openapi.json":          {summary: "This document", status: 200, result: same(schema{"type": "object"}), headers: []string{"Cache-Control"}},
-	"POST /login":                {summary: "Trade an email and password for an access token", body: same(ref("Credentials")), status: 200, result: same(ref("Token")), headers: []string{"Cache-Control"}},
-	"GET /.well-known/jwks.json": {summary: "The public keys that verify access tokens", status: 200, result: same(ref("JWKS")), headers: []string{"Cache-Control"}},
+// operations documents every route, keyed as in the route table. It is a
+// function, so that functions that never serve the document spend nothing
+// on it at init.
+func operations() map[string]operation {
+	return map[string]operation{
+		"GET /health":                {summary: "Health check for load balancers", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
+		"GET /status":                {summary: "Health check (the same as /health)", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
+		"GET /openapi.json":          {summary: "This document", status: 200, result: same(schema{"type": "object"}), headers: []string{"Cache-Control"}},
+		"POST /login":                {summary: "Trade an email and password for an access token", body: same(ref("Credentials")), status: 200, result: same(ref("Token")), headers: []string{"Cache-Control"}},
+		"GET /.well-known/jwks.json": {summary: "The public keys that verify access tokens", status: 200, result: same(ref("JWKS")), headers: []string{"Cache-Control"}},
 
-	"GET /landing":             {summary: "The landing page: featured books", status: 200, result: perVersion("Landing"), headers: []string{"Cache-Control"}},
-	"GET /authors":             {summary: "List authors", query: []string{"limit", "cursor"}, status: 200, result: same(arrayOf(ref("Author"))), headers: []string{"Link"}},
-	"GET /authors/{id}":        {summary: "Get an author", status: 200, result: same(ref("Author"))},
-	"GET /authors/{id}/books":  {summary: "List an author's books", query: []string{"limit", "cursor"}, status: 200, result: arrayOfVersion("Product"), headers: []string{"Link"}},
-	"GET /products":            {summary: "List products", query: []string{"limit", "cursor"}, status: 200, result: arrayOfVersion("Product"), headers: []string{"Link"}},
-	"GET /products/{id}":       {summary: "Get a product", status: 200, result: perVersion("Product")},
-	"POST /admin/authors":      {summary: "Add an author (admin)", body: same(ref("AuthorWrite")), status: 201, result: same(ref("Author")), headers: []string{"Location"}},
-	"POST /admin/products":     {summary: "Add a product (admin)", body: perVersion("ProductWrite"), status: 201, result: perVersion("Product"), headers: []string{"Location"}},
-	"PUT /admin/products/{id}": {summary: "Replace a product, archiving included (admin)", body: perVersion("ProductWrite"), status: 200, result: perVersion("Product")},
+		"GET /landing":             {summary: "The landing page: featured books", status: 200, result: perVersion("Landing"), headers: []string{"Cache-Control"}},
+		"GET /authors":             {summary: "List authors", query: []string{"limit", "cursor"}, status: 200, result: same(arrayOf(ref("Author"))), headers: []string{"Link"}},
+		"GET /authors/{id}":        {summary: "Get an author", status: 200, result: same(ref("Author"))},
+		"GET /authors/{id}/books":  {summary: "List an author's books", query: []string{"limit", "cursor"}, status: 200, result: arrayOfVersion("Product"), headers: []string{"Link"}},
+		"GET /products":            {summary: "List products", query: []string{"limit", "cursor"}, status: 200, result: arrayOfVersion("Product"), headers: []string{"Link"}},
+		"GET /products/{id}":       {summary: "Get a product", status: 200, result: perVersion("Product")},
+		"POST /admin/authors":      {summary: "Add an author (admin)", body: same(ref("AuthorWrite")), status: 201, result: same(ref("Author")), headers: []string{"Location"}},
+		"POST /admin/products":     {summary: "Add a product (admin)", body: perVersion("ProductWrite"), status: 201, result: perVersion("Product"), headers: []string{"Location"}},
+		"PUT /admin/products/{id}": {summary: "Replace a product, archiving included (admin)", body: perVersion("ProductWrite"), status: 200, result: perVersion("Product")},
 
-	"GET /users":                      {summary: "List users: all active ones for an admin, oneself for a customer", query: []string{"limit", "cursor", "role", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
-	"POST /users":                     {summary: "Sign up", body: perVersion("UserWrite"), status: 201, result: perVersion("User"), headers: []string{"Location"}},
-	"GET /users/{id}":                 {summary: "Get a user", query: []string{"embed"}, status: 200, result: perVersion("User")},
-	"PUT /users/{id}":                 {summary: "Replace a user", body: perVersion("UserWrite"), status: 200, result: perVersion("User")},
-	"DELETE /users/{id}":              {summary: "Delete a user", status: 204},
-	"GET /users/{id}/profile":         {summary: "Get a user's profile", status: 200, result: same(ref("Profile"))},
-	"PUT /users/{id}/profile":         {summary: "Replace a user's profile", body: same(ref("Profile")), status: 200, result: same(ref("Profile"))},
-	"POST /users/{id}/deposit":        {summary: "Add money to an active account", body: same(ref("Deposit")), status: 200, result: perVersion("User")},
-	"POST /users/{id}/close":          {summary: "Close an account, keeping its balance", status: 200, result: perVersion("User")},
-	"GET /admin/users":                {summary: "List every user in any status (admin)", query: []string{"limit", "cursor", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
-	"GET /cart":                       {summary: "The caller's cart at current prices", status: 200, result: perVersion("Cart")},
-	"POST /cart":                      {summary: "Add copies of a book to the cart", body: same(ref("CartAddition")), status: 200, result: perVersion("Cart")},
-	"DELETE /cart/items/{product_id}": {summary: "Take a book out of the cart", status: 204},
-	"POST /products/{id}/buy":         {summary: "Buy a book from the balance", body: same(ref("Quantity")), status: 201, result: same(ref("Order")), headers: []string{"Location"}},
-	"POST /pay":                       {summary: "Buy the whole cart from the balance", status: 201, result: same(ref("Order")), headers: []string{"Location"}},
-	"GET /orders":                     {summary: "List the caller's orders", query: []string{"limit", "cursor"}, status: 200, result: same(arrayOf(ref("Order"))), headers: []string{"Link"}},
-	"GET /orders/{id}":                {summary: "Get an order", status: 200, result: same(ref("Order"))},
+		"GET /users":                      {summary: "List users: all active ones for an admin, oneself for a customer", query: []string{"limit", "cursor", "role", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
+		"POST /users":                     {summary: "Sign up", body: perVersion("UserWrite"), status: 201, result: perVersion("User"), headers: []string{"Location"}},
+		"GET /users/{id}":                 {summary: "Get a user", query: []string{"embed"}, status: 200, result: perVersion("User")},
+		"PUT /users/{id}":                 {summary: "Replace a user", body: perVersion("UserWrite"), status: 200, result: perVersion("User")},
+		"DELETE /users/{id}":              {summary: "Delete a user", status: 204},
+		"GET /users/{id}/profile":         {summary: "Get a user's profile", status: 200, result: same(ref("Profile"))},
+		"PUT /users/{id}/profile":         {summary: "Replace a user's profile", body: same(ref("Profile")), status: 200, result: same(ref("Profile"))},
+		"POST /users/{id}/deposit":        {summary: "Add money to an active account", body: same(ref("Deposit")), status: 200, result: perVersion("User")},
+		"POST /users/{id}/close":          {summary: "Close an account, keeping its balance", status: 200, result: perVersion("User")},
+		"GET /admin/users":                {summary: "List every user in any status (admin)", query: []string{"limit", "cursor", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
+		"GET /cart":                       {summary: "The caller's cart at current prices", status: 200, result: perVersion("Cart")},
+		"POST /cart":                      {summary: "Add copies of a book to the cart", body: same(ref("CartAddition")), status: 200, result: perVersion("Cart")},
+		"DELETE /cart/items/{product_id}": {summary: "Take a book out of the cart", status: 204},
+		"POST /products/{id}/buy":         {summary: "Buy a book from the balance", body: same(ref("Quantity")), status: 201, result: same(ref("Order")), headers: []string{"Location"}},
+		"POST /pay":                       {summary: "Buy the whole cart from the balance", status: 201, result: same(ref("Order")), headers: []string{"Location"}},
+		"GET /orders":                     {summary: "List the caller's orders", query: []string{"limit", "cursor"}, status: 200, result: same(arrayOf(ref("Order"))), headers: []string{"Link"}},
+		"GET /orders/{id}":                {summary: "Get an order", status: 200, result: same(ref("Order"))},
+	}
 }
 
 func arrayOf(items schema) schema { return schema{"type": "array", "items": items} }
@@ -83,10 +87,20 @@ func arrayOfVersion(name string) versioned {
 	return func(v int) schema { return arrayOf(perVersion(name)(v)) }
 }
 
-var document = sync.OnceValues(build)
+// The document, built on first use: package initialisation does nothing,
+// so the functions that link this package and never serve the document
+// (every function's wiring reaches it) pay nothing for it.
+var (
+	once     sync.Once
+	document []byte
+	buildErr error
+)
 
 // Document returns the document as JSON.
-func Document() ([]byte, error) { return document() }
+func Document() ([]byte, error) {
+	once.Do(func() { document, buildErr = build() })
+	return document, buildErr
+}
 
 // Handler serves the document, the same for every caller.
 func Handler(w http.ResponseWriter, r *http.Request) error {
@@ -100,6 +114,7 @@ func Handler(w http.ResponseWriter, r *http.Request) error {
 
 func build() ([]byte, error) {
 	paths := map[string]schema{}
+	operations := operations()
 	for _, r := range routes.All() {
 		op, ok := operations[r.Resource().Key()]
 		if !ok {
