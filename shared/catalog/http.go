@@ -194,7 +194,7 @@ func (h *Handlers) createAuthor(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Store.CreateAuthor(r.Context(), a); err != nil {
 		return err
 	}
-	w.Header().Set("Location", rest.URL(r, rest.Path(r, "/authors/"+a.ID.String())))
+	rest.SetLocation(w, r, "/authors/"+a.ID.String())
 	return rest.JSON(w, r, http.StatusCreated, authorRep(r, a))
 }
 
@@ -210,7 +210,7 @@ func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Store.CreateProduct(r.Context(), p); err != nil {
 		return err
 	}
-	w.Header().Set("Location", rest.URL(r, rest.Path(r, "/products/"+p.ID.String())))
+	rest.SetLocation(w, r, "/products/"+p.ID.String())
 	return rest.JSON(w, r, http.StatusCreated, productRep(r, p))
 }
 

@@ -167,7 +167,7 @@ func buyable(r *http.Request, p *catalog.Product) error {
 }
 
 func created(w http.ResponseWriter, r *http.Request, o *Order) error {
-	w.Header().Set("Location", rest.URL(r, rest.Path(r, "/orders/"+o.ID.String())))
+	rest.SetLocation(w, r, "/orders/"+o.ID.String())
 	return rest.JSON(w, r, http.StatusCreated, o)
 }
 

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+
 	"github.com/quireapi/quire/shared/quire"
 )
 
@@ -129,4 +132,29 @@ func FuzzParseAccept(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLinksOnTheStage: behind API Gateway's default endpoint, links and
+// Location keep the stage prefix once and the version prefix of the path.
+func TestLinksOnTheStage(t *testing.T) {
+	r, err := (&core.RequestAccessor{}).EventToRequestWithContext(t.Context(), events.APIGatewayProxyRequest{
+		HTTPMethod: "POST", Path: "/api/v2/users",
+		RequestContext: events.APIGatewayProxyRequestContext{
+			Path: "/prod/api/v2/users", DomainName: "abc.execute-api.eu-west-1.amazonaws.com",
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = negotiate(r, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := Path(r, "/users/7/deposit"); got != "/prod/api/v2/users/7/deposit" {
+		t.Errorf("Path = %s", got)
+	}
+	rec := httptest.NewRecorder()
+	SetLocation(rec, r, "/users/7")
+	if got := rec.Header().Get("Location"); got != "https://abc.execute-api.eu-west-1.amazonaws.com/prod/api/v2/users/7" {
+		t.Errorf("Location = %s", got)
+	}
 }

@@ -124,7 +124,7 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Store.Create(r.Context(), u, password.Hash(*f.Password)); err != nil {
 		return err
 	}
-	w.Header().Set("Location", rest.URL(r, rest.Path(r, "/users/"+u.ID.String())))
+	rest.SetLocation(w, r, "/users/"+u.ID.String())
 	return rest.JSON(w, r, http.StatusCreated, represent(r, u, false))
 }
 
