@@ -116,18 +116,27 @@ func run(ctx context.Context, getenv func(string) string) error {
 	fmt.Fprintf(os.Stderr, `
 Quire is ready at %[1]s (Ctrl-C stops it)
 
-Log in as the demo admin (%[2]s, password %[3]s)
-or the demo customer (%[4]s, password %[5]s):
+Log in as the demo admin (%[2]s, password %[3]s):
 
   TOKEN=$(curl -s %[1]s/login -H 'Content-Type: application/json' \
        -d '{"email":"%[2]s","password":"%[3]s"}' | jq -r .access_token)
   curl -i %[1]s/users -H "Authorization: Bearer $TOKEN"
   curl -i %[1]s/admin/users -H "Authorization: Bearer $TOKEN"
 
+As the demo customer (%[4]s, password %[5]s), see her cart and pay it
+from her balance:
+
+  TOKEN=$(curl -s %[1]s/login -H 'Content-Type: application/json' \
+       -d '{"email":"%[4]s","password":"%[5]s"}' | jq -r .access_token)
+  curl -i %[1]s/cart -H "Authorization: Bearer $TOKEN"
+  curl -i -X POST %[1]s/pay -H "Authorization: Bearer $TOKEN"
+  curl -i %[1]s/users/2 -H "Authorization: Bearer $TOKEN" -H 'Accept: application/vnd.quire.v2+json'
+
 Public routes need no token:
 
   curl -i %[1]s/landing
   curl -i %[1]s/health
+  curl -s %[1]s/openapi.json | jq .info
   curl -i -X POST %[1]s/users -H 'Content-Type: application/json' \
        -d '{"email":"you@example.com","first_name":"Your","last_name":"Name","password":"a long passphrase"}'
 
