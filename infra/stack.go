@@ -77,6 +77,11 @@ func newTable(stack awscdk.Stack, t dynamo.Table) awsdynamodb.Table {
 		},
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
+	if t.TTL != "" {
+		table.Node().DefaultChild().(awsdynamodb.CfnTable).SetTimeToLiveSpecification(&awsdynamodb.CfnTable_TimeToLiveSpecificationProperty{
+			AttributeName: jsii.String(t.TTL), Enabled: jsii.Bool(true),
+		})
+	}
 	for _, ix := range t.Indexes {
 		table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
 			IndexName:      jsii.String(ix.Name),

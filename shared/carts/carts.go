@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/quireapi/quire/shared/catalog"
+	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 )
@@ -43,10 +44,11 @@ func (c *Cart) ProductIDs() []quire.ID {
 type Store interface {
 	// Get returns the user's cart, empty when they have none.
 	Get(ctx context.Context, user quire.ID) (*Cart, error)
-	// Add adds quantity copies of product to the user's cart atomically
-	// and returns the cart: ECONFLICT when the book would pass
-	// MaxQuantity or the cart MaxItems.
-	Add(ctx context.Context, user, product quire.ID, quantity int) (*Cart, error)
+	// Add adds quantity copies of product to the user's cart, after
+	// prepare has seen (and not refused) the new cart, which it fills in
+	// *out before it commits: ECONFLICT when the book would pass
+	// MaxQuantity or the cart MaxItems. Concurrent additions all land.
+	Add(ctx context.Context, user, product quire.ID, quantity int, prepare func(*Cart) error, out *Cart) error
 	// Remove takes product out of the user's cart: ENOTFOUND when it is
 	// not in it.
 	Remove(ctx context.Context, user, product quire.ID) error
@@ -54,7 +56,6 @@ type Store interface {
 
 // Products finds products by id.
 type Products interface {
-	Product(ctx context.Context, id quire.ID) (*catalog.Product, error)
 	// ProductsByID returns the products with the ids that exist.
 	ProductsByID(ctx context.Context, ids []quire.ID) (map[quire.ID]catalog.Product, error)
 }
@@ -108,17 +109,14 @@ func Priced(c *Cart, products map[quire.ID]catalog.Product) ([]Line, quire.Money
 	return lines, total
 }
 
-func (h *Handlers) respond(w http.ResponseWriter, r *http.Request, c *Cart) error {
-	products, err := h.Products.ProductsByID(r.Context(), c.ProductIDs())
-	if err != nil {
-		return err
-	}
+// rep is c as the API shows it at the prices of products.
+func rep(r *http.Request, c *Cart, products map[quire.ID]catalog.Product) Rep {
 	lines, total := Priced(c, products)
 	for i := range lines {
 		lines[i].Status = lines[i].Status.In(rest.Version(r))
 		lines[i].Links = []catalog.Link{{Rel: "product", Href: rest.Path(r, "/products/"+lines[i].ProductID.String())}}
 	}
-	return rest.JSON(w, r, http.StatusOK, Rep{Items: lines, Total: total})
+	return Rep{Items: lines, Total: total}
 }
 
 func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
@@ -126,7 +124,11 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return h.respond(w, r, c)
+	products, err := h.Products.ProductsByID(r.Context(), c.ProductIDs())
+	if err != nil {
+		return err
+	}
+	return rest.JSON(w, r, http.StatusOK, rep(r, c, products))
 }
 
 // Addition is the body of POST /cart.
@@ -163,18 +165,26 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request) error {
 	if err := a.check(); err != nil {
 		return err
 	}
-	p, err := h.Products.Product(r.Context(), *a.ProductID)
-	if err != nil {
-		return err
+	id := *a.ProductID
+	var c Cart
+	var products map[quire.ID]catalog.Product
+	// The new cart's books, the added one included, in one read.
+	prepare := func(next *Cart) (err error) {
+		if products, err = h.Products.ProductsByID(r.Context(), next.ProductIDs()); err != nil {
+			return err
+		}
+		switch p, ok := products[id]; {
+		case !ok:
+			return quire.Errorf(quire.ENOTFOUND, "No product has the id %d.", id)
+		case p.Status != catalog.StatusAvailable:
+			return quire.Errorf(quire.ECONFLICT, "The product %d is %s: it cannot be bought.", id, p.Status.In(rest.Version(r)))
+		}
+		return nil
 	}
-	if p.Status != catalog.StatusAvailable {
-		return quire.Errorf(quire.ECONFLICT, "The product %d is %s: it cannot be bought.", p.ID, p.Status.In(rest.Version(r)))
-	}
-	c, err := h.Store.Add(r.Context(), rest.CallerOf(r).ID, p.ID, *a.Quantity)
-	if err != nil {
-		return err
-	}
-	return h.respond(w, r, c)
+	render := func() (idempotency.Response, error) { return rest.Render(r, http.StatusOK, rep(r, &c, products), nil) }
+	return rest.Commit(w, r, render, func(ctx context.Context) error {
+		return h.Store.Add(ctx, rest.CallerOf(r).ID, id, *a.Quantity, prepare, &c)
+	})
 }
 
 func (h *Handlers) remove(w http.ResponseWriter, r *http.Request) error {

@@ -1,8 +1,10 @@
 package catalog
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 )
@@ -191,11 +193,10 @@ func (h *Handlers) createAuthor(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Store.CreateAuthor(r.Context(), a); err != nil {
-		return err
+	render := func() (idempotency.Response, error) {
+		return rest.Render(r, http.StatusCreated, authorRep(r, a), func(hd http.Header) { rest.SetLocationHeader(hd, r, "/authors/"+a.ID.String()) })
 	}
-	rest.SetLocation(w, r, "/authors/"+a.ID.String())
-	return rest.JSON(w, r, http.StatusCreated, authorRep(r, a))
+	return rest.Commit(w, r, render, func(ctx context.Context) error { return h.Store.CreateAuthor(ctx, a) })
 }
 
 func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request) error {
@@ -207,11 +208,10 @@ func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Store.CreateProduct(r.Context(), p); err != nil {
-		return err
+	render := func() (idempotency.Response, error) {
+		return rest.Render(r, http.StatusCreated, productRep(r, p), func(hd http.Header) { rest.SetLocationHeader(hd, r, "/products/"+p.ID.String()) })
 	}
-	rest.SetLocation(w, r, "/products/"+p.ID.String())
-	return rest.JSON(w, r, http.StatusCreated, productRep(r, p))
+	return rest.Commit(w, r, render, func(ctx context.Context) error { return h.Store.CreateProduct(ctx, p) })
 }
 
 // replaceProduct replaces a product's fields, archiving included (v2). A v1

@@ -96,7 +96,7 @@ func Seed(ctx context.Context, s users.Store, o Options) (added int, err error) 
 		case "":
 			added++
 			if u.Role == quire.RoleCustomer {
-				if _, err := s.Deposit(ctx, u.ID, CustomerBalance); err != nil {
+				if err := s.Deposit(ctx, u.ID, CustomerBalance, new(users.User)); err != nil {
 					return added, fmt.Errorf("seed balance of %s: %w", u.Email, err)
 				}
 			}
@@ -179,7 +179,7 @@ func SeedShop(ctx context.Context, cs carts.Store, os Orders) error {
 		return err
 	}
 	for _, id := range []quire.ID{3, 5} {
-		if _, err := cs.Add(ctx, 2, id, 1); err != nil {
+		if err := cs.Add(ctx, 2, id, 1, func(*carts.Cart) error { return nil }, new(carts.Cart)); err != nil {
 			return fmt.Errorf("seed cart: %w", err)
 		}
 	}

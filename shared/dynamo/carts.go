@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -46,66 +47,61 @@ func (s *CartStore) Get(ctx context.Context, user quire.ID) (*carts.Cart, error)
 	return parseCart(user, out.Item)
 }
 
-// Add adds quantity copies of product in one UpdateItem on a cart that
-// exists; the first addition creates the cart with a PutItem instead. A
-// condition that fails is read back to tell which bound it hit; a cart
-// changed in between is tried again.
-func (s *CartStore) Add(ctx context.Context, user, product quire.ID, quantity int) (*carts.Cart, error) {
-	pid := product.String()
-	now := str(s.now().UTC().Format(time.RFC3339Nano))
-	for range maxWriteAttempts {
-		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:        &s.table,
-			Key:              cartKey(user),
-			UpdateExpression: aws.String("SET #items.#p = if_not_exists(#items.#p, :zero) + :q, updated_at = :now ADD revision :one"),
-			ConditionExpression: aws.String("attribute_exists(#items) AND " +
-				"(attribute_not_exists(#items.#p) OR #items.#p <= :most) AND " +
-				"(attribute_exists(#items.#p) OR size(#items) < :max_items)"),
-			ExpressionAttributeNames: map[string]string{"#items": "items", "#p": pid},
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":zero": num(0), ":q": num(int64(quantity)), ":now": now, ":one": num(1),
-				":most":      num(int64(carts.MaxQuantity - quantity)),
-				":max_items": num(carts.MaxItems),
-			},
-			ReturnValues: types.ReturnValueAllNew,
-		})
-		if err == nil {
-			return parseCart(user, out.Attributes)
-		}
-		if _, failed := errors.AsType[*types.ConditionalCheckFailedException](err); !failed {
-			return nil, fmt.Errorf("add to cart of user %d: %w", user, err)
-		}
+// Add reads the cart, adds quantity copies of product, lets prepare see
+// the new cart (and refuse it), and writes the cart whole in a transaction
+// on the condition that it is still as read: a cart changed in between is
+// read again, so concurrent additions all land. It fills *out with the new
+// cart before the transaction runs.
+func (s *CartStore) Add(ctx context.Context, user, product quire.ID, quantity int, prepare func(*carts.Cart) error, out *carts.Cart) error {
+	for attempt := 1; ; attempt++ {
 		c, err := s.Get(ctx, user)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		switch n, has := c.Items[product]; {
+		n, has := c.Items[product]
+		switch {
 		case has && n+quantity > carts.MaxQuantity:
-			return nil, quire.Errorf(quire.ECONFLICT, "A cart holds at most %d copies of a book; it has %d of product %d.", carts.MaxQuantity, n, product)
+			return quire.Errorf(quire.ECONFLICT, "A cart holds at most %d copies of a book; it has %d of product %d.", carts.MaxQuantity, n, product)
 		case !has && len(c.Items) >= carts.MaxItems:
-			return nil, quire.Errorf(quire.ECONFLICT, "A cart holds at most %d different books.", carts.MaxItems)
-		case len(c.Items) > 0:
-			continue // changed in between: try again
+			return quire.Errorf(quire.ECONFLICT, "A cart holds at most %d different books.", carts.MaxItems)
 		}
-		// No cart yet: create it, unless another request just did.
-		item := cartKey(user)
-		item["items"] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{pid: num(int64(quantity))}}
-		item["updated_at"], item["revision"] = now, num(c.Revision+1)
-		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: &s.table, Item: item,
-			ConditionExpression:       aws.String("attribute_not_exists(#items) OR size(#items) = :zero"),
-			ExpressionAttributeNames:  map[string]string{"#items": "items"},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":zero": num(0)},
-		})
-		if _, failed := errors.AsType[*types.ConditionalCheckFailedException](err); failed {
-			continue
+		next := carts.Cart{UserID: user, Items: maps.Clone(c.Items), Revision: c.Revision + 1}
+		next.Items[product] = n + quantity
+		if err := prepare(&next); err != nil {
+			return err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("create cart of user %d: %w", user, err)
+		*out = next
+		cond, values := aws.String("attribute_not_exists(pk)"), map[string]types.AttributeValue(nil)
+		if c.Revision > 0 {
+			cond, values = aws.String("revision = :revision"), map[string]types.AttributeValue{":revision": num(c.Revision)}
 		}
-		return parseCart(user, item)
+		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{
+			Put: &types.Put{TableName: &s.table, Item: s.item(next), ConditionExpression: cond, ExpressionAttributeValues: values},
+		}}})
+		switch {
+		case err == nil:
+			return nil
+		case !cancelled(err)[0]:
+			return fmt.Errorf("add to cart of user %d: %w", user, err)
+		case attempt == maxChangeAttempts:
+			return quire.Errorf(quire.ECONFLICT, "The cart changed during the request; retry it.")
+		}
+		if err := pause(ctx, attempt); err != nil {
+			return err
+		}
 	}
-	return nil, quire.Errorf(quire.ECONFLICT, "The cart changed during the request; retry it.")
+}
+
+func (s *CartStore) item(c carts.Cart) map[string]types.AttributeValue {
+	items := map[string]types.AttributeValue{}
+	for id, n := range c.Items {
+		items[id.String()] = num(int64(n))
+	}
+	item := cartKey(c.UserID)
+	item["items"] = &types.AttributeValueMemberM{Value: items}
+	item["revision"] = num(c.Revision)
+	item["updated_at"] = str(s.now().UTC().Format(time.RFC3339Nano))
+	return item
 }
 
 // Remove takes product out of the cart in one conditional UpdateItem.

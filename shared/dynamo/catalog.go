@@ -203,17 +203,18 @@ func (s *CatalogStore) CreateProduct(ctx context.Context, p *catalog.Product) er
 }
 
 // create puts the item of a new resource under a new id it sets in *id,
-// drawing again if the id is taken.
+// drawing again if the id is taken, in a transaction that an idempotency
+// record can join.
 func (s *CatalogStore) create(ctx context.Context, id *quire.ID, item func() map[string]types.AttributeValue) error {
 	for range maxIDAttempts {
 		*id = quire.NewID(s.now())
-		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: &s.table, Item: item(), ConditionExpression: aws.String("attribute_not_exists(pk)"),
-		})
-		if _, taken := errors.AsType[*types.ConditionalCheckFailedException](err); taken {
+		err := transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{
+			Put: &types.Put{TableName: &s.table, Item: item(), ConditionExpression: aws.String("attribute_not_exists(pk)")},
+		}}})
+		switch {
+		case cancelled(err)[0]:
 			continue
-		}
-		if err != nil {
+		case err != nil:
 			return fmt.Errorf("create catalog item %d: %w", *id, err)
 		}
 		return nil

@@ -39,10 +39,10 @@ func NewOrderStore(db *dynamodb.Client, t TableNames) *OrderStore {
 // order, a check that each product's price and status are as read, and for
 // a cart its emptying (if its revision is as read). When the transaction
 // is cancelled nothing changed, and Pay reads the buyer to say why.
-func (s *OrderStore) Pay(ctx context.Context, p orders.Purchase) (*orders.Order, error) {
+func (s *OrderStore) Pay(ctx context.Context, p orders.Purchase, o *orders.Order) error {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	for range maxIDAttempts {
-		o := &orders.Order{ID: quire.NewID(now), UserID: p.User, Items: p.Items, Total: p.Total, CreatedAt: now}
+		*o = orders.Order{ID: quire.NewID(now), UserID: p.User, Items: p.Items, Total: p.Total, CreatedAt: now}
 		items := []types.TransactWriteItem{
 			{Update: &types.Update{
 				TableName:                &s.users,
@@ -85,20 +85,20 @@ func (s *OrderStore) Pay(ctx context.Context, p orders.Purchase) (*orders.Order,
 		failed := cancelled(err)
 		switch {
 		case err == nil:
-			return o, nil
+			return nil
 		case failed[0]:
-			return nil, s.refused(ctx, p)
+			return s.refused(ctx, p)
 		case failed[1]:
 			continue // the order id was taken in the same millisecond
 		case len(failed) > 0 && p.Cart != nil && failed[2]:
-			return nil, quire.Errorf(quire.ECONFLICT, "The cart changed during the payment; nothing was paid. Check it and pay again.")
+			return quire.Errorf(quire.ECONFLICT, "The cart changed during the payment; nothing was paid. Check it and pay again.")
 		case len(failed) > 0:
-			return nil, quire.Errorf(quire.ECONFLICT, "A price or the availability of a book changed during the payment; nothing was paid. Check and pay again.")
+			return quire.Errorf(quire.ECONFLICT, "A price or the availability of a book changed during the payment; nothing was paid. Check and pay again.")
 		default:
-			return nil, fmt.Errorf("pay %s for user %d: %w", p.Total, p.User, err)
+			return fmt.Errorf("pay %s for user %d: %w", p.Total, p.User, err)
 		}
 	}
-	return nil, fmt.Errorf("pay: no free order id after %d attempts", maxIDAttempts)
+	return fmt.Errorf("pay: no free order id after %d attempts", maxIDAttempts)
 }
 
 // refused says why the buyer's debit failed its condition.

@@ -37,6 +37,9 @@ type Table struct {
 	PartitionKey Key
 	SortKey      *Key
 	Indexes      []Index
+	// TTL names the attribute whose time (Unix seconds) DynamoDB deletes
+	// an item after, if any.
+	TTL string
 }
 
 // Attribute and index names of the users table.
@@ -81,6 +84,13 @@ func Tables() []Table {
 			},
 		},
 		{
+			// The first answer to each idempotency key, deleted by
+			// DynamoDB some time after it expires.
+			Name:         routes.TableIdempotency,
+			PartitionKey: Key{attrPK, "S"},
+			TTL:          attrExpiresAt,
+		},
+		{
 			// One item per cart, "cart#<user id>", its books in a map
 			// from product id to quantity.
 			Name:         routes.TableCarts,
@@ -120,6 +130,14 @@ func CreateTables(ctx context.Context, db *dynamodb.Client, names TableNames) er
 		w := dynamodb.NewTableExistsWaiter(db)
 		if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: &name}, maxTableWait); err != nil {
 			return fmt.Errorf("wait for table %s: %w", name, err)
+		}
+		if t.TTL != "" {
+			if _, err := db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+				TableName:               &name,
+				TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: &t.TTL, Enabled: aws.Bool(true)},
+			}); err != nil {
+				return fmt.Errorf("time to live of table %s: %w", name, err)
+			}
 		}
 	}
 	return nil

@@ -251,71 +251,82 @@ func (s *UserStore) ReplaceProfile(ctx context.Context, id quire.ID, p users.Pro
 	return parseUser(out.Attributes)
 }
 
-// update runs one conditional update of the user id as a transaction (so
-// that more items can join it), then reads the user as stored. When the
-// condition fails it reads the user and returns why, by refused: ENOTFOUND
-// when there is no such user.
-func (s *UserStore) update(ctx context.Context, id quire.ID, expr, cond string, values map[string]types.AttributeValue, refused func(*users.User) error) (*users.User, error) {
-	values[":now"] = str(s.now().UTC().Truncate(time.Millisecond).Format(time.RFC3339Nano))
-	err := transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{
-		Update: &types.Update{
-			TableName:                 &s.table,
-			Key:                       userKey(id),
-			UpdateExpression:          aws.String(expr + ", updated_at = :now"),
-			ConditionExpression:       aws.String("attribute_exists(pk) AND " + cond),
-			ExpressionAttributeNames:  map[string]string{"#status": "status"},
-			ExpressionAttributeValues: values,
-		},
-	}}})
-	if failed := cancelled(err); failed[0] {
+// change reads the user id, lets apply check and change it, and writes the
+// result in one transaction on the condition that the user is still as
+// read; a user changed in between is read again. It fills *out with the
+// user as it writes it before the transaction runs, so that the answer
+// can be rendered into an idempotency record of the same transaction.
+func (s *UserStore) change(ctx context.Context, id quire.ID, out *users.User, apply func(*users.User) error, expr string, values func(*users.User) map[string]types.AttributeValue) error {
+	for attempt := 1; ; attempt++ {
 		u, err := s.Get(ctx, id)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if err := refused(u); err != nil {
-			return nil, err
+		old := *u
+		if err := apply(u); err != nil {
+			return err
 		}
-		return nil, changedMeanwhile(id)
+		u.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+		if !u.UpdatedAt.After(old.UpdatedAt) {
+			u.UpdatedAt = old.UpdatedAt.Add(time.Millisecond)
+		}
+		*out = *u
+		vals := values(u)
+		vals[":now"] = str(u.UpdatedAt.Format(time.RFC3339Nano))
+		vals[":old_updated"] = str(old.UpdatedAt.Format(time.RFC3339Nano))
+		vals[":old_balance"] = num(int64(old.Balance))
+		vals[":old_status"] = str(string(old.Status))
+		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{
+			Update: &types.Update{
+				TableName:                 &s.table,
+				Key:                       userKey(id),
+				UpdateExpression:          aws.String(expr + ", updated_at = :now"),
+				ConditionExpression:       aws.String("updated_at = :old_updated AND balance = :old_balance AND #status = :old_status"),
+				ExpressionAttributeNames:  map[string]string{"#status": "status"},
+				ExpressionAttributeValues: vals,
+			},
+		}}})
+		switch {
+		case err == nil:
+			return nil
+		case !cancelled(err)[0]:
+			return fmt.Errorf("change user %d: %w", id, err)
+		case attempt == maxChangeAttempts:
+			return changedMeanwhile(id)
+		}
+		if err := pause(ctx, attempt); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("update user %d: %w", id, err)
-	}
-	return s.Get(ctx, id)
 }
 
-// Deposit adds amount to the balance of the active user id, atomically:
-// concurrent deposits all land.
-func (s *UserStore) Deposit(ctx context.Context, id quire.ID, amount quire.Money) (*users.User, error) {
-	return s.update(ctx, id, "SET balance = balance + :amount",
-		"#status = :active AND balance <= :most",
-		map[string]types.AttributeValue{
-			":amount": num(int64(amount)), ":active": str(string(users.StatusActive)),
-			":most": num(int64(users.MaxBalance - amount)),
-		},
-		func(u *users.User) error {
-			switch {
-			case u.Status != users.StatusActive:
-				return quire.Errorf(quire.ECONFLICT, "The account %d is closed: it takes no deposits.", id)
-			case u.Balance+amount > users.MaxBalance:
-				return quire.Errorf(quire.ECONFLICT, "A balance may not exceed %s; this account has %s.", users.MaxBalance, u.Balance)
-			}
-			return nil
-		})
+// Deposit adds amount to the balance of the active user id.
+func (s *UserStore) Deposit(ctx context.Context, id quire.ID, amount quire.Money, out *users.User) error {
+	return s.change(ctx, id, out, func(u *users.User) error {
+		switch {
+		case u.Status != users.StatusActive:
+			return quire.Errorf(quire.ECONFLICT, "The account %d is closed: it takes no deposits.", id)
+		case u.Balance+amount > users.MaxBalance:
+			return quire.Errorf(quire.ECONFLICT, "A balance may not exceed %s; this account has %s.", users.MaxBalance, u.Balance)
+		}
+		u.Balance += amount
+		return nil
+	}, "SET balance = :balance", func(u *users.User) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{":balance": num(int64(u.Balance))}
+	})
 }
 
 // Close closes the active account id, keeping its balance.
-func (s *UserStore) Close(ctx context.Context, id quire.ID) (*users.User, error) {
-	return s.update(ctx, id, "REMOVE "+attrActivePK+", "+attrRolePK+" SET #status = :closed",
-		"#status = :active",
-		map[string]types.AttributeValue{
-			":closed": str(string(users.StatusClosed)), ":active": str(string(users.StatusActive)),
-		},
-		func(u *users.User) error {
-			if u.Status != users.StatusActive {
-				return quire.Errorf(quire.ECONFLICT, "The account %d is closed already.", id)
-			}
-			return nil
-		})
+func (s *UserStore) Close(ctx context.Context, id quire.ID, out *users.User) error {
+	return s.change(ctx, id, out, func(u *users.User) error {
+		if u.Status != users.StatusActive {
+			return quire.Errorf(quire.ECONFLICT, "The account %d is closed already.", id)
+		}
+		u.Status = users.StatusClosed
+		return nil
+	}, "REMOVE "+attrActivePK+", "+attrRolePK+" SET #status = :closed", func(u *users.User) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{":closed": str(string(users.StatusClosed))}
+	})
 }
 
 // Delete removes the user id and frees its email: ENOTFOUND if there is no

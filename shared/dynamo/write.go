@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/quire"
 )
 
@@ -28,21 +30,52 @@ const maxConflictAttempts = 5
 // DynamoDB cancels it only because another transaction was writing the
 // same items: concurrent requests then all land, in some order. A
 // transaction still conflicting after maxConflictAttempts is ECONFLICT.
+//
+// When ctx carries a pending idempotency record, the record joins the
+// transaction, rendered just before it runs: the effect and the answer
+// commit together or not at all. If another request with the key
+// committed first, transact returns idempotency.ErrRaced.
 func transact(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWriteItemsInput) error {
+	items := in.TransactItems
+	pending := idempotency.PendingFrom(ctx)
 	for attempt := 1; ; attempt++ {
+		if pending != nil {
+			put, err := recordPut(pending, time.Now())
+			if err != nil {
+				return err
+			}
+			in.TransactItems = append(slices.Clip(items), put)
+		}
 		_, err := db.TransactWriteItems(ctx, in)
+		if pending != nil && cancelled(err)[len(in.TransactItems)-1] {
+			return idempotency.ErrRaced
+		}
 		if !conflicted(err) {
 			return err
 		}
 		if attempt == maxConflictAttempts {
 			return quire.Errorf(quire.ECONFLICT, "Other requests are changing the same data; retry in a moment.")
 		}
-		pause := time.Duration(attempt*10+rand.IntN(20)) * time.Millisecond
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pause):
+		if err := pause(ctx, attempt); err != nil {
+			return err
 		}
+	}
+}
+
+// maxChangeAttempts bounds how often a read-then-write runs again when its
+// item changed in between: enough for a few dozen concurrent changes of
+// one item to all land.
+const maxChangeAttempts = 40
+
+// pause waits a little, longer with each attempt and at random, so that
+// requests that collided do not collide again.
+func pause(ctx context.Context, attempt int) error {
+	d := time.Duration(min(attempt, 5)*5+rand.IntN(20)) * time.Millisecond
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
 	}
 }
 

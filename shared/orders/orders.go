@@ -11,6 +11,7 @@ import (
 
 	"github.com/quireapi/quire/shared/carts"
 	"github.com/quireapi/quire/shared/catalog"
+	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 )
@@ -47,11 +48,11 @@ type Purchase struct {
 
 // Store keeps orders and makes payments.
 type Store interface {
-	// Pay debits p.Total from the user's balance, creates the order and,
-	// for a cart, empties it, all in one transaction, and returns the
-	// order. ECONFLICT, with nothing changed, when the account is closed,
+	// Pay debits p.Total from the user's balance, creates the order o
+	// (which it fills in before the transaction) and, for a cart, empties
+	// it, all in one transaction. ECONFLICT, with nothing changed, when the account is closed,
 	// its balance is short, or a product or the cart changed since read.
-	Pay(ctx context.Context, p Purchase) (*Order, error)
+	Pay(ctx context.Context, p Purchase, o *Order) error
 	// Get returns the order id: of the user, or anyone's when anyUser is set.
 	Get(ctx context.Context, user, id quire.ID, anyUser bool) (*Order, error)
 	// List returns the user's orders, newest last, a page at a time.
@@ -110,16 +111,12 @@ func (h *Handlers) buy(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sub := p.Price * quire.Money(*q.Quantity)
-	o, err := h.Store.Pay(r.Context(), Purchase{
+	return h.commit(w, r, Purchase{
 		User:     rest.CallerOf(r).ID,
 		Items:    []Item{{p.ID, p.Name, p.Price, *q.Quantity, sub}},
 		Total:    sub,
 		Products: []catalog.Product{*p},
 	})
-	if err != nil {
-		return err
-	}
-	return created(w, r, o)
 }
 
 // pay pays the caller's whole cart at its current prices.
@@ -152,11 +149,7 @@ func (h *Handlers) pay(w http.ResponseWriter, r *http.Request) error {
 		purchase.Items = append(purchase.Items, Item{l.ProductID, l.Name, l.Price, l.Quantity, l.Subtotal})
 	}
 	purchase.Total = total
-	o, err := h.Store.Pay(r.Context(), purchase)
-	if err != nil {
-		return err
-	}
-	return created(w, r, o)
+	return h.commit(w, r, purchase)
 }
 
 func buyable(r *http.Request, p *catalog.Product) error {
@@ -166,9 +159,13 @@ func buyable(r *http.Request, p *catalog.Product) error {
 	return nil
 }
 
-func created(w http.ResponseWriter, r *http.Request, o *Order) error {
-	rest.SetLocation(w, r, "/orders/"+o.ID.String())
-	return rest.JSON(w, r, http.StatusCreated, o)
+// commit pays for p and answers 201 with the order.
+func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, p Purchase) error {
+	var o Order
+	render := func() (idempotency.Response, error) {
+		return rest.Render(r, http.StatusCreated, o, func(hd http.Header) { rest.SetLocationHeader(hd, r, "/orders/"+o.ID.String()) })
+	}
+	return rest.Commit(w, r, render, func(ctx context.Context) error { return h.Store.Pay(ctx, p, &o) })
 }
 
 func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -85,6 +86,20 @@ func newShop(t *testing.T, balance string) *shop {
 	return s
 }
 
+// pay pays the cart with a new idempotency key and checks the status.
+func (s *shop) pay(t *testing.T, status int) servicetest.Response {
+	t.Helper()
+	r := s.c.Do(t, "POST", "/pay", "", "Idempotency-Key", newKey())
+	if r.StatusCode != status {
+		t.Fatalf("POST /pay = %d %s, want %d", r.StatusCode, r.Body, status)
+	}
+	return r
+}
+
+var keys atomic.Int64
+
+func newKey() string { return fmt.Sprintf("test-key-%d", keys.Add(1)) }
+
 func (s *shop) balance(t *testing.T) string {
 	t.Helper()
 	var u struct{ Balance json.Number }
@@ -149,10 +164,10 @@ func TestBuy(t *testing.T) {
 
 func TestPay(t *testing.T) {
 	s := newShop(t, "50")
-	do(t, s.c, "POST", "/pay", "", 409) // empty cart
+	s.pay(t, 409) // empty cart
 	do(t, s.c, "POST", "/cart", `{"product_id":1,"quantity":1}`, 200)
 	do(t, s.c, "POST", "/cart", `{"product_id":3,"quantity":2}`, 200)
-	o := decode[order](t, do(t, s.c, "POST", "/pay", "", 201))
+	o := decode[order](t, s.pay(t, 201))
 	want := []item{{1, "Frankenstein", "12.99", 1, "12.99"}, {3, "Pride and Prejudice", "9.99", 2, "19.98"}}
 	if o.Total != "32.97" || !cmp.Equal(o.Items, want) {
 		t.Errorf("order %+v", o)
@@ -163,7 +178,7 @@ func TestPay(t *testing.T) {
 	if c := s.cart(t); c != `{"items":[],"total":0.00}` {
 		t.Errorf("cart after paying: %s", c)
 	}
-	do(t, s.c, "POST", "/pay", "", 409) // empty again
+	s.pay(t, 409) // empty again
 }
 
 // TestPayRefusalsChangeNothing: a short balance, a closed account and an
@@ -178,16 +193,16 @@ func TestPayRefusalsChangeNothing(t *testing.T) {
 			t.Errorf("%s: balance %s, cart %s, %d orders", when, b, c, n)
 		}
 	}
-	do(t, s.c, "POST", "/pay", "", 409)
+	s.pay(t, 409)
 	check("short balance")
 
 	do(t, s.c, "POST", fmt.Sprintf("/users/%d/deposit", s.id), `{"amount":10}`, 200)
 	do(t, s.admin, "PUT", "/api/v2/admin/products/5", `{"name":"Moby-Dick","price":14.50,"status":"ARCHIVED","author_id":3}`, 200)
-	do(t, s.c, "POST", "/pay", "", 409)
+	s.pay(t, 409)
 	do(t, s.c, "POST", "/products/5/buy", `{"quantity":1}`, 409)
 	do(t, s.admin, "PUT", "/admin/products/5", `{"name":"Moby-Dick","price":14.50,"status":"AVAILABLE","author_id":3}`, 200)
 	do(t, s.c, "POST", fmt.Sprintf("/users/%d/close", s.id), "", 200)
-	do(t, s.c, "POST", "/pay", "", 409)
+	s.pay(t, 409)
 	do(t, s.c, "POST", "/products/1/buy", `{"quantity":1}`, 409)
 	if b, n := s.balance(t), len(s.orders(t)); b != "30.00" || n != 0 {
 		t.Errorf("closed account: balance %s, %d orders", b, n)
@@ -222,7 +237,7 @@ func TestConcurrentPayments(t *testing.T) {
 	s = newShop(t, "100")
 	do(t, s.c, "POST", "/cart", `{"product_id":1,"quantity":1}`, 200)
 	for i := range n {
-		wg.Go(func() { statuses[i] = s.c.Do(t, "POST", "/pay", "").StatusCode })
+		wg.Go(func() { statuses[i] = s.c.Do(t, "POST", "/pay", "", "Idempotency-Key", newKey()).StatusCode })
 	}
 	wg.Wait()
 	paid := 0

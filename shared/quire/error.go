@@ -16,6 +16,7 @@ const (
 	EFORBIDDEN     = "forbidden"      // valid credentials without the role the route needs
 	ENOTFOUND      = "not-found"      // the resource does not exist
 	ECONFLICT      = "conflict"       // the request conflicts with the current state
+	EKEYREUSED     = "key-reused"     // an idempotency key comes again with another request
 	ETOOLARGE      = "too-large"      // the request body is over the size limit
 	EMEDIATYPE     = "media-type"     // the request body is not JSON
 	EMETHOD        = "method"         // the path exists but not with this method

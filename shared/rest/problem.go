@@ -32,6 +32,7 @@ var codes = map[string]struct {
 	quire.EMETHOD:        {http.StatusMethodNotAllowed, "Method not allowed"},
 	quire.ENOTACCEPTABLE: {http.StatusNotAcceptable, "Not acceptable"},
 	quire.ECONFLICT:      {http.StatusConflict, "Conflict"},
+	quire.EKEYREUSED:     {http.StatusUnprocessableEntity, "Idempotency key reused"},
 	quire.ETOOLARGE:      {http.StatusRequestEntityTooLarge, "Request body too large"},
 	quire.EMEDIATYPE:     {http.StatusUnsupportedMediaType, "Unsupported media type"},
 	quire.EUNAVAILABLE:   {http.StatusServiceUnavailable, "Service unavailable"},

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 )
@@ -233,7 +235,7 @@ func usersRouter(t *testing.T) http.Handler {
 		hs[rt.Resource().Key()] = ok
 	}
 	hs["DELETE /users/{id}"] = func(http.ResponseWriter, *http.Request) error { panic("boom") }
-	h, err := NewRouter(routes.GroupUsers, hs)
+	h, err := NewRouter(routes.GroupUsers, hs, noRecords{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +267,7 @@ func TestRouter(t *testing.T) {
 			t.Errorf("%s %s: Content-Type %q", tc.method, tc.path, rec.Header().Get("Content-Type"))
 		}
 	}
-	if _, err := NewRouter("users", Handlers{"GET /users": func(http.ResponseWriter, *http.Request) error { return nil }}); err == nil {
+	if _, err := NewRouter("users", Handlers{"GET /users": func(http.ResponseWriter, *http.Request) error { return nil }}, noRecords{}); err == nil {
 		t.Error("NewRouter accepted a group with routes missing")
 	}
 }
@@ -337,4 +339,13 @@ func FuzzParsePage(f *testing.F) {
 			t.Fatalf("ParsePage(%q) = %+v", query, p)
 		}
 	})
+}
+
+// noRecords is an idempotency store that has no records.
+type noRecords struct{}
+
+func (noRecords) Get(context.Context, string) (*idempotency.Record, error) { return nil, nil }
+
+func (noRecords) Begin(scope, fingerprint string) *idempotency.Pending {
+	return &idempotency.Pending{Scope: scope, Fingerprint: fingerprint}
 }

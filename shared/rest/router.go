@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 )
@@ -24,8 +25,9 @@ type Handlers map[string]HandlerFunc
 // table: each of the group's routes goes to its handler, any other method on
 // a path the group owns is 405 with Allow, and any other path is 404. It
 // returns an error when a route of the group has no handler or a handler has
-// no route, so a function fails at init rather than on a request.
-func NewRouter(group string, hs Handlers) (http.Handler, error) {
+// no route, or a route takes idempotency keys and records is nil, so a
+// function fails at init rather than on a request.
+func NewRouter(group string, hs Handlers, records idempotency.Store) (http.Handler, error) {
 	mux := http.NewServeMux()
 	served := map[string]bool{}
 	for _, rt := range routes.ForGroup(group) {
@@ -33,6 +35,12 @@ func NewRouter(group string, hs Handlers) (http.Handler, error) {
 		h, ok := hs[key]
 		if !ok {
 			return nil, fmt.Errorf("rest: group %s has no handler for %s", group, key)
+		}
+		if rt.Idempotency != routes.KeyNone {
+			if records == nil {
+				return nil, fmt.Errorf("rest: %s takes idempotency keys, and group %s has no record store", key, group)
+			}
+			h = keyed(rt, records, h)
 		}
 		served[key] = true
 		mux.Handle(rt.Key(), route(rt, h))
@@ -51,6 +59,10 @@ func NewRouter(group string, hs Handlers) (http.Handler, error) {
 		Error(w, r, quire.Errorf(quire.ENOTFOUND, "No resource at this path."))
 	}))
 	return mux, nil
+}
+
+func keyed(rt routes.Route, records idempotency.Store, h HandlerFunc) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error { return idempotent(w, r, rt, records, h) }
 }
 
 // route serves one route with h after checking its caller may call it and,

@@ -50,8 +50,13 @@ func Path(r *http.Request, path string) string {
 // URL of path (a path of the API without a version prefix, such as
 // /users/42), under r's version prefix when its path has one.
 func SetLocation(w http.ResponseWriter, r *http.Request, path string) {
+	SetLocationHeader(w.Header(), r, path)
+}
+
+// SetLocationHeader sets Location in h as SetLocation does.
+func SetLocationHeader(h http.Header, r *http.Request, path string) {
 	n, _ := r.Context().Value(negotiatedKey{}).(negotiated)
-	w.Header().Set("Location", URL(r, n.prefix+path))
+	h.Set("Location", URL(r, n.prefix+path))
 }
 
 func mediaType(r *http.Request) string {

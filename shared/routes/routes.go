@@ -33,7 +33,20 @@ type Route struct {
 	// (Version 0), where the Accept header chooses the version.
 	Versioned bool
 	Version   int
+	// Key says whether the route takes an idempotency key.
+	Idempotency KeyUse
 }
+
+// KeyUse says whether a route takes an Idempotency-Key header.
+type KeyUse string
+
+// The uses of an idempotency key: none (the header is ignored), optional,
+// required.
+const (
+	KeyNone     KeyUse = ""
+	KeyOptional KeyUse = "optional"
+	KeyRequired KeyUse = "required"
+)
 
 // Versions are the API's versions, oldest first. A request that names none
 // gets the oldest.
@@ -71,6 +84,8 @@ const (
 	TableCatalog = "catalog"
 	TableCarts   = "carts"
 	TableOrders  = "orders"
+	// TableIdempotency keeps the first answer to each idempotency key.
+	TableIdempotency = "idempotency"
 )
 
 // Grant is a set of DynamoDB actions on one table (and its indexes).
@@ -113,28 +128,28 @@ var all = expand(
 		{Method: "GET", Path: "/authors/{id}/books", Group: GroupCatalog, Access: User},
 		{Method: "GET", Path: "/products", Group: GroupCatalog, Access: User},
 		{Method: "GET", Path: "/products/{id}", Group: GroupCatalog, Access: User},
-		{Method: "POST", Path: "/admin/authors", Group: GroupCatalog, Access: Admin},
-		{Method: "POST", Path: "/admin/products", Group: GroupCatalog, Access: Admin},
+		{Method: "POST", Path: "/admin/authors", Group: GroupCatalog, Access: Admin, Idempotency: KeyOptional},
+		{Method: "POST", Path: "/admin/products", Group: GroupCatalog, Access: Admin, Idempotency: KeyOptional},
 		{Method: "PUT", Path: "/admin/products/{id}", Group: GroupCatalog, Access: Admin},
 
 		{Method: "GET", Path: "/cart", Group: GroupCarts, Access: User},
-		{Method: "POST", Path: "/cart", Group: GroupCarts, Access: User},
+		{Method: "POST", Path: "/cart", Group: GroupCarts, Access: User, Idempotency: KeyOptional},
 		{Method: "DELETE", Path: "/cart/items/{product_id}", Group: GroupCarts, Access: User},
 
-		{Method: "POST", Path: "/products/{id}/buy", Group: GroupOrders, Access: User},
-		{Method: "POST", Path: "/pay", Group: GroupOrders, Access: User},
+		{Method: "POST", Path: "/products/{id}/buy", Group: GroupOrders, Access: User, Idempotency: KeyOptional},
+		{Method: "POST", Path: "/pay", Group: GroupOrders, Access: User, Idempotency: KeyRequired},
 		{Method: "GET", Path: "/orders", Group: GroupOrders, Access: User},
 		{Method: "GET", Path: "/orders/{id}", Group: GroupOrders, Access: User},
 
 		{Method: "GET", Path: "/users", Group: GroupUsers, Access: User},
-		{Method: "POST", Path: "/users", Group: GroupUsers, Access: Public},
+		{Method: "POST", Path: "/users", Group: GroupUsers, Access: Public, Idempotency: KeyOptional},
 		{Method: "GET", Path: "/users/{id}", Group: GroupUsers, Access: User},
 		{Method: "PUT", Path: "/users/{id}", Group: GroupUsers, Access: User},
 		{Method: "DELETE", Path: "/users/{id}", Group: GroupUsers, Access: User},
 		{Method: "GET", Path: "/users/{id}/profile", Group: GroupUsers, Access: User},
 		{Method: "PUT", Path: "/users/{id}/profile", Group: GroupUsers, Access: User},
-		{Method: "POST", Path: "/users/{id}/deposit", Group: GroupUsers, Access: User},
-		{Method: "POST", Path: "/users/{id}/close", Group: GroupUsers, Access: User},
+		{Method: "POST", Path: "/users/{id}/deposit", Group: GroupUsers, Access: User, Idempotency: KeyOptional},
+		{Method: "POST", Path: "/users/{id}/close", Group: GroupUsers, Access: User, Idempotency: KeyOptional},
 		{Method: "GET", Path: "/admin/users", Group: GroupUsers, Access: Admin},
 	},
 )
@@ -171,9 +186,10 @@ func Groups() []Group {
 		{
 			Name:        GroupCatalog,
 			Description: "The catalog: the landing page, authors and products, and their admin",
-			Grants: []Grant{{TableCatalog, []string{
-				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
-			}}},
+			Grants: []Grant{
+				{TableCatalog, []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"}},
+				idempotencyGrant,
+			},
 			MemoryMB: 256,
 		},
 		{
@@ -182,6 +198,7 @@ func Groups() []Group {
 			Grants: []Grant{
 				{TableCarts, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}},
 				{TableCatalog, []string{"dynamodb:GetItem", "dynamodb:BatchGetItem"}},
+				idempotencyGrant,
 			},
 			MemoryMB: 256,
 		},
@@ -193,20 +210,28 @@ func Groups() []Group {
 				{TableUsers, []string{"dynamodb:UpdateItem", "dynamodb:GetItem"}},
 				{TableCarts, []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}},
 				{TableCatalog, []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:ConditionCheckItem"}},
+				idempotencyGrant,
 			},
 			MemoryMB: 256,
 		},
 		{
 			Name:        GroupUsers,
 			Description: "Users: sign-up, accounts, profiles, deposits and closing",
-			Grants: []Grant{{TableUsers, []string{
-				"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
-				"dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "dynamodb:Query",
-			}}},
+			Grants: []Grant{
+				{TableUsers, []string{
+					"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+					"dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "dynamodb:Query",
+				}},
+				idempotencyGrant,
+			},
 			MemoryMB: 1024,
 		},
 	}
 }
+
+// idempotencyGrant lets a group that takes idempotency keys read their
+// records and write them in its transactions.
+var idempotencyGrant = Grant{TableIdempotency, []string{"dynamodb:GetItem", "dynamodb:PutItem"}}
 
 // ForGroup returns the routes a group serves.
 func ForGroup(group string) []Route {

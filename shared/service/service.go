@@ -22,6 +22,7 @@ import (
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/health"
+	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/openapi"
 	"github.com/quireapi/quire/shared/orders"
 	"github.com/quireapi/quire/shared/rest"
@@ -44,6 +45,19 @@ type Config struct {
 	// JWKS is the public JWK Set the authorizer verifies with; locally it
 	// may be left out, and the public halves of SigningKeys serve.
 	JWKS string
+	// IdempotencyTTL is how long the answer to an idempotency key is kept
+	// (IDEMPOTENCY_TTL).
+	IdempotencyTTL time.Duration
+}
+
+// Bounds of IDEMPOTENCY_TTL.
+const (
+	MinIdempotencyTTL = time.Minute
+	MaxIdempotencyTTL = 7 * 24 * time.Hour
+)
+
+func (c Config) records(db *dynamodb.Client) *dynamo.RecordStore {
+	return dynamo.NewRecordStore(db, c.DynamoDB.Tables, c.IdempotencyTTL)
 }
 
 // ConfigFromEnv reads the configuration through getenv. It returns an error
@@ -53,12 +67,19 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	ttl := idempotency.DefaultTTL
+	if s := getenv("IDEMPOTENCY_TTL"); s != "" {
+		if ttl, err = time.ParseDuration(s); err != nil || ttl < MinIdempotencyTTL || ttl > MaxIdempotencyTTL {
+			return Config{}, fmt.Errorf("IDEMPOTENCY_TTL %q: want a duration from %v to %v", s, MinIdempotencyTTL, MaxIdempotencyTTL)
+		}
+	}
 	return Config{
 		DynamoDB:         dynamo.ConfigFromEnv(getenv),
 		Tokens:           tokens,
 		SigningKeys:      getenv("SIGNING_KEYS"),
 		SigningKeySecret: getenv("SIGNING_KEY_SECRET"),
 		JWKS:             getenv("JWKS"),
+		IdempotencyTTL:   ttl,
 	}, nil
 }
 
@@ -68,7 +89,7 @@ func Users(c Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("users: %w", err)
 	}
-	return rest.NewRouter(routes.GroupUsers, (&users.Handlers{Store: dynamo.NewUserStore(db, c.DynamoDB.Tables)}).Routes())
+	return rest.NewRouter(routes.GroupUsers, (&users.Handlers{Store: dynamo.NewUserStore(db, c.DynamoDB.Tables)}).Routes(), c.records(db))
 }
 
 // Health builds the handler of the health group. Its client makes one
@@ -81,7 +102,7 @@ func Health(c Config) (http.Handler, error) {
 	}
 	hs := (&health.Handlers{DB: dynamo.NewPinger(db, c.DynamoDB.Tables)}).Routes()
 	hs["GET /openapi.json"] = openapi.Handler
-	return rest.NewRouter(routes.GroupHealth, hs)
+	return rest.NewRouter(routes.GroupHealth, hs, nil)
 }
 
 // Catalog builds the handler of the catalog group.
@@ -90,7 +111,7 @@ func Catalog(c Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
-	return rest.NewRouter(routes.GroupCatalog, (&catalog.Handlers{Store: dynamo.NewCatalogStore(db, c.DynamoDB.Tables)}).Routes())
+	return rest.NewRouter(routes.GroupCatalog, (&catalog.Handlers{Store: dynamo.NewCatalogStore(db, c.DynamoDB.Tables)}).Routes(), c.records(db))
 }
 
 // Carts builds the handler of the carts group.
@@ -101,7 +122,7 @@ func Carts(c Config) (http.Handler, error) {
 	}
 	return rest.NewRouter(routes.GroupCarts, (&carts.Handlers{
 		Store: dynamo.NewCartStore(db, c.DynamoDB.Tables), Products: dynamo.NewCatalogStore(db, c.DynamoDB.Tables),
-	}).Routes())
+	}).Routes(), c.records(db))
 }
 
 // Orders builds the handler of the orders group.
@@ -113,7 +134,7 @@ func Orders(c Config) (http.Handler, error) {
 	t := c.DynamoDB.Tables
 	return rest.NewRouter(routes.GroupOrders, (&orders.Handlers{
 		Store: dynamo.NewOrderStore(db, t), Catalog: dynamo.NewCatalogStore(db, t), Carts: dynamo.NewCartStore(db, t),
-	}).Routes())
+	}).Routes(), c.records(db))
 }
 
 // Auth builds the handler of the auth group (login and JWKS) with the keys
@@ -136,7 +157,7 @@ func authGroup(c Config, open OpenSecret) (http.Handler, *auth.KeyResource, erro
 		return nil, nil, fmt.Errorf("auth: %w", err)
 	}
 	h := &auth.Handlers{Accounts: dynamo.NewUserStore(db, c.DynamoDB.Tables), Tokens: c.Tokens}
-	router, err := rest.NewRouter(routes.GroupAuth, h.Routes())
+	router, err := rest.NewRouter(routes.GroupAuth, h.Routes(), nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,8 +1,10 @@
 package users
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
@@ -121,11 +123,13 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Store.Create(r.Context(), u, password.Hash(*f.Password)); err != nil {
-		return err
+	hash := password.Hash(*f.Password)
+	render := func() (idempotency.Response, error) {
+		return rest.Render(r, http.StatusCreated, represent(r, u, false), func(hd http.Header) {
+			rest.SetLocationHeader(hd, r, "/users/"+u.ID.String())
+		})
 	}
-	rest.SetLocation(w, r, "/users/"+u.ID.String())
-	return rest.JSON(w, r, http.StatusCreated, represent(r, u, false))
+	return rest.Commit(w, r, render, func(ctx context.Context) error { return h.Store.Create(ctx, u, hash) })
 }
 
 // ownID returns the id in the path when the caller may act on that user,
@@ -230,11 +234,8 @@ func (h *Handlers) deposit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	u, err := h.Store.Deposit(r.Context(), id, amount)
-	if err != nil {
-		return err
-	}
-	return rest.JSON(w, r, http.StatusOK, represent(r, u, false))
+	var u User
+	return rest.Commit(w, r, h.render(r, &u), func(ctx context.Context) error { return h.Store.Deposit(ctx, id, amount, &u) })
 }
 
 // close closes an active account; its balance stays, frozen.
@@ -243,11 +244,15 @@ func (h *Handlers) close(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	u, err := h.Store.Close(r.Context(), id)
-	if err != nil {
-		return err
+	var u User
+	return rest.Commit(w, r, h.render(r, &u), func(ctx context.Context) error { return h.Store.Close(ctx, id, &u) })
+}
+
+// render renders *u as the 200 answer to r, when u is filled in.
+func (h *Handlers) render(r *http.Request, u *User) func() (idempotency.Response, error) {
+	return func() (idempotency.Response, error) {
+		return rest.Render(r, http.StatusOK, represent(r, u, false), nil)
 	}
-	return rest.JSON(w, r, http.StatusOK, represent(r, u, false))
 }
 
 func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) error {

@@ -169,13 +169,13 @@ type Store interface {
 	// ReplaceProfile stores p as the profile of the user id and returns
 	// the user as stored.
 	ReplaceProfile(ctx context.Context, id quire.ID, p Profile) (*User, error)
-	// Deposit adds amount to the balance of the active user id and
-	// returns the user as stored: ECONFLICT for a closed account or a
-	// balance that would pass MaxBalance.
-	Deposit(ctx context.Context, id quire.ID, amount quire.Money) (*User, error)
+	// Deposit adds amount to the balance of the active user id, filling
+	// *out with the user as stored before it commits: ECONFLICT for a
+	// closed account or a balance that would pass MaxBalance.
+	Deposit(ctx context.Context, id quire.ID, amount quire.Money, out *User) error
 	// Close sets the status of the active user id to CLOSED, keeping its
-	// balance, and returns the user as stored: ECONFLICT if it is closed.
-	Close(ctx context.Context, id quire.ID) (*User, error)
+	// balance, filling *out as Deposit does: ECONFLICT if it is closed.
+	Close(ctx context.Context, id quire.ID, out *User) error
 	Delete(ctx context.Context, id quire.ID) error
 }
 

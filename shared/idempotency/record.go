@@ -1,0 +1,80 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+)
+
+// DefaultTTL is how long a key's answer is kept, unless configured.
+const DefaultTTL = 24 * time.Hour
+
+// Response is an answer as sent: what a replay sends again.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Record is the first answer to a key, in its scope (the caller, the
+// method and the path), with the fingerprint of the request it answered.
+type Record struct {
+	Scope       string
+	Fingerprint string
+	Response
+	Expires time.Time
+}
+
+// Store finds records. Records are written by the operations themselves,
+// in the transaction of their effect (see Pending).
+type Store interface {
+	// Get returns the record of scope, or nil when there is none or it has
+	// expired.
+	Get(ctx context.Context, scope string) (*Record, error)
+	// Begin returns the pending record of a request with a key.
+	Begin(scope, fingerprint string) *Pending
+}
+
+// Pending is a request with a key whose answer is not stored yet. The
+// operation renders its answer before it commits and writes the record in
+// the same transaction as its effect, so that no failure can keep the
+// effect without the record or the record without the effect.
+type Pending struct {
+	Scope       string
+	Fingerprint string
+	Expires     time.Time
+	// Table is where the store keeps records, for the transaction.
+	Table string
+	// Render returns the answer the operation will send once committed.
+	Render func() (Response, error)
+}
+
+// Record renders the pending answer into its record.
+func (p *Pending) Record() (*Record, error) {
+	if p.Render == nil {
+		return nil, errors.New("idempotency: the operation commits without rendering its answer")
+	}
+	resp, err := p.Render()
+	if err != nil {
+		return nil, err
+	}
+	return &Record{Scope: p.Scope, Fingerprint: p.Fingerprint, Response: resp, Expires: p.Expires}, nil
+}
+
+// ErrRaced is what a transaction returns when another request with the
+// same key committed first: the caller answers with that request's record.
+var ErrRaced = errors.New("idempotency: another request with the same key committed first")
+
+type pendingKey struct{}
+
+// WithPending returns ctx carrying p.
+func WithPending(ctx context.Context, p *Pending) context.Context {
+	return context.WithValue(ctx, pendingKey{}, p)
+}
+
+// PendingFrom returns the pending record ctx carries, or nil.
+func PendingFrom(ctx context.Context) *Pending {
+	p, _ := ctx.Value(pendingKey{}).(*Pending)
+	return p
+}

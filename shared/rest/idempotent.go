@@ -1,0 +1,125 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/quireapi/quire/shared/idempotency"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// ReplayedHeader marks an answer sent again for a known idempotency key.
+const ReplayedHeader = "Idempotent-Replayed"
+
+// Render renders v as the JSON answer to r with status, in the media type
+// negotiated for r, with the headers set adds.
+func Render(r *http.Request, status int, v any, set func(http.Header)) (idempotency.Response, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return idempotency.Response{}, fmt.Errorf("marshal response: %w", err)
+	}
+	h := http.Header{}
+	h.Set("Content-Type", mediaType(r))
+	if set != nil {
+		set(h)
+	}
+	return idempotency.Response{Status: status, Header: h, Body: body}, nil
+}
+
+// Write sends resp.
+func Write(w http.ResponseWriter, resp idempotency.Response) {
+	for name, vs := range resp.Header {
+		w.Header()[name] = vs
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(resp.Body)))
+	w.WriteHeader(resp.Status)
+	w.Write(resp.Body)
+}
+
+// Commit runs an operation with an effect, and answers with what render
+// renders once it has committed. With an idempotency key, the answer is
+// rendered before the commit, and its record commits in the operation's
+// transaction.
+func Commit(w http.ResponseWriter, r *http.Request, render func() (idempotency.Response, error), commit func(context.Context) error) error {
+	if p := idempotency.PendingFrom(r.Context()); p != nil {
+		p.Render = render
+	}
+	if err := commit(r.Context()); err != nil {
+		return err
+	}
+	resp, err := render()
+	if err != nil {
+		return err
+	}
+	Write(w, resp)
+	return nil
+}
+
+// idempotent serves a route that takes an idempotency key: without one, h
+// runs as it is (unless the route requires one). With one, an answer
+// recorded for the key in the caller's scope is sent again, an answer
+// recorded for another payload is 422, and otherwise h runs with the
+// pending record in its context, which its transaction writes.
+func idempotent(w http.ResponseWriter, r *http.Request, rt routes.Route, records idempotency.Store, h HandlerFunc) error {
+	key, ok, err := idempotency.Key(r.Header)
+	switch {
+	case err != nil:
+		return err
+	case !ok && rt.Idempotency == routes.KeyRequired:
+		return quire.Errorf(quire.EINVALID, "%s %s needs an %s header, so that a retry cannot run it twice.",
+			rt.Method, rt.Resource().Path, idempotency.Header)
+	case !ok:
+		return h(w, r)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	if err != nil {
+		return &quire.Error{Code: quire.EINVALID, Message: "The request body could not be read.", Err: err}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	n, _ := r.Context().Value(negotiatedKey{}).(negotiated)
+	path := strings.TrimPrefix(r.URL.Path, n.prefix)
+	scope := strings.Join([]string{CallerOf(r).ID.String(), r.Method, path, key}, " ")
+	fingerprint := idempotency.Fingerprint(r.Method, path, Version(r), body)
+
+	if rec, err := records.Get(r.Context(), scope); err != nil || rec != nil {
+		if err != nil {
+			return err
+		}
+		return replay(w, rec, fingerprint)
+	}
+	p := records.Begin(scope, fingerprint)
+	err = h(w, r.WithContext(idempotency.WithPending(r.Context(), p)))
+	switch {
+	case errors.Is(err, idempotency.ErrRaced):
+		rec, err := records.Get(r.Context(), scope)
+		if err != nil || rec == nil {
+			return inFlight(w, err)
+		}
+		return replay(w, rec, fingerprint)
+	case quire.ErrorCode(err) == quire.ECONFLICT:
+		w.Header().Set("Retry-After", "1")
+	}
+	return err
+}
+
+func replay(w http.ResponseWriter, rec *idempotency.Record, fingerprint string) error {
+	if rec.Fingerprint != fingerprint {
+		return quire.Errorf(quire.EKEYREUSED, "The %s was used for another request; use a new key for a new request.", idempotency.Header)
+	}
+	w.Header().Set(ReplayedHeader, "true")
+	Write(w, rec.Response)
+	return nil
+}
+
+func inFlight(w http.ResponseWriter, cause error) error {
+	w.Header().Set("Retry-After", "1")
+	return &quire.Error{Code: quire.ECONFLICT, Message: "A request with this key is still running; retry in a moment.", Err: cause}
+}
