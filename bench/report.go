@@ -48,8 +48,8 @@ func printReport(fns []*function, rows []requestRow, costs []verifyCost, logins 
 			ms(median(f.cold)), ms(median(f.warm)))
 	}
 	fmt.Printf("\nTargets: bootstrap under 10 MiB (%d B), init within %.1fx the floor.\n\n", maxBootstrap, maxInitRatio)
-	fmt.Println("| route | request | DynamoDB requests | target |")
-	fmt.Println("|---|---|---|---|")
+	fmt.Println("| route | request | DynamoDB requests | capacity units | target |")
+	fmt.Println("|---|---|---|---:|---|")
 	for _, r := range rows {
 		target := ""
 		if r.target != 0 {
@@ -59,7 +59,7 @@ func printReport(fns []*function, rows []requestRow, costs []verifyCost, logins 
 		if len(r.ops) > 0 {
 			requests += " (" + strings.Join(r.ops, ", ") + ")"
 		}
-		fmt.Printf("| `%s` | %s | %s | %s |\n", r.route, r.name, requests, target)
+		fmt.Printf("| `%s` | %s | %s | %.1f | %s |\n", r.route, r.name, requests, r.capacity, target)
 	}
 	printAuth(costs, logins)
 }

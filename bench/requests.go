@@ -8,8 +8,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/quireapi/quire/shared/apigw"
@@ -20,30 +22,73 @@ import (
 	"github.com/quireapi/quire/shared/service"
 )
 
-// counter records the DynamoDB operations a client calls, by SDK middleware.
+// counter records the DynamoDB operations a client calls and the capacity
+// they consume, by SDK middleware that asks for it.
 type counter struct {
-	mu  sync.Mutex
-	ops []string
+	mu       sync.Mutex
+	ops      []string
+	capacity float64
 }
 
 func (c *counter) option(o *dynamodb.Options) {
 	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
 		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("CountRequests",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				total := types.ReturnConsumedCapacityTotal
+				switch p := in.Parameters.(type) {
+				case *dynamodb.GetItemInput:
+					p.ReturnConsumedCapacity = total
+				case *dynamodb.QueryInput:
+					p.ReturnConsumedCapacity = total
+				case *dynamodb.BatchGetItemInput:
+					p.ReturnConsumedCapacity = total
+				case *dynamodb.PutItemInput:
+					p.ReturnConsumedCapacity = total
+				case *dynamodb.UpdateItemInput:
+					p.ReturnConsumedCapacity = total
+				case *dynamodb.TransactWriteItemsInput:
+					p.ReturnConsumedCapacity = total
+				}
+				out, md, err := next.HandleInitialize(ctx, in)
+				var used []types.ConsumedCapacity
+				switch r := out.Result.(type) {
+				case *dynamodb.GetItemOutput:
+					used = append(used, ptrs(r.ConsumedCapacity)...)
+				case *dynamodb.QueryOutput:
+					used = append(used, ptrs(r.ConsumedCapacity)...)
+				case *dynamodb.BatchGetItemOutput:
+					used = r.ConsumedCapacity
+				case *dynamodb.PutItemOutput:
+					used = append(used, ptrs(r.ConsumedCapacity)...)
+				case *dynamodb.UpdateItemOutput:
+					used = append(used, ptrs(r.ConsumedCapacity)...)
+				case *dynamodb.TransactWriteItemsOutput:
+					used = r.ConsumedCapacity
+				}
 				c.mu.Lock()
 				c.ops = append(c.ops, awsmiddleware.GetOperationName(ctx))
+				for _, u := range used {
+					c.capacity += aws.ToFloat64(u.CapacityUnits)
+				}
 				c.mu.Unlock()
-				return next.HandleInitialize(ctx, in)
+				return out, md, err
 			}), middleware.After)
 	})
 }
 
-func (c *counter) take() []string {
+func ptrs(c *types.ConsumedCapacity) []types.ConsumedCapacity {
+	if c == nil {
+		return nil
+	}
+	return []types.ConsumedCapacity{*c}
+}
+
+func (c *counter) take() ([]string, float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ops := c.ops
-	c.ops = nil
-	return ops
+	ops, capacity := c.ops, c.capacity
+	c.ops, c.capacity = nil, 0
+	return ops, capacity
 }
 
 // requestCase is one request of a route, with the count it should make.
@@ -52,6 +97,7 @@ type requestCase struct {
 	method, path   string
 	body, as       string // as: "admin", "customer" or "" for no token
 	status, target int    // target 0: no target
+	key            string // an Idempotency-Key, or ""
 }
 
 // cases returns a request for every route of the groups that touch
@@ -61,50 +107,52 @@ func cases() []requestCase {
 	moved := strings.Replace(put, "grace@", "grace.hopper@", 1)
 	login := func(email, pw string) string { return fmt.Sprintf(`{"email":%q,"password":%q}`, email, pw) }
 	return []requestCase{
-		{"GET /health", "", "GET", "/health", "", "", 200, 1},
-		{"GET /status", "", "GET", "/status", "", "", 200, 1},
-		{"GET /openapi.json", "", "GET", "/openapi.json", "", "", 200, 0},
-		{"POST /login", "success", "POST", "/login", login(demo.CustomerEmail, demo.CustomerPassword), "", 200, 2},
-		{"POST /login", "wrong password", "POST", "/login", login(demo.CustomerEmail, "wrong password"), "", 401, 2},
-		{"POST /login", "unknown email", "POST", "/login", login("nobody@quire.example", "wrong password"), "", 401, 2},
-		{"GET /.well-known/jwks.json", "", "GET", "/.well-known/jwks.json", "", "", 200, 0},
-		{"GET /landing", "", "GET", "/landing", "", "", 200, 1},
-		{"GET /authors", "one page of 2", "GET", "/authors?limit=2", "", "customer", 200, 1},
-		{"GET /authors/{id}", "", "GET", "/authors/1", "", "customer", 200, 1},
-		{"GET /authors/{id}/books", "", "GET", "/authors/2/books", "", "customer", 200, 1},
-		{"GET /products", "one page of 2", "GET", "/products?limit=2", "", "customer", 200, 1},
-		{"GET /products/{id}", "v1", "GET", "/api/v1/products/1", "", "customer", 200, 1},
-		{"POST /admin/authors", "", "POST", "/admin/authors", `{"name":"Virginia Woolf"}`, "admin", 201, 1},
-		{"POST /admin/products", "", "POST", "/admin/products", `{"name":"Mathilda","price":8.50,"status":"AVAILABLE","author_id":1}`, "admin", 201, 2},
-		{"PUT /admin/products/{id}", "archive (v2)", "PUT", "/api/v2/admin/products/4", `{"name":"Emma","price":8.75,"status":"ARCHIVED","author_id":2}`, "admin", 200, 2},
-		{"GET /users/{id}", "", "GET", "/users/1", "", "admin", 200, 1},
-		{"GET /users/{id}", "v2, with its profile", "GET", "/api/v2/users/1?embed=profile", "", "admin", 200, 1},
-		{"GET /users", "admin: one page of 2", "GET", "/users?limit=2", "", "admin", 200, 1},
-		{"GET /users", "admin: ?role=customer, one page of 2", "GET", "/users?role=customer&limit=2", "", "admin", 200, 1},
-		{"GET /users", "admin: ?embed=profile, one page of 2", "GET", "/users?embed=profile&limit=2", "", "admin", 200, 1},
-		{"GET /users", "customer: their own", "GET", "/users", "", "customer", 200, 1},
-		{"GET /admin/users", "one page of 2", "GET", "/admin/users?limit=2", "", "admin", 200, 1},
-		{"POST /users", "", "POST", "/users", `{"email":"new@example.com","first_name":"N","last_name":"U","password":"correct horse"}`, "", 201, 1},
-		{"GET /users/{id}/profile", "", "GET", "/users/2/profile", "", "customer", 200, 1},
-		{"PUT /users/{id}/profile", "", "PUT", "/users/2/profile", `{"bio":"Admiral.","newsletter":true}`, "customer", 200, 1},
-		{"POST /users/{id}/deposit", "", "POST", "/users/2/deposit", `{"amount":25.00}`, "customer", 200, 2},
-		{"POST /users/{id}/close", "", "POST", "/users/2/close", "", "customer", 200, 2},
-		{"PUT /users/{id}", "same email", "PUT", "/users/2", put, "admin", 200, 2},
-		{"PUT /users/{id}", "new email", "PUT", "/users/2", moved, "admin", 200, 2},
-		{"GET /cart", "", "GET", "/cart", "", "customer", 200, 2},
-		{"POST /cart", "", "POST", "/cart", `{"product_id":1,"quantity":1}`, "customer", 200, 3},
-		{"DELETE /cart/items/{product_id}", "", "DELETE", "/cart/items/1", "", "customer", 204, 1},
-		{"POST /products/{id}/buy", "", "POST", "/products/3/buy", `{"quantity":1}`, "customer", 201, 2},
-		{"POST /pay", "a cart of 2 books", "POST", "/pay", "", "customer", 201, 3},
-		{"GET /orders", "", "GET", "/orders", "", "customer", 200, 1},
-		{"GET /orders/{id}", "", "GET", "/orders/1", "", "customer", 200, 1},
-		{"DELETE /users/{id}", "", "DELETE", "/users/3", "", "admin", 204, 2},
+		{"GET /health", "", "GET", "/health", "", "", 200, 1, ""},
+		{"GET /status", "", "GET", "/status", "", "", 200, 1, ""},
+		{"GET /openapi.json", "", "GET", "/openapi.json", "", "", 200, 0, ""},
+		{"POST /login", "success", "POST", "/login", login(demo.CustomerEmail, demo.CustomerPassword), "", 200, 2, ""},
+		{"POST /login", "wrong password", "POST", "/login", login(demo.CustomerEmail, "wrong password"), "", 401, 2, ""},
+		{"POST /login", "unknown email", "POST", "/login", login("nobody@quire.example", "wrong password"), "", 401, 2, ""},
+		{"GET /.well-known/jwks.json", "", "GET", "/.well-known/jwks.json", "", "", 200, 0, ""},
+		{"GET /landing", "", "GET", "/landing", "", "", 200, 1, ""},
+		{"GET /authors", "one page of 2", "GET", "/authors?limit=2", "", "customer", 200, 1, ""},
+		{"GET /authors/{id}", "", "GET", "/authors/1", "", "customer", 200, 1, ""},
+		{"GET /authors/{id}/books", "", "GET", "/authors/2/books", "", "customer", 200, 1, ""},
+		{"GET /products", "one page of 2", "GET", "/products?limit=2", "", "customer", 200, 1, ""},
+		{"GET /products/{id}", "v1", "GET", "/api/v1/products/1", "", "customer", 200, 1, ""},
+		{"POST /admin/authors", "", "POST", "/admin/authors", `{"name":"Virginia Woolf"}`, "admin", 201, 1, ""},
+		{"POST /admin/products", "", "POST", "/admin/products", `{"name":"Mathilda","price":8.50,"status":"AVAILABLE","author_id":1}`, "admin", 201, 2, ""},
+		{"PUT /admin/products/{id}", "archive (v2)", "PUT", "/api/v2/admin/products/4", `{"name":"Emma","price":8.75,"status":"ARCHIVED","author_id":2}`, "admin", 200, 2, ""},
+		{"GET /users/{id}", "", "GET", "/users/1", "", "admin", 200, 1, ""},
+		{"GET /users/{id}", "v2, with its profile", "GET", "/api/v2/users/1?embed=profile", "", "admin", 200, 1, ""},
+		{"GET /users", "admin: one page of 2", "GET", "/users?limit=2", "", "admin", 200, 1, ""},
+		{"GET /users", "admin: ?role=customer, one page of 2", "GET", "/users?role=customer&limit=2", "", "admin", 200, 1, ""},
+		{"GET /users", "admin: ?embed=profile, one page of 2", "GET", "/users?embed=profile&limit=2", "", "admin", 200, 1, ""},
+		{"GET /users", "customer: their own", "GET", "/users", "", "customer", 200, 1, ""},
+		{"GET /admin/users", "one page of 2", "GET", "/admin/users?limit=2", "", "admin", 200, 1, ""},
+		{"POST /users", "", "POST", "/users", `{"email":"new@example.com","first_name":"N","last_name":"U","password":"correct horse"}`, "", 201, 1, ""},
+		{"GET /users/{id}/profile", "", "GET", "/users/2/profile", "", "customer", 200, 1, ""},
+		{"PUT /users/{id}/profile", "", "PUT", "/users/2/profile", `{"bio":"Admiral.","newsletter":true}`, "customer", 200, 1, ""},
+		{"POST /users/{id}/deposit", "", "POST", "/users/2/deposit", `{"amount":25.00}`, "customer", 200, 2, ""},
+		{"POST /users/{id}/close", "", "POST", "/users/2/close", "", "customer", 200, 2, ""},
+		{"PUT /users/{id}", "same email", "PUT", "/users/2", put, "admin", 200, 2, ""},
+		{"PUT /users/{id}", "new email", "PUT", "/users/2", moved, "admin", 200, 2, ""},
+		{"GET /cart", "", "GET", "/cart", "", "customer", 200, 2, ""},
+		{"POST /cart", "", "POST", "/cart", `{"product_id":1,"quantity":1}`, "customer", 200, 3, ""},
+		{"DELETE /cart/items/{product_id}", "", "DELETE", "/cart/items/1", "", "customer", 204, 1, ""},
+		{"POST /products/{id}/buy", "", "POST", "/products/3/buy", `{"quantity":1}`, "customer", 201, 2, ""},
+		{"POST /pay", "a cart of 2 books, first", "POST", "/pay", "", "customer", 201, 4, "bench-pay-1"},
+		{"POST /pay", "the same key again: a replay", "POST", "/pay", "", "customer", 201, 1, "bench-pay-1"},
+		{"GET /orders", "", "GET", "/orders", "", "customer", 200, 1, ""},
+		{"GET /orders/{id}", "", "GET", "/orders/1", "", "customer", 200, 1, ""},
+		{"DELETE /users/{id}", "", "DELETE", "/users/3", "", "admin", 204, 2, ""},
 	}
 }
 
 type requestRow struct {
 	requestCase
-	ops []string
+	ops      []string
+	capacity float64 // capacity units consumed
 }
 
 // countRequests runs every case through the local gateway with every
@@ -134,6 +182,9 @@ func countRequests(cfg service.Config) ([]requestRow, error) {
 		if rc.body != "" {
 			req.Header.Set("Content-Type", "application/json")
 		}
+		if rc.key != "" {
+			req.Header.Set("Idempotency-Key", rc.key)
+		}
 		if rc.as != "" {
 			req.Header.Set("Authorization", "Bearer "+tokens[rc.as])
 		}
@@ -142,7 +193,8 @@ func countRequests(cfg service.Config) ([]requestRow, error) {
 		if rec.Code != rc.status {
 			return nil, fmt.Errorf("%s %s = %d, want %d: %s", rc.method, rc.path, rec.Code, rc.status, rec.Body)
 		}
-		rows = append(rows, requestRow{rc, c.take()})
+		ops, capacity := c.take()
+		rows = append(rows, requestRow{rc, ops, capacity})
 		covered[rc.route] = true
 	}
 	var missing []string
