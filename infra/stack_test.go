@@ -236,6 +236,9 @@ func TestTables(t *testing.T) {
 		if gsis == nil {
 			props["GlobalSecondaryIndexes"] = assertions.Match_Absent()
 		}
+		if tb.TTL != "" {
+			props["TimeToLiveSpecification"] = map[string]any{"AttributeName": tb.TTL, "Enabled": true}
+		}
 		tmpl.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{"Properties": props, "DeletionPolicy": "Retain"})
 	}
 }

@@ -151,6 +151,10 @@ func build() ([]byte, error) {
 				"Location":      schema{"description": "The new resource's URL", "schema": schema{"type": "string"}},
 				"Link":          schema{"description": `The next page (RFC 8288, rel="next"), absent on the last page`, "schema": schema{"type": "string"}},
 				"Cache-Control": schema{"description": "How long caches may keep the answer", "schema": schema{"type": "string"}},
+				rest.ReplayedHeader: schema{
+					"description": "true when the answer is the recorded first answer to the request's idempotency key",
+					"schema":      schema{"const": "true"},
+				},
 			},
 		},
 	}
@@ -180,6 +184,12 @@ func (op operation) document(r routes.Route) schema {
 	for _, q := range op.query {
 		params = append(params, schema{"$ref": "#/components/parameters/" + q})
 	}
+	if r.Idempotency != routes.KeyNone {
+		params = append(params, schema{"$ref": "#/components/parameters/idempotencyKey"}, schema{"$ref": "#/components/parameters/xIdempotencyKey"})
+		if r.Idempotency == routes.KeyRequired {
+			out["description"] = "Needs an idempotency key, in either header."
+		}
+	}
 	if params != nil {
 		out["parameters"] = params
 	}
@@ -194,9 +204,13 @@ func (op operation) responses(r routes.Route) schema {
 	if op.result != nil {
 		success["content"] = content(r, op.result)
 	}
-	if op.headers != nil {
+	headers := op.headers
+	if r.Idempotency != routes.KeyNone {
+		headers = append(slices.Clip(headers), rest.ReplayedHeader)
+	}
+	if headers != nil {
 		hs := schema{}
-		for _, h := range op.headers {
+		for _, h := range headers {
 			hs[h] = schema{"$ref": "#/components/headers/" + h}
 		}
 		success["headers"] = hs
@@ -251,11 +265,22 @@ func parameters() schema {
 	q := func(name, description string, s schema) schema {
 		return schema{"name": name, "in": "query", "required": false, "description": description, "schema": s}
 	}
+	key := func(name string) schema {
+		return schema{
+			"name": name, "in": "header", "required": false,
+			"description": "Makes the request safe to retry: 1 to 255 printable ASCII characters, kept for 24 hours " +
+				"in the caller's scope. The same key with the same request replays the first answer; with another, 422. " +
+				"Idempotency-Key and X-Idempotency-Key mean the same; both with different values are 400.",
+			"schema": schema{"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
+		}
+	}
 	return schema{
-		"limit":  q("limit", "Items per page", schema{"type": "integer", "minimum": 1, "maximum": rest.MaxLimit, "default": rest.DefaultLimit}),
-		"cursor": q("cursor", "Where the page starts: from the next link of the previous page", schema{"type": "string"}),
-		"role":   q("role", "Only active users with this role", schema{"enum": []any{"customer", "admin"}}),
-		"embed":  q("embed", "Add each user's profile", schema{"enum": []any{"profile"}}),
+		"idempotencyKey":  key("Idempotency-Key"),
+		"xIdempotencyKey": key("X-Idempotency-Key"),
+		"limit":           q("limit", "Items per page", schema{"type": "integer", "minimum": 1, "maximum": rest.MaxLimit, "default": rest.DefaultLimit}),
+		"cursor":          q("cursor", "Where the page starts: from the next link of the previous page", schema{"type": "string"}),
+		"role":            q("role", "Only active users with this role", schema{"enum": []any{"customer", "admin"}}),
+		"embed":           q("embed", "Add each user's profile", schema{"enum": []any{"profile"}}),
 	}
 }
 
