@@ -153,7 +153,7 @@ func build() ([]byte, error) {
 				"Cache-Control": schema{"description": "How long caches may keep the answer", "schema": schema{"type": "string"}},
 				rest.ReplayedHeader: schema{
 					"description": "true when the answer is the recorded first answer to the request's idempotency key",
-					"schema":      schema{"const": "true"},
+					"schema":      schema{"type": "string"},
 				},
 			},
 		},
