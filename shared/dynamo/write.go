@@ -47,8 +47,13 @@ func transact(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWri
 			in.TransactItems = append(slices.Clip(items), put)
 		}
 		_, err := db.TransactWriteItems(ctx, in)
-		if pending != nil && cancelled(err)[len(in.TransactItems)-1] {
-			return idempotency.ErrRaced
+		if pending != nil {
+			switch reason(err, len(in.TransactItems)-1) {
+			case "ConditionalCheckFailed": // the key has a record now
+				return idempotency.ErrRaced
+			case "TransactionConflict": // the key's first request is committing
+				return quire.Errorf(quire.ECONFLICT, "A request with this idempotency key is still running; retry in a moment.")
+			}
 		}
 		if !conflicted(err) {
 			return err
@@ -96,6 +101,15 @@ func conflicted(err error) bool {
 		}
 	}
 	return conflict
+}
+
+// reason returns why item i of a cancelled transaction failed, or "".
+func reason(err error, i int) string {
+	tce, ok := errors.AsType[*types.TransactionCanceledException](err)
+	if !ok || i >= len(tce.CancellationReasons) {
+		return ""
+	}
+	return aws.ToString(tce.CancellationReasons[i].Code)
 }
 
 // cancelled reports, for a cancelled transaction, which of its items failed

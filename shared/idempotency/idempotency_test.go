@@ -113,7 +113,9 @@ func TestFiftyConcurrentPayments(t *testing.T) {
 	}
 	wg.Wait()
 	var body string
+	count := map[int]int{}
 	for _, a := range answers {
+		count[a.StatusCode]++
 		switch a.StatusCode {
 		case 201:
 			if body == "" {
@@ -129,6 +131,7 @@ func TestFiftyConcurrentPayments(t *testing.T) {
 			t.Errorf("answer %d %s", a.StatusCode, a.Body)
 		}
 	}
+	t.Logf("answers by status: %v", count)
 	if got := state(t, c); got != `balance 25.51, 2 orders, cart {"items":[],"total":0.00}` {
 		t.Errorf("after %d payments with one key: %s", n, got)
 	}
