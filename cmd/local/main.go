@@ -129,7 +129,7 @@ from her balance:
   TOKEN=$(curl -s %[1]s/login -H 'Content-Type: application/json' \
        -d '{"email":"%[4]s","password":"%[5]s"}' | jq -r .access_token)
   curl -i %[1]s/cart -H "Authorization: Bearer $TOKEN"
-  curl -i -X POST %[1]s/pay -H "Authorization: Bearer $TOKEN"
+  curl -i -X POST %[1]s/pay -H "Authorization: Bearer $TOKEN" -H 'Idempotency-Key: my-first-payment'
   curl -i %[1]s/users/2 -H "Authorization: Bearer $TOKEN" -H 'Accept: application/vnd.quire.v2+json'
 
 Public routes need no token:
