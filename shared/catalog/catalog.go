@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/quireapi/quire/shared/quire"
 )
@@ -173,20 +171,7 @@ func (f AuthorFields) author() (*Author, error) {
 	return &Author{Name: strings.TrimSpace(*f.Name)}, nil
 }
 
-func checkName(s string) string {
-	s = strings.TrimSpace(s)
-	switch {
-	case s == "":
-		return "must not be empty"
-	case !utf8.ValidString(s):
-		return "must be UTF-8"
-	case utf8.RuneCountInString(s) > MaxNameLen:
-		return fmt.Sprintf("must be at most %d characters", MaxNameLen)
-	case strings.ContainsFunc(s, unicode.IsControl):
-		return "must not contain control characters"
-	}
-	return ""
-}
+func checkName(s string) string { return quire.CheckName(s, MaxNameLen) }
 
 // NoSuchAuthor is the error for a product whose author_id names no author.
 func NoSuchAuthor(id quire.ID) error {

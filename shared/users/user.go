@@ -303,20 +303,7 @@ func normalizeEmail(s string) (string, error) {
 }
 
 // checkName returns why s is not a valid name, or "".
-func checkName(s string) string {
-	s = strings.TrimSpace(s)
-	switch {
-	case s == "":
-		return "must not be empty"
-	case !utf8.ValidString(s):
-		return "must be UTF-8"
-	case utf8.RuneCountInString(s) > MaxNameLen:
-		return "must be at most 100 characters"
-	case strings.ContainsFunc(s, unicode.IsControl):
-		return "must not contain control characters"
-	}
-	return ""
-}
+func checkName(s string) string { return quire.CheckName(s, MaxNameLen) }
 
 // EmailKey is the form of an email that uniqueness is checked on: emails
 // differing only in case belong to one user.
