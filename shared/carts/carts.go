@@ -181,7 +181,7 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request) error {
 		}
 		return nil
 	}
-	render := func() (idempotency.Response, error) { return rest.Render(r, http.StatusOK, rep(r, &c, products), nil) }
+	render := func() (idempotency.Response, error) { return rest.Render(r, http.StatusOK, rep(r, &c, products)) }
 	return rest.Commit(w, r, render, func(ctx context.Context) error {
 		return h.Store.Add(ctx, rest.CallerOf(r).ID, id, *a.Quantity, prepare, &c)
 	})

@@ -194,7 +194,7 @@ func (h *Handlers) createAuthor(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	render := func() (idempotency.Response, error) {
-		return rest.Render(r, http.StatusCreated, authorRep(r, a), func(hd http.Header) { rest.SetLocationHeader(hd, r, "/authors/"+a.ID.String()) })
+		return rest.Created(r, "/authors/"+a.ID.String(), authorRep(r, a))
 	}
 	return rest.Commit(w, r, render, func(ctx context.Context) error { return h.Store.CreateAuthor(ctx, a) })
 }
@@ -209,7 +209,7 @@ func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	render := func() (idempotency.Response, error) {
-		return rest.Render(r, http.StatusCreated, productRep(r, p), func(hd http.Header) { rest.SetLocationHeader(hd, r, "/products/"+p.ID.String()) })
+		return rest.Created(r, "/products/"+p.ID.String(), productRep(r, p))
 	}
 	return rest.Commit(w, r, render, func(ctx context.Context) error { return h.Store.CreateProduct(ctx, p) })
 }

@@ -163,7 +163,7 @@ func buyable(r *http.Request, p *catalog.Product) error {
 func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, p Purchase) error {
 	var o Order
 	render := func() (idempotency.Response, error) {
-		return rest.Render(r, http.StatusCreated, o, func(hd http.Header) { rest.SetLocationHeader(hd, r, "/orders/"+o.ID.String()) })
+		return rest.Created(r, "/orders/"+o.ID.String(), o)
 	}
 	return rest.Commit(w, r, render, func(ctx context.Context) error { return h.Store.Pay(ctx, p, &o) })
 }

@@ -20,18 +20,28 @@ import (
 const ReplayedHeader = "Idempotent-Replayed"
 
 // Render renders v as the JSON answer to r with status, in the media type
-// negotiated for r, with the headers set adds.
-func Render(r *http.Request, status int, v any, set func(http.Header)) (idempotency.Response, error) {
+// negotiated for r.
+func Render(r *http.Request, status int, v any) (idempotency.Response, error) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return idempotency.Response{}, fmt.Errorf("marshal response: %w", err)
 	}
 	h := http.Header{}
 	h.Set("Content-Type", mediaType(r))
-	if set != nil {
-		set(h)
-	}
 	return idempotency.Response{Status: status, Header: h, Body: body}, nil
+}
+
+// Created renders v as the 201 answer to r for the new resource at path (a
+// path of the API without a version prefix, such as /users/42): its
+// Location is the absolute URL of path, under r's version prefix when r's
+// path has one.
+func Created(r *http.Request, path string, v any) (idempotency.Response, error) {
+	resp, err := Render(r, http.StatusCreated, v)
+	if err == nil {
+		n, _ := r.Context().Value(negotiatedKey{}).(negotiated)
+		resp.Header.Set("Location", URL(r, n.prefix+path))
+	}
+	return resp, err
 }
 
 // Write sends resp.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -114,14 +113,10 @@ func checkJSONMediaType(ct string) error {
 // Version), or application/json. It fails only when v cannot be marshalled,
 // which is a bug: the caller then has nothing written yet and can report it.
 func JSON(w http.ResponseWriter, r *http.Request, status int, v any) error {
-	body, err := json.Marshal(v)
+	resp, err := Render(r, status, v)
 	if err != nil {
-		return fmt.Errorf("marshal response: %w", err)
+		return err
 	}
-	h := w.Header()
-	h.Set("Content-Type", mediaType(r))
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	w.Write(body)
+	Write(w, resp)
 	return nil
 }

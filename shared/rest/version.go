@@ -46,19 +46,6 @@ func Path(r *http.Request, path string) string {
 	return basePath(r) + n.prefix + path
 }
 
-// SetLocation sets the Location header of a response to r to the absolute
-// URL of path (a path of the API without a version prefix, such as
-// /users/42), under r's version prefix when its path has one.
-func SetLocation(w http.ResponseWriter, r *http.Request, path string) {
-	SetLocationHeader(w.Header(), r, path)
-}
-
-// SetLocationHeader sets Location in h as SetLocation does.
-func SetLocationHeader(h http.Header, r *http.Request, path string) {
-	n, _ := r.Context().Value(negotiatedKey{}).(negotiated)
-	h.Set("Location", URL(r, n.prefix+path))
-}
-
 func mediaType(r *http.Request) string {
 	if n, ok := r.Context().Value(negotiatedKey{}).(negotiated); ok {
 		return n.mediaType

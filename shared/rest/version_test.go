@@ -152,9 +152,11 @@ func TestLinksOnTheStage(t *testing.T) {
 	if got := Path(r, "/users/7/deposit"); got != "/prod/api/v2/users/7/deposit" {
 		t.Errorf("Path = %s", got)
 	}
-	rec := httptest.NewRecorder()
-	SetLocation(rec, r, "/users/7")
-	if got := rec.Header().Get("Location"); got != "https://abc.execute-api.eu-west-1.amazonaws.com/prod/api/v2/users/7" {
+	resp, err := Created(r, "/users/7", struct{}{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Header.Get("Location"); got != "https://abc.execute-api.eu-west-1.amazonaws.com/prod/api/v2/users/7" {
 		t.Errorf("Location = %s", got)
 	}
 }

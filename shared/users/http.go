@@ -125,9 +125,7 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	hash := password.Hash(*f.Password)
 	render := func() (idempotency.Response, error) {
-		return rest.Render(r, http.StatusCreated, represent(r, u, false), func(hd http.Header) {
-			rest.SetLocationHeader(hd, r, "/users/"+u.ID.String())
-		})
+		return rest.Created(r, "/users/"+u.ID.String(), represent(r, u, false))
 	}
 	return rest.Commit(w, r, render, func(ctx context.Context) error { return h.Store.Create(ctx, u, hash) })
 }
@@ -251,7 +249,7 @@ func (h *Handlers) close(w http.ResponseWriter, r *http.Request) error {
 // render renders *u as the 200 answer to r, when u is filled in.
 func (h *Handlers) render(r *http.Request, u *User) func() (idempotency.Response, error) {
 	return func() (idempotency.Response, error) {
-		return rest.Render(r, http.StatusOK, represent(r, u, false), nil)
+		return rest.Render(r, http.StatusOK, represent(r, u, false))
 	}
 }
 
