@@ -137,51 +137,36 @@ func (s *CatalogStore) ProductsByID(ctx context.Context, ids []quire.ID) (map[qu
 
 // Authors returns a page of authors in one Query of the kind index.
 func (s *CatalogStore) Authors(ctx context.Context, q catalog.ListQuery) ([]catalog.Author, quire.ID, error) {
-	items, next, err := s.page(ctx, indexKind, attrKind, str(kindAuthor), q)
+	as, next, err := queryPage(ctx, s.db, s.pageQuery(indexKind, attrKind, str(kindAuthor), q.After), q.Limit, parseAuthor)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("list authors: %w", err)
 	}
-	as, err := parseAll(items, parseAuthor)
-	return as, next, err
+	return as, next, nil
 }
 
 // Products returns a page of products, or of one author's, in one Query.
 func (s *CatalogStore) Products(ctx context.Context, q catalog.ListQuery) ([]catalog.Product, quire.ID, error) {
-	index, key, value := indexKind, attrKind, str(kindProduct)
+	in := s.pageQuery(indexKind, attrKind, str(kindProduct), q.After)
 	if q.AuthorID != 0 {
-		index, key, value = indexByAuthor, attrAuthorID, num(int64(q.AuthorID))
+		in = s.pageQuery(indexByAuthor, attrAuthorID, num(int64(q.AuthorID)), q.After)
 	}
-	items, next, err := s.page(ctx, index, key, value, q)
+	ps, next, err := queryPage(ctx, s.db, in, q.Limit, parseProduct)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("list products: %w", err)
 	}
-	ps, err := parseAll(items, parseProduct)
-	return ps, next, err
+	return ps, next, nil
 }
 
-// page queries one page of index, whose partition key is key = value,
-// after q.After; it reads one item more than it returns to know whether a
-// next page exists.
-func (s *CatalogStore) page(ctx context.Context, index, key string, value types.AttributeValue, q catalog.ListQuery) ([]map[string]types.AttributeValue, quire.ID, error) {
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+// pageQuery queries index, whose partition key is key = value, for the
+// items after the id after.
+func (s *CatalogStore) pageQuery(index, key string, value types.AttributeValue, after quire.ID) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
 		TableName:                 &s.table,
 		IndexName:                 aws.String(index),
 		KeyConditionExpression:    aws.String("#p = :p AND id > :after"),
 		ExpressionAttributeNames:  map[string]string{"#p": key},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": value, ":after": num(int64(q.After))},
-		Limit:                     aws.Int32(int32(q.Limit + 1)),
-	})
-	if err != nil {
-		return nil, 0, fmt.Errorf("query %s index: %w", index, err)
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": value, ":after": num(int64(after))},
 	}
-	items := out.Items
-	var next quire.ID
-	if len(items) > q.Limit {
-		items = items[:q.Limit]
-		var r reader
-		next = quire.ID(r.num(items[q.Limit-1], attrID))
-	}
-	return items, next, nil
 }
 
 // CreateAuthor stores a under a new id.
@@ -339,6 +324,28 @@ func parseProduct(item map[string]types.AttributeValue) (*catalog.Product, error
 		return nil, fmt.Errorf("read product item %v: %w", item[attrPK], r.err)
 	}
 	return p, nil
+}
+
+// queryPage runs in for a page of up to limit items ordered by id, reading
+// one item more than it returns to know whether a next page exists, and
+// parses them; next is the id the next page starts after, or 0.
+func queryPage[T any](ctx context.Context, db *dynamodb.Client, in *dynamodb.QueryInput, limit int, parse func(map[string]types.AttributeValue) (*T, error)) ([]T, quire.ID, error) {
+	in.Limit = aws.Int32(int32(limit + 1))
+	out, err := db.Query(ctx, in)
+	if err != nil {
+		return nil, 0, err
+	}
+	items := out.Items
+	var next quire.ID
+	if len(items) > limit {
+		items = items[:limit]
+		var r reader
+		if next = quire.ID(r.num(items[limit-1], attrID)); r.err != nil {
+			return nil, 0, r.err
+		}
+	}
+	vs, err := parseAll(items, parse)
+	return vs, next, err
 }
 
 // parseAll parses every item with parse.

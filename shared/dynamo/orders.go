@@ -155,26 +155,16 @@ func (s *OrderStore) Get(ctx context.Context, user, id quire.ID, anyUser bool) (
 
 // List returns a page of the user's orders in one Query.
 func (s *OrderStore) List(ctx context.Context, user, after quire.ID, limit int) ([]orders.Order, quire.ID, error) {
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+	os, next, err := queryPage(ctx, s.db, &dynamodb.QueryInput{
 		TableName:              &s.orders,
 		KeyConditionExpression: aws.String("pk = :p AND id > :after"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":p": str(userPrefix + user.String()), ":after": num(int64(after)),
 		},
 		ConsistentRead: aws.Bool(true),
-		Limit:          aws.Int32(int32(limit + 1)),
-	})
+	}, limit, parseOrder)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list orders of user %d: %w", user, err)
-	}
-	os, err := parseAll(out.Items, parseOrder)
-	if err != nil {
-		return nil, 0, err
-	}
-	var next quire.ID
-	if len(os) > limit {
-		os = os[:limit]
-		next = os[limit-1].ID
 	}
 	return os, next, nil
 }

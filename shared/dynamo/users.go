@@ -111,32 +111,17 @@ func (s *UserStore) List(ctx context.Context, q users.ListQuery) ([]users.User, 
 	case q.AnyStatus:
 		index, key = indexList, attrListPK
 	}
-	limit, after := q.Limit, q.After
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+	us, next, err := queryPage(ctx, s.db, &dynamodb.QueryInput{
 		TableName:                &s.table,
 		IndexName:                aws.String(index),
 		KeyConditionExpression:   aws.String("#p = :p AND id > :after"),
 		ExpressionAttributeNames: map[string]string{"#p": key},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":p": str(value), ":after": num(int64(after)),
+			":p": str(value), ":after": num(int64(q.After)),
 		},
-		Limit: aws.Int32(int32(limit + 1)),
-	})
+	}, q.Limit, parseUser)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list users after %d: %w", after, err)
-	}
-	us := make([]users.User, 0, len(out.Items))
-	for _, item := range out.Items {
-		u, err := parseUser(item)
-		if err != nil {
-			return nil, 0, err
-		}
-		us = append(us, *u)
-	}
-	var next quire.ID
-	if len(us) > limit {
-		us = us[:limit]
-		next = us[limit-1].ID
+		return nil, 0, fmt.Errorf("list users after %d: %w", q.After, err)
 	}
 	return us, next, nil
 }
