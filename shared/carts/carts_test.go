@@ -14,7 +14,6 @@ import (
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
-	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
@@ -44,22 +43,10 @@ func seeded(t *testing.T) (*servicetest.API, *servicetest.Client) {
 	return api, api.As(t, 2, quire.RoleCustomer)
 }
 
-func do(t *testing.T, c *servicetest.Client, method, path, body string, status int) servicetest.Response {
-	t.Helper()
-	r := c.Do(t, method, path, body)
-	if r.StatusCode != status {
-		t.Fatalf("%s %s %s = %d %s, want %d", method, path, body, r.StatusCode, r.Body, status)
-	}
-	if status >= 400 && r.Header.Get("Content-Type") != rest.ProblemMediaType {
-		t.Errorf("%s %s: Content-Type %q", method, path, r.Header.Get("Content-Type"))
-	}
-	return r
-}
-
 func getCart(t *testing.T, c *servicetest.Client) cart {
 	t.Helper()
 	var v cart
-	dec := json.NewDecoder(strings.NewReader(do(t, c, "GET", "/cart", "", 200).Body))
+	dec := json.NewDecoder(strings.NewReader(c.Expect(t, "GET", "/cart", "", 200).Body))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
 		t.Fatal(err)
@@ -78,11 +65,11 @@ func quantities(c cart) map[int64]int {
 
 func TestCart(t *testing.T) {
 	api, c := seeded(t)
-	if r := do(t, c, "GET", "/cart", "", 200); r.Body != `{"items":[],"total":0.00}` {
+	if r := c.Expect(t, "GET", "/cart", "", 200); r.Body != `{"items":[],"total":0.00}` {
 		t.Errorf("empty cart %s", r.Body)
 	}
-	do(t, c, "POST", "/cart", `{"product_id":1,"quantity":2}`, 200)
-	r := do(t, c, "POST", "/cart", `{"product_id":3,"quantity":1}`, 200)
+	c.Expect(t, "POST", "/cart", `{"product_id":1,"quantity":2}`, 200)
+	r := c.Expect(t, "POST", "/cart", `{"product_id":3,"quantity":1}`, 200)
 	want := `{"items":[` +
 		`{"product_id":1,"name":"Frankenstein","price":12.99,"status":"AVAILABLE","quantity":2,"subtotal":25.98,"links":[{"rel":"product","href":"/products/1"}]},` +
 		`{"product_id":3,"name":"Pride and Prejudice","price":9.99,"status":"AVAILABLE","quantity":1,"subtotal":9.99,"links":[{"rel":"product","href":"/products/3"}]}` +
@@ -90,19 +77,19 @@ func TestCart(t *testing.T) {
 	if r.Body != want {
 		t.Errorf("cart\n%s\nwant\n%s", r.Body, want)
 	}
-	do(t, c, "POST", "/cart", `{"product_id":1,"quantity":1}`, 200)
+	c.Expect(t, "POST", "/cart", `{"product_id":1,"quantity":1}`, 200)
 	if got := quantities(getCart(t, c)); !cmp.Equal(got, map[int64]int{1: 3, 3: 1}) {
 		t.Errorf("after adding again: %v", got)
 	}
 
 	// Refusals change nothing.
-	do(t, c, "POST", "/cart", `{"product_id":999,"quantity":1}`, 404)
-	do(t, c, "POST", "/cart", `{"product_id":4,"quantity":1}`, 409) // discontinued
+	c.Expect(t, "POST", "/cart", `{"product_id":999,"quantity":1}`, 404)
+	c.Expect(t, "POST", "/cart", `{"product_id":4,"quantity":1}`, 409) // discontinued
 	for _, bad := range []string{`{"product_id":1,"quantity":0}`, `{"product_id":1,"quantity":100}`, `{"product_id":1,"quantity":"2"}`,
 		`{"product_id":1}`, `{"quantity":1}`, `{"product_id":-1,"quantity":1}`, `{"product_id":1.5,"quantity":1}`, `{"product_id":1,"quantity":1,"note":"x"}`} {
-		do(t, c, "POST", "/cart", bad, 400)
+		c.Expect(t, "POST", "/cart", bad, 400)
 	}
-	do(t, c, "POST", "/cart", `{"product_id":1,"quantity":97}`, 409) // 3 + 97 > 99
+	c.Expect(t, "POST", "/cart", `{"product_id":1,"quantity":97}`, 409) // 3 + 97 > 99
 	if got := quantities(getCart(t, c)); !cmp.Equal(got, map[int64]int{1: 3, 3: 1}) {
 		t.Errorf("after refused additions: %v", got)
 	}
@@ -112,11 +99,11 @@ func TestCart(t *testing.T) {
 	if got := getCart(t, other); len(got.Items) != 0 {
 		t.Errorf("another user's cart: %+v", got)
 	}
-	do(t, other, "DELETE", "/cart/items/1", "", 404)
+	other.Expect(t, "DELETE", "/cart/items/1", "", 404)
 
-	do(t, c, "DELETE", "/cart/items/1", "", 204)
-	do(t, c, "DELETE", "/cart/items/1", "", 404)
-	do(t, c, "DELETE", "/cart/items/abc", "", 404)
+	c.Expect(t, "DELETE", "/cart/items/1", "", 204)
+	c.Expect(t, "DELETE", "/cart/items/1", "", 404)
+	c.Expect(t, "DELETE", "/cart/items/abc", "", 404)
 	if got := quantities(getCart(t, c)); !cmp.Equal(got, map[int64]int{3: 1}) {
 		t.Errorf("after removing: %v", got)
 	}
@@ -126,15 +113,15 @@ func TestCart(t *testing.T) {
 // as DISCONTINUED, and cannot add more of it.
 func TestArchivedProductInCart(t *testing.T) {
 	api, c := seeded(t)
-	do(t, c, "POST", "/cart", `{"product_id":5,"quantity":1}`, 200)
-	do(t, api.As(t, 1, quire.RoleAdmin), "PUT", "/api/v2/admin/products/5", `{"name":"Moby-Dick","price":14.50,"status":"ARCHIVED","author_id":3}`, 200)
+	c.Expect(t, "POST", "/cart", `{"product_id":5,"quantity":1}`, 200)
+	api.As(t, 1, quire.RoleAdmin).Expect(t, "PUT", "/api/v2/admin/products/5", `{"name":"Moby-Dick","price":14.50,"status":"ARCHIVED","author_id":3}`, 200)
 	if got := getCart(t, c); got.Items[0].Status != "DISCONTINUED" {
 		t.Errorf("v1 cart shows %s", got.Items[0].Status)
 	}
 	if r := c.Do(t, "GET", "/api/v2/cart", ""); !strings.Contains(r.Body, `"ARCHIVED"`) {
 		t.Errorf("v2 cart %s", r.Body)
 	}
-	do(t, c, "POST", "/cart", `{"product_id":5,"quantity":1}`, 409)
+	c.Expect(t, "POST", "/cart", `{"product_id":5,"quantity":1}`, 409)
 }
 
 // TestConcurrentAdditions: additions that race on one cart, new and
@@ -167,10 +154,10 @@ func TestCartFull(t *testing.T) {
 		if err := store.PutProduct(t.Context(), p, 0); err != nil {
 			t.Fatal(err)
 		}
-		do(t, c, "POST", "/cart", fmt.Sprintf(`{"product_id":%d,"quantity":1}`, p.ID), 200)
+		c.Expect(t, "POST", "/cart", fmt.Sprintf(`{"product_id":%d,"quantity":1}`, p.ID), 200)
 	}
-	do(t, c, "POST", "/cart", `{"product_id":1,"quantity":1}`, 409)
-	do(t, c, "POST", "/cart", `{"product_id":100,"quantity":1}`, 200) // more of a book it has
+	c.Expect(t, "POST", "/cart", `{"product_id":1,"quantity":1}`, 409)
+	c.Expect(t, "POST", "/cart", `{"product_id":100,"quantity":1}`, 200) // more of a book it has
 	if got := getCart(t, c); len(got.Items) != 50 || got.Total != "51.00" {
 		t.Errorf("full cart: %d items, total %s", len(got.Items), got.Total)
 	}

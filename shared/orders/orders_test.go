@@ -14,7 +14,6 @@ import (
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
-	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
@@ -48,18 +47,6 @@ func decode[T any](t *testing.T, r servicetest.Response) T {
 	return v
 }
 
-func do(t *testing.T, c *servicetest.Client, method, path, body string, status int) servicetest.Response {
-	t.Helper()
-	r := c.Do(t, method, path, body)
-	if r.StatusCode != status {
-		t.Fatalf("%s %s %s = %d %s, want %d", method, path, body, r.StatusCode, r.Body, status)
-	}
-	if status >= 400 && r.Header.Get("Content-Type") != rest.ProblemMediaType {
-		t.Errorf("%s %s: Content-Type %q", method, path, r.Header.Get("Content-Type"))
-	}
-	return r
-}
-
 // shop is the demo catalog and a customer with the given balance.
 type shop struct {
 	api      *servicetest.API
@@ -81,7 +68,7 @@ func newShop(t *testing.T, balance string) *shop {
 	json.Unmarshal([]byte(r.Body), &u)
 	s := &shop{api: api, c: api.As(t, quire.ID(u.ID), quire.RoleCustomer), admin: api.As(t, 1, quire.RoleAdmin), id: u.ID}
 	if balance != "0" {
-		do(t, s.c, "POST", fmt.Sprintf("/users/%d/deposit", u.ID), `{"amount":`+balance+`}`, 200)
+		s.c.Expect(t, "POST", fmt.Sprintf("/users/%d/deposit", u.ID), `{"amount":`+balance+`}`, 200)
 	}
 	return s
 }
@@ -103,7 +90,7 @@ func newKey() string { return fmt.Sprintf("test-key-%d", keys.Add(1)) }
 func (s *shop) balance(t *testing.T) string {
 	t.Helper()
 	var u struct{ Balance json.Number }
-	dec := json.NewDecoder(strings.NewReader(do(t, s.c, "GET", fmt.Sprintf("/users/%d", s.id), "", 200).Body))
+	dec := json.NewDecoder(strings.NewReader(s.c.Expect(t, "GET", fmt.Sprintf("/users/%d", s.id), "", 200).Body))
 	dec.UseNumber()
 	dec.Decode(&u)
 	return string(u.Balance)
@@ -111,17 +98,17 @@ func (s *shop) balance(t *testing.T) string {
 
 func (s *shop) orders(t *testing.T) []order {
 	t.Helper()
-	return decode[[]order](t, do(t, s.c, "GET", "/orders", "", 200))
+	return decode[[]order](t, s.c.Expect(t, "GET", "/orders", "", 200))
 }
 
 func (s *shop) cart(t *testing.T) string {
 	t.Helper()
-	return do(t, s.c, "GET", "/cart", "", 200).Body
+	return s.c.Expect(t, "GET", "/cart", "", 200).Body
 }
 
 func TestBuy(t *testing.T) {
 	s := newShop(t, "30")
-	r := do(t, s.c, "POST", "/products/1/buy", `{"quantity":2}`, 201)
+	r := s.c.Expect(t, "POST", "/products/1/buy", `{"quantity":2}`, 201)
 	o := decode[order](t, r)
 	want := []item{{1, "Frankenstein", "12.99", 2, "25.98"}}
 	if o.UserID != s.id || o.Total != "25.98" || !cmp.Equal(o.Items, want) {
@@ -133,7 +120,7 @@ func TestBuy(t *testing.T) {
 	if b := s.balance(t); b != "4.02" {
 		t.Errorf("balance %s, want 4.02", b)
 	}
-	if got := decode[order](t, do(t, s.c, "GET", fmt.Sprintf("/orders/%d", o.ID), "", 200)); !cmp.Equal(got, o) {
+	if got := decode[order](t, s.c.Expect(t, "GET", fmt.Sprintf("/orders/%d", o.ID), "", 200)); !cmp.Equal(got, o) {
 		t.Errorf("stored order %+v, want %+v", got, o)
 	}
 	if got := s.orders(t); len(got) != 1 || got[0].ID != o.ID {
@@ -141,11 +128,11 @@ func TestBuy(t *testing.T) {
 	}
 
 	// Refusals pay nothing and order nothing.
-	do(t, s.c, "POST", "/products/1/buy", `{"quantity":1}`, 409)   // 12.99 > 4.02
-	do(t, s.c, "POST", "/products/4/buy", `{"quantity":1}`, 409)   // discontinued
-	do(t, s.c, "POST", "/products/999/buy", `{"quantity":1}`, 404) // no such book
+	s.c.Expect(t, "POST", "/products/1/buy", `{"quantity":1}`, 409)   // 12.99 > 4.02
+	s.c.Expect(t, "POST", "/products/4/buy", `{"quantity":1}`, 409)   // discontinued
+	s.c.Expect(t, "POST", "/products/999/buy", `{"quantity":1}`, 404) // no such book
 	for _, bad := range []string{`{"quantity":0}`, `{"quantity":100}`, `{}`, `{"quantity":1.5}`} {
-		do(t, s.c, "POST", "/products/3/buy", bad, 400)
+		s.c.Expect(t, "POST", "/products/3/buy", bad, 400)
 	}
 	if b := s.balance(t); b != "4.02" {
 		t.Errorf("after refusals, balance %s", b)
@@ -155,18 +142,18 @@ func TestBuy(t *testing.T) {
 	}
 
 	// Orders are their buyer's: another customer gets 404, an admin any.
-	do(t, s.api.As(t, 2, quire.RoleCustomer), "GET", fmt.Sprintf("/orders/%d", o.ID), "", 404)
-	if got := decode[order](t, do(t, s.admin, "GET", fmt.Sprintf("/orders/%d", o.ID), "", 200)); got.ID != o.ID {
+	s.api.As(t, 2, quire.RoleCustomer).Expect(t, "GET", fmt.Sprintf("/orders/%d", o.ID), "", 404)
+	if got := decode[order](t, s.admin.Expect(t, "GET", fmt.Sprintf("/orders/%d", o.ID), "", 200)); got.ID != o.ID {
 		t.Errorf("admin reads %+v", got)
 	}
-	do(t, s.admin, "GET", "/orders/12345", "", 404)
+	s.admin.Expect(t, "GET", "/orders/12345", "", 404)
 }
 
 func TestPay(t *testing.T) {
 	s := newShop(t, "50")
 	s.pay(t, 409) // empty cart
-	do(t, s.c, "POST", "/cart", `{"product_id":1,"quantity":1}`, 200)
-	do(t, s.c, "POST", "/cart", `{"product_id":3,"quantity":2}`, 200)
+	s.c.Expect(t, "POST", "/cart", `{"product_id":1,"quantity":1}`, 200)
+	s.c.Expect(t, "POST", "/cart", `{"product_id":3,"quantity":2}`, 200)
 	o := decode[order](t, s.pay(t, 201))
 	want := []item{{1, "Frankenstein", "12.99", 1, "12.99"}, {3, "Pride and Prejudice", "9.99", 2, "19.98"}}
 	if o.Total != "32.97" || !cmp.Equal(o.Items, want) {
@@ -186,7 +173,7 @@ func TestPay(t *testing.T) {
 // as they were.
 func TestPayRefusalsChangeNothing(t *testing.T) {
 	s := newShop(t, "20")
-	do(t, s.c, "POST", "/cart", `{"product_id":5,"quantity":2}`, 200) // 29.00
+	s.c.Expect(t, "POST", "/cart", `{"product_id":5,"quantity":2}`, 200) // 29.00
 	check := func(when string) {
 		t.Helper()
 		if b, c, n := s.balance(t), s.cart(t), len(s.orders(t)); b != "20.00" || !strings.Contains(c, `"total":29.00`) || n != 0 {
@@ -196,14 +183,14 @@ func TestPayRefusalsChangeNothing(t *testing.T) {
 	s.pay(t, 409)
 	check("short balance")
 
-	do(t, s.c, "POST", fmt.Sprintf("/users/%d/deposit", s.id), `{"amount":10}`, 200)
-	do(t, s.admin, "PUT", "/api/v2/admin/products/5", `{"name":"Moby-Dick","price":14.50,"status":"ARCHIVED","author_id":3}`, 200)
+	s.c.Expect(t, "POST", fmt.Sprintf("/users/%d/deposit", s.id), `{"amount":10}`, 200)
+	s.admin.Expect(t, "PUT", "/api/v2/admin/products/5", `{"name":"Moby-Dick","price":14.50,"status":"ARCHIVED","author_id":3}`, 200)
 	s.pay(t, 409)
-	do(t, s.c, "POST", "/products/5/buy", `{"quantity":1}`, 409)
-	do(t, s.admin, "PUT", "/admin/products/5", `{"name":"Moby-Dick","price":14.50,"status":"AVAILABLE","author_id":3}`, 200)
-	do(t, s.c, "POST", fmt.Sprintf("/users/%d/close", s.id), "", 200)
+	s.c.Expect(t, "POST", "/products/5/buy", `{"quantity":1}`, 409)
+	s.admin.Expect(t, "PUT", "/admin/products/5", `{"name":"Moby-Dick","price":14.50,"status":"AVAILABLE","author_id":3}`, 200)
+	s.c.Expect(t, "POST", fmt.Sprintf("/users/%d/close", s.id), "", 200)
 	s.pay(t, 409)
-	do(t, s.c, "POST", "/products/1/buy", `{"quantity":1}`, 409)
+	s.c.Expect(t, "POST", "/products/1/buy", `{"quantity":1}`, 409)
 	if b, n := s.balance(t), len(s.orders(t)); b != "30.00" || n != 0 {
 		t.Errorf("closed account: balance %s, %d orders", b, n)
 	}
@@ -235,7 +222,7 @@ func TestConcurrentPayments(t *testing.T) {
 	}
 
 	s = newShop(t, "100")
-	do(t, s.c, "POST", "/cart", `{"product_id":1,"quantity":1}`, 200)
+	s.c.Expect(t, "POST", "/cart", `{"product_id":1,"quantity":1}`, 200)
 	for i := range n {
 		wg.Go(func() { statuses[i] = s.c.Do(t, "POST", "/pay", "", "Idempotency-Key", newKey()).StatusCode })
 	}
@@ -257,12 +244,12 @@ func TestOrderPages(t *testing.T) {
 	s := newShop(t, "100")
 	var want []int64
 	for range 5 {
-		want = append(want, decode[order](t, do(t, s.c, "POST", "/products/3/buy", `{"quantity":1}`, 201)).ID)
+		want = append(want, decode[order](t, s.c.Expect(t, "POST", "/products/3/buy", `{"quantity":1}`, 201)).ID)
 	}
 	var got []int64
 	next := "/orders?limit=2"
 	for next != "" {
-		r := do(t, s.c, "GET", next, "", 200)
+		r := s.c.Expect(t, "GET", next, "", 200)
 		for _, o := range decode[[]order](t, r) {
 			got = append(got, o.ID)
 		}

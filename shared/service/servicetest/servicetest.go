@@ -19,6 +19,7 @@ import (
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service"
 )
 
@@ -112,6 +113,20 @@ func (c *Client) Token() string { return c.token }
 func (c *Client) Do(tb testing.TB, method, path, body string, header ...string) Response {
 	tb.Helper()
 	return c.api.Do(tb, method, path, body, append([]string{"Authorization", "Bearer " + c.token}, header...)...)
+}
+
+// Expect sends a request as Do does and fails the test unless it answers
+// status, and a problem when status is an error.
+func (c *Client) Expect(tb testing.TB, method, path, body string, status int) Response {
+	tb.Helper()
+	r := c.Do(tb, method, path, body)
+	if r.StatusCode != status {
+		tb.Fatalf("%s %s %s = %d %s, want %d", method, path, body, r.StatusCode, r.Body, status)
+	}
+	if status >= 400 && r.Header.Get("Content-Type") != rest.ProblemMediaType {
+		tb.Errorf("%s %s: Content-Type %q", method, path, r.Header.Get("Content-Type"))
+	}
+	return r
 }
 
 // Response is a response with its body read.
