@@ -23,11 +23,13 @@ const (
 )
 
 // Cart is a user's cart: how many copies of each product. Revision counts
-// its changes, so that paying it can check that it is still as read.
+// its changes, so that paying it can check that it is still as read; Hash
+// is the content hash of its user and items, stored with it.
 type Cart struct {
 	UserID   quire.ID
 	Items    map[quire.ID]int
-	Revision int64
+	Revision int64  `json:"-"`
+	Hash     string `json:"-"`
 }
 
 // ProductIDs returns the ids of the cart's products, in order.
@@ -51,7 +53,11 @@ type Store interface {
 	Add(ctx context.Context, user, product quire.ID, quantity int, prepare func(*Cart) error, out *Cart) error
 	// Remove takes product out of the user's cart: ENOTFOUND when it is
 	// not in it.
-	Remove(ctx context.Context, user, product quire.ID) error
+	//
+	// A line of a cart has no representation of its own, so of the
+	// preconditions only If-Match: * (the line exists) can hold:
+	// EPRECONDITION for the others.
+	Remove(ctx context.Context, user, product quire.ID, pre quire.Precondition) error
 }
 
 // Products finds products by id.
@@ -128,6 +134,13 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// The cart shows its books' names, prices and status: its ETag is
+	// made from their hashes too.
+	hashes := []string{c.Hash}
+	for _, id := range c.ProductIDs() {
+		hashes = append(hashes, products[id].Hash)
+	}
+	rest.SetETag(w, r, hashes...)
 	return rest.JSON(w, r, http.StatusOK, rep(r, c, products))
 }
 
@@ -192,7 +205,11 @@ func (h *Handlers) remove(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Store.Remove(r.Context(), rest.CallerOf(r).ID, id); err != nil {
+	pre, err := rest.Precondition(r)
+	if err != nil {
+		return err
+	}
+	if err := h.Store.Remove(r.Context(), rest.CallerOf(r).ID, id, pre); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -39,6 +39,7 @@ func (s Status) validIn(v int) bool {
 type Author struct {
 	ID   quire.ID
 	Name string
+	Hash string `json:"-"` // the content hash of the above, stored with it
 }
 
 // Product is a book for sale. AuthorName is its author's name, kept with
@@ -50,6 +51,7 @@ type Product struct {
 	Status     Status
 	AuthorID   quire.ID
 	AuthorName string
+	Hash       string `json:"-"` // the content hash of the above, stored with it
 }
 
 // Bounds on catalog fields.
@@ -88,8 +90,10 @@ type Store interface {
 	// ReplaceProduct stores p's fields over the product p.ID and returns
 	// it as stored: EINVALID when its author does not exist. When
 	// keepArchived is set, a DISCONTINUED status leaves an ARCHIVED
-	// product archived (a v1 client cannot tell the two apart).
-	ReplaceProduct(ctx context.Context, p *Product, keepArchived bool) (*Product, error)
+	// product archived (a v1 client cannot tell the two apart). The write
+	// is conditioned on the stored content hash: EPRECONDITION when the
+	// product fails pre.
+	ReplaceProduct(ctx context.Context, p *Product, keepArchived bool, pre quire.Precondition) (*Product, error)
 }
 
 // ProductFields are the writable fields of a product in a request body.

@@ -126,6 +126,7 @@ func (h *Handlers) author(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	rest.SetETag(w, r, a.Hash)
 	return rest.JSON(w, r, http.StatusOK, authorRep(r, a))
 }
 
@@ -181,6 +182,7 @@ func (h *Handlers) product(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	rest.SetETag(w, r, p.Hash)
 	return rest.JSON(w, r, http.StatusOK, productRep(r, p))
 }
 
@@ -231,10 +233,15 @@ func (h *Handlers) replaceProduct(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	p.ID = id
-	stored, err := h.Store.ReplaceProduct(r.Context(), p, v < 2)
+	pre, err := rest.Precondition(r)
 	if err != nil {
 		return err
 	}
+	p.ID = id
+	stored, err := h.Store.ReplaceProduct(r.Context(), p, v < 2, pre)
+	if err != nil {
+		return err
+	}
+	rest.SetETag(w, r, stored.Hash)
 	return rest.JSON(w, r, http.StatusOK, productRep(r, stored))
 }

@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -18,9 +17,9 @@ import (
 )
 
 // CartStore keeps each user's cart as one item of the carts table, "cart#<user id>",
-// whose "items" map holds a quantity per product id. Every change is one
-// conditional update of that item, so concurrent changes all land and the
-// bounds hold.
+// whose "items" map holds a quantity per product id. Every change writes
+// that item whole on the condition that it is as read, so concurrent
+// changes all land and the bounds hold.
 type CartStore struct {
 	db    *dynamodb.Client
 	table string
@@ -48,16 +47,10 @@ func (s *CartStore) Get(ctx context.Context, user quire.ID) (*carts.Cart, error)
 }
 
 // Add reads the cart, adds quantity copies of product, lets prepare see
-// the new cart (and refuse it), and writes the cart whole in a transaction
-// on the condition that it is still as read: a cart changed in between is
-// read again, so concurrent additions all land. It fills *out with the new
-// cart before the transaction runs.
+// the new cart (and refuse it), and writes it as modify does. It fills
+// *out with the new cart before the transaction runs.
 func (s *CartStore) Add(ctx context.Context, user, product quire.ID, quantity int, prepare func(*carts.Cart) error, out *carts.Cart) error {
-	for attempt := 1; ; attempt++ {
-		c, err := s.Get(ctx, user)
-		if err != nil {
-			return err
-		}
+	return s.modify(ctx, user, out, func(c *carts.Cart) error {
 		n, has := c.Items[product]
 		switch {
 		case has && n+quantity > carts.MaxQuantity:
@@ -65,11 +58,42 @@ func (s *CartStore) Add(ctx context.Context, user, product quire.ID, quantity in
 		case !has && len(c.Items) >= carts.MaxItems:
 			return quire.Errorf(quire.ECONFLICT, "A cart holds at most %d different books.", carts.MaxItems)
 		}
-		next := carts.Cart{UserID: user, Items: maps.Clone(c.Items), Revision: c.Revision + 1}
-		next.Items[product] = n + quantity
-		if err := prepare(&next); err != nil {
+		c.Items[product] = n + quantity
+		return prepare(c)
+	})
+}
+
+// Remove takes product out of the cart as modify does: ENOTFOUND when it
+// is not in it, EPRECONDITION when the line fails pre.
+func (s *CartStore) Remove(ctx context.Context, user, product quire.ID, pre quire.Precondition) error {
+	return s.modify(ctx, user, new(carts.Cart), func(c *carts.Cart) error {
+		if _, ok := c.Items[product]; !ok {
+			return quire.Errorf(quire.ENOTFOUND, "The product %d is not in the cart.", product)
+		}
+		if err := pre.Check("line"); err != nil { // a line has no ETag: only If-Match: * holds
 			return err
 		}
+		delete(c.Items, product)
+		return nil
+	})
+}
+
+// modify reads the cart, lets change change a copy of it (or refuse), and
+// writes it whole, with its new content hash, in a transaction on the
+// condition that it is still as read: a cart changed in between is read
+// again, so concurrent changes all land. It fills *out with the new cart
+// before the transaction runs.
+func (s *CartStore) modify(ctx context.Context, user quire.ID, out *carts.Cart, change func(*carts.Cart) error) error {
+	for attempt := 1; ; attempt++ {
+		c, err := s.Get(ctx, user)
+		if err != nil {
+			return err
+		}
+		next := carts.Cart{UserID: user, Items: maps.Clone(c.Items), Revision: c.Revision + 1}
+		if err := change(&next); err != nil {
+			return err
+		}
+		next.Hash = quire.ContentHash(&next)
 		*out = next
 		cond, values := aws.String("attribute_not_exists(pk)"), map[string]types.AttributeValue(nil)
 		if c.Revision > 0 {
@@ -82,7 +106,7 @@ func (s *CartStore) Add(ctx context.Context, user, product quire.ID, quantity in
 		case err == nil:
 			return nil
 		case !cancelled(err)[0]:
-			return fmt.Errorf("add to cart of user %d: %w", user, err)
+			return fmt.Errorf("change cart of user %d: %w", user, err)
 		case attempt == maxChangeAttempts:
 			return quire.Errorf(quire.ECONFLICT, "The cart changed during the request; retry it.")
 		}
@@ -100,36 +124,21 @@ func (s *CartStore) item(c carts.Cart) map[string]types.AttributeValue {
 	item := cartKey(c.UserID)
 	item["items"] = &types.AttributeValueMemberM{Value: items}
 	item["revision"] = num(c.Revision)
+	item[attrHash] = str(c.Hash)
 	item["updated_at"] = str(s.now().UTC().Format(time.RFC3339Nano))
 	return item
 }
 
-// Remove takes product out of the cart in one conditional UpdateItem.
-func (s *CartStore) Remove(ctx context.Context, user, product quire.ID) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 &s.table,
-		Key:                       cartKey(user),
-		UpdateExpression:          aws.String("REMOVE #items.#p SET updated_at = :now ADD revision :one"),
-		ConditionExpression:       aws.String("attribute_exists(#items.#p)"),
-		ExpressionAttributeNames:  map[string]string{"#items": "items", "#p": product.String()},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":now": str(s.now().UTC().Format(time.RFC3339Nano)), ":one": num(1)},
-	})
-	if _, failed := errors.AsType[*types.ConditionalCheckFailedException](err); failed {
-		return quire.Errorf(quire.ENOTFOUND, "The product %d is not in the cart.", product)
-	}
-	if err != nil {
-		return fmt.Errorf("remove from cart of user %d: %w", user, err)
-	}
-	return nil
-}
-
 func parseCart(user quire.ID, item map[string]types.AttributeValue) (*carts.Cart, error) {
 	c := &carts.Cart{UserID: user, Items: map[quire.ID]int{}}
-	if _, ok := item["revision"]; ok {
-		var r reader
-		if c.Revision = r.num(item, "revision"); r.err != nil {
-			return nil, fmt.Errorf("cart of user %d: %w", user, r.err)
-		}
+	if item == nil { // no cart yet: an empty one
+		c.Hash = quire.ContentHash(c)
+		return c, nil
+	}
+	var r reader
+	c.Revision, c.Hash = r.num(item, "revision"), r.str(item, attrHash)
+	if r.err != nil {
+		return nil, fmt.Errorf("cart of user %d: %w", user, r.err)
 	}
 	m, _ := item["items"].(*types.AttributeValueMemberM)
 	if m == nil {

@@ -208,8 +208,9 @@ func (s *CatalogStore) create(ctx context.Context, id *quire.ID, item func() map
 }
 
 // ReplaceProduct stores p's fields over the product p.ID, reading the
-// product and its author in one BatchGetItem first.
-func (s *CatalogStore) ReplaceProduct(ctx context.Context, p *catalog.Product, keepArchived bool) (*catalog.Product, error) {
+// product and its author in one BatchGetItem first, and writing on the
+// condition that the product's content hash is still the one read.
+func (s *CatalogStore) ReplaceProduct(ctx context.Context, p *catalog.Product, keepArchived bool, pre quire.Precondition) (*catalog.Product, error) {
 	out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
 		s.table: {Keys: []map[string]types.AttributeValue{productKey(p.ID), authorKey(p.AuthorID)}, ConsistentRead: aws.Bool(true)},
 	}})
@@ -238,23 +239,35 @@ func (s *CatalogStore) ReplaceProduct(ctx context.Context, p *catalog.Product, k
 	case author == nil:
 		return nil, catalog.NoSuchAuthor(p.AuthorID)
 	}
+	if err := pre.Check(old.Hash); err != nil {
+		return nil, err
+	}
 	if keepArchived && old.Status == catalog.StatusArchived && p.Status == catalog.StatusDiscontinued {
 		p.Status = catalog.StatusArchived
 	}
 	p.AuthorName = author.Name
+	p.Hash = quire.ContentHash(p)
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                &s.table,
 		Key:                      productKey(p.ID),
-		UpdateExpression:         aws.String("SET #name = :name, price = :price, #status = :status, author_id = :author, author_name = :author_name"),
-		ConditionExpression:      aws.String("attribute_exists(pk)"),
-		ExpressionAttributeNames: map[string]string{"#name": "name", "#status": "status"},
+		UpdateExpression:         aws.String("SET #name = :name, price = :price, #status = :status, author_id = :author, author_name = :author_name, #hash = :hash"),
+		ConditionExpression:      aws.String("#hash = :old_hash"),
+		ExpressionAttributeNames: map[string]string{"#name": "name", "#status": "status", "#hash": attrHash},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":name": str(p.Name), ":price": num(int64(p.Price)), ":status": str(string(p.Status)),
 			":author": num(int64(p.AuthorID)), ":author_name": str(p.AuthorName),
+			":hash": str(p.Hash), ":old_hash": str(old.Hash),
 		},
 	})
-	if _, gone := errors.AsType[*types.ConditionalCheckFailedException](err); gone {
-		return nil, productNotFound(p.ID)
+	if _, lost := errors.AsType[*types.ConditionalCheckFailedException](err); lost {
+		// Changed or deleted since read.
+		if _, err := s.Product(ctx, p.ID); err != nil {
+			return nil, err
+		}
+		if !pre.IsZero() {
+			return nil, quire.Errorf(quire.EPRECONDITION, "The product %d changed during the request; nothing was changed. GET it again and retry.", p.ID)
+		}
+		return nil, quire.Errorf(quire.ECONFLICT, "The product %d changed during the request; retry it.", p.ID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("replace product %d: %w", p.ID, err)
@@ -283,15 +296,18 @@ func productNotFound(id quire.ID) error {
 	return quire.Errorf(quire.ENOTFOUND, "No product has the id %d.", id)
 }
 
+// authorItem is the item of a, with its content hash.
 func authorItem(a catalog.Author) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		attrPK: str(authorPrefix + a.ID.String()), attrKind: str(kindAuthor), attrID: num(int64(a.ID)), "name": str(a.Name),
+		attrHash: str(quire.ContentHash(&a)),
 	}
 }
 
+// productItem is the item of p, with its content hash.
 func productItem(p catalog.Product, rank int) map[string]types.AttributeValue {
 	item := map[string]types.AttributeValue{
-		attrPK: str(productPrefix + p.ID.String()), attrKind: str(kindProduct), attrID: num(int64(p.ID)),
+		attrPK: str(productPrefix + p.ID.String()), attrKind: str(kindProduct), attrID: num(int64(p.ID)), attrHash: str(quire.ContentHash(&p)),
 		"name": str(p.Name), "price": num(int64(p.Price)), "status": str(string(p.Status)),
 		attrAuthorID: num(int64(p.AuthorID)), "author_name": str(p.AuthorName),
 	}
@@ -303,7 +319,7 @@ func productItem(p catalog.Product, rank int) map[string]types.AttributeValue {
 
 func parseAuthor(item map[string]types.AttributeValue) (*catalog.Author, error) {
 	var r reader
-	a := &catalog.Author{ID: quire.ID(r.num(item, attrID)), Name: r.str(item, "name")}
+	a := &catalog.Author{ID: quire.ID(r.num(item, attrID)), Name: r.str(item, "name"), Hash: r.str(item, attrHash)}
 	if r.err != nil {
 		return nil, fmt.Errorf("read author item %v: %w", item[attrPK], r.err)
 	}
@@ -319,6 +335,7 @@ func parseProduct(item map[string]types.AttributeValue) (*catalog.Product, error
 		Status:     catalog.Status(r.str(item, "status")),
 		AuthorID:   quire.ID(r.num(item, attrAuthorID)),
 		AuthorName: r.str(item, "author_name"),
+		Hash:       r.str(item, attrHash),
 	}
 	if r.err != nil {
 		return nil, fmt.Errorf("read product item %v: %w", item[attrPK], r.err)

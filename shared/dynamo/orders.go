@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/quireapi/quire/shared/carts"
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/orders"
 	"github.com/quireapi/quire/shared/quire"
@@ -35,38 +36,53 @@ func NewOrderStore(db *dynamodb.Client, t TableNames) *OrderStore {
 }
 
 // Pay commits a purchase in one transaction: the debit of the buyer's
-// balance (if the account is active and the balance suffices), the new
-// order, a check that each product's price and status are as read, and for
-// a cart its emptying (if its revision is as read). When the transaction
-// is cancelled nothing changed, and Pay reads the buyer to say why.
+// balance, the new order, a check that each product's price and status are
+// as read, and for a cart its emptying (if its revision is as read). It
+// reads the buyer first, refuses a closed account or a short balance, and
+// conditions the debit on the content hash it read, whose successor it
+// writes: a buyer changed in between (a concurrent payment or deposit) is
+// read again. When the transaction is cancelled nothing changed.
 func (s *OrderStore) Pay(ctx context.Context, p orders.Purchase, o *orders.Order) error {
-	now := s.now().UTC().Truncate(time.Millisecond)
-	for range maxIDAttempts {
+	for attempt := 1; ; attempt++ {
+		now := s.now().UTC().Truncate(time.Millisecond)
+		buyer, err := s.buyer(ctx, p)
+		if err != nil {
+			return err
+		}
+		debited := *buyer
+		debited.Balance -= p.Total
+		debited.UpdatedAt = now
+		if !now.After(buyer.UpdatedAt) {
+			debited.UpdatedAt = buyer.UpdatedAt.Add(time.Millisecond)
+		}
+		debited.Hash = quire.ContentHash(&debited)
 		*o = orders.Order{ID: quire.NewID(now), UserID: p.User, Items: p.Items, Total: p.Total, CreatedAt: now}
 		items := []types.TransactWriteItem{
 			{Update: &types.Update{
 				TableName:                &s.users,
 				Key:                      userKey(p.User),
-				UpdateExpression:         aws.String("SET balance = balance - :total, updated_at = :now"),
-				ConditionExpression:      aws.String("#status = :active AND balance >= :total"),
-				ExpressionAttributeNames: map[string]string{"#status": "status"},
+				UpdateExpression:         aws.String("SET balance = :balance, updated_at = :now, #hash = :hash"),
+				ConditionExpression:      aws.String("#hash = :old_hash"),
+				ExpressionAttributeNames: map[string]string{"#hash": attrHash},
 				ExpressionAttributeValues: map[string]types.AttributeValue{
-					":total": num(int64(p.Total)), ":active": str(string(users.StatusActive)),
-					":now": str(now.Format(time.RFC3339Nano)),
+					":balance": num(int64(debited.Balance)), ":now": str(debited.UpdatedAt.Format(time.RFC3339Nano)),
+					":hash": str(debited.Hash), ":old_hash": str(buyer.Hash),
 				},
 			}},
 			{Put: &types.Put{TableName: &s.orders, Item: orderItem(o), ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 		}
 		if p.Cart != nil {
+			empty := carts.Cart{UserID: p.User, Items: map[quire.ID]int{}}
 			items = append(items, types.TransactWriteItem{Update: &types.Update{
 				TableName:                &s.carts,
 				Key:                      cartKey(p.User),
-				UpdateExpression:         aws.String("SET #items = :empty, updated_at = :now ADD revision :one"),
+				UpdateExpression:         aws.String("SET #items = :empty, updated_at = :now, #hash = :hash ADD revision :one"),
 				ConditionExpression:      aws.String("revision = :revision"),
-				ExpressionAttributeNames: map[string]string{"#items": "items"},
+				ExpressionAttributeNames: map[string]string{"#items": "items", "#hash": attrHash},
 				ExpressionAttributeValues: map[string]types.AttributeValue{
 					":empty": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}},
 					":now":   str(now.Format(time.RFC3339Nano)), ":one": num(1), ":revision": num(p.Cart.Revision),
+					":hash": str(quire.ContentHash(&empty)),
 				},
 			}})
 		}
@@ -81,15 +97,21 @@ func (s *OrderStore) Pay(ctx context.Context, p orders.Purchase, o *orders.Order
 				},
 			}})
 		}
-		err := transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		failed := cancelled(err)
 		switch {
 		case err == nil:
 			return nil
-		case failed[0]:
-			return s.refused(ctx, p)
-		case failed[1]:
+		case failed[1] && attempt < maxIDAttempts:
 			continue // the order id was taken in the same millisecond
+		case failed[0] && attempt < maxChangeAttempts:
+			// The buyer changed since read: read again.
+			if err := pause(ctx, attempt); err != nil {
+				return err
+			}
+			continue
+		case failed[0]:
+			return quire.Errorf(quire.ECONFLICT, "The account changed during the payment; nothing was paid. Pay again.")
 		case len(failed) > 0 && p.Cart != nil && failed[2]:
 			return quire.Errorf(quire.ECONFLICT, "The cart changed during the payment; nothing was paid. Check it and pay again.")
 		case len(failed) > 0:
@@ -98,29 +120,29 @@ func (s *OrderStore) Pay(ctx context.Context, p orders.Purchase, o *orders.Order
 			return fmt.Errorf("pay %s for user %d: %w", p.Total, p.User, err)
 		}
 	}
-	return fmt.Errorf("pay: no free order id after %d attempts", maxIDAttempts)
 }
 
-// refused says why the buyer's debit failed its condition.
-func (s *OrderStore) refused(ctx context.Context, p orders.Purchase) error {
+// buyer reads the buyer of p, refusing a closed account and a balance
+// short of the total (ECONFLICT).
+func (s *OrderStore) buyer(ctx context.Context, p orders.Purchase) (*users.User, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.users, Key: userKey(p.User), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return fmt.Errorf("read buyer %d: %w", p.User, err)
+		return nil, fmt.Errorf("read buyer %d: %w", p.User, err)
 	}
 	if out.Item == nil {
-		return quire.Errorf(quire.ECONFLICT, "The user %d has no account to pay from.", p.User)
+		return nil, quire.Errorf(quire.ECONFLICT, "The user %d has no account to pay from.", p.User)
 	}
 	u, err := parseUser(out.Item)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case u.Status != users.StatusActive:
-		return quire.Errorf(quire.ECONFLICT, "The account %d is closed: it cannot pay.", p.User)
+		return nil, quire.Errorf(quire.ECONFLICT, "The account %d is closed: it cannot pay.", p.User)
 	case u.Balance < p.Total:
-		return quire.Errorf(quire.ECONFLICT, "The balance is %s, short of the %s to pay; deposit money first.", u.Balance, p.Total)
+		return nil, quire.Errorf(quire.ECONFLICT, "The balance is %s, short of the %s to pay; deposit money first.", u.Balance, p.Total)
 	}
-	return quire.Errorf(quire.ECONFLICT, "The account changed during the payment; nothing was paid. Pay again.")
+	return u, nil
 }
 
 // Get returns the user's order id in one GetItem, or, for any user (an
@@ -185,8 +207,9 @@ func orderItem(o *orders.Order) map[string]types.AttributeValue {
 			"quantity": num(int64(it.Quantity)), "subtotal": num(int64(it.Subtotal)),
 		}}
 	}
+	o.Hash = quire.ContentHash(o)
 	return map[string]types.AttributeValue{
-		attrPK: str(userPrefix + o.UserID.String()), attrID: num(int64(o.ID)), "user_id": num(int64(o.UserID)),
+		attrPK: str(userPrefix + o.UserID.String()), attrID: num(int64(o.ID)), "user_id": num(int64(o.UserID)), attrHash: str(o.Hash),
 		"items": &types.AttributeValueMemberL{Value: lines}, "total": num(int64(o.Total)),
 		"created_at": str(o.CreatedAt.Format(time.RFC3339Nano)),
 	}
@@ -197,6 +220,7 @@ func parseOrder(item map[string]types.AttributeValue) (*orders.Order, error) {
 	o := &orders.Order{
 		ID: quire.ID(r.num(item, attrID)), UserID: quire.ID(r.num(item, "user_id")),
 		Total: quire.Money(r.num(item, "total")), CreatedAt: r.time(item, "created_at"), Items: []orders.Item{},
+		Hash: r.str(item, attrHash),
 	}
 	lines, ok := item["items"].(*types.AttributeValueMemberL)
 	if !ok {

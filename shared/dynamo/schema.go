@@ -49,10 +49,13 @@ const (
 	attrActivePK = "active_pk"
 	attrRolePK   = "role_pk"
 	attrID       = "id"
-	indexList    = "list"
-	indexActive  = "active"
-	indexRole    = "role"
-	indexByID    = "by_id"
+	// attrHash is the content hash every stored resource carries: its
+	// ETag, and what conditional writes compare.
+	attrHash    = "hash"
+	indexList   = "list"
+	indexActive = "active"
+	indexRole   = "role"
+	indexByID   = "by_id"
 )
 
 // Tables returns the definition of every table Quire uses.

@@ -129,30 +129,34 @@ func (s *UserStore) List(ctx context.Context, q users.ListQuery) ([]users.User, 
 // Replace stores the writable fields of u over the user u.ID, keeping the
 // stored role and status where u's are zero and the stored password where
 // passwordHash is "": ENOTFOUND if there is no such user, ECONFLICT if u's
-// email belongs to another user. A changed email moves its reservation in
-// the same transaction.
-func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash string) (*users.User, error) {
-	old, err := s.Get(ctx, u.ID)
+// email belongs to another user, EPRECONDITION if the user fails pre. The
+// write is conditioned on the content hash read, and a changed email moves
+// its reservation in the same transaction.
+func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash string, pre quire.Precondition) (*users.User, error) {
+	old, err := s.read(ctx, u.ID, pre)
 	if err != nil {
 		return nil, err
 	}
-	if u.Role == "" {
-		u.Role = old.Role
+	stored := *u
+	if stored.Role == "" {
+		stored.Role = old.Role
 	}
-	if u.Status == "" {
-		u.Status = old.Status
+	if stored.Status == "" {
+		stored.Status = old.Status
 	}
-	now := s.now().UTC().Truncate(time.Millisecond)
+	stored.Balance, stored.Profile, stored.CreatedAt = old.Balance, old.Profile, old.CreatedAt
+	stored.UpdatedAt = s.updatedAt(old)
+	stored.Hash = quire.ContentHash(&stored)
 	values := map[string]types.AttributeValue{
-		":email": str(u.Email), ":first": str(u.FirstName),
-		":role": str(string(u.Role)), ":status": str(string(u.Status)),
-		":now": str(now.Format(time.RFC3339Nano)), ":old": str(old.Email),
+		":email": str(stored.Email), ":first": str(stored.FirstName),
+		":role": str(string(stored.Role)), ":status": str(string(stored.Status)),
+		":now": str(stored.UpdatedAt.Format(time.RFC3339Nano)), ":hash": str(stored.Hash), ":old_hash": str(old.Hash),
 	}
-	set := []string{"email = :email", "first_name = :first", "#role = :role", "#status = :status", "updated_at = :now"}
+	set := []string{"email = :email", "first_name = :first", "#role = :role", "#status = :status", "updated_at = :now", "#hash = :hash"}
 	var remove []string
-	if u.LastName != "" { // a v2 name of one word has no last name
+	if stored.LastName != "" { // a v2 name of one word has no last name
 		set = append(set, "last_name = :last")
-		values[":last"] = str(u.LastName)
+		values[":last"] = str(stored.LastName)
 	} else {
 		remove = append(remove, "last_name")
 	}
@@ -160,7 +164,7 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 		set = append(set, attrPassword+" = :password")
 		values[":password"] = str(passwordHash)
 	}
-	if u.Status == users.StatusActive {
+	if stored.Status == users.StatusActive {
 		set = append(set, attrActivePK+" = :list", attrRolePK+" = :role")
 		values[":list"] = str(listUsers)
 	} else {
@@ -171,29 +175,28 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 		expr += " REMOVE " + strings.Join(remove, ", ")
 	}
 	update := &types.Update{
-		TableName:        &s.table,
-		Key:              userKey(u.ID),
-		UpdateExpression: aws.String(expr),
-		// The email must still be the one whose reservation is moved.
-		ConditionExpression:       aws.String("attribute_exists(pk) AND email = :old"),
-		ExpressionAttributeNames:  map[string]string{"#role": "role", "#status": "status"},
+		TableName:                 &s.table,
+		Key:                       userKey(u.ID),
+		UpdateExpression:          aws.String(expr),
+		ConditionExpression:       aws.String("#hash = :old_hash"),
+		ExpressionAttributeNames:  map[string]string{"#role": "role", "#status": "status", "#hash": attrHash},
 		ExpressionAttributeValues: values,
 	}
-	if users.EmailKey(old.Email) == users.EmailKey(u.Email) {
-		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	if users.EmailKey(old.Email) == users.EmailKey(stored.Email) {
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: update.TableName, Key: update.Key, UpdateExpression: update.UpdateExpression,
 			ConditionExpression: update.ConditionExpression, ExpressionAttributeNames: update.ExpressionAttributeNames,
-			ExpressionAttributeValues: update.ExpressionAttributeValues, ReturnValues: types.ReturnValueAllNew,
+			ExpressionAttributeValues: update.ExpressionAttributeValues,
 		})
 		if _, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok {
-			return nil, changedMeanwhile(u.ID)
+			return nil, s.lostRace(ctx, u.ID, pre)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("replace user %d: %w", u.ID, err)
 		}
-		return parseUser(out.Attributes)
+		return &stored, nil
 	}
-	reservation := emailKey(u.Email)
+	reservation := emailKey(stored.Email)
 	reservation["user_id"] = num(int64(u.ID))
 	err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Update: update},
@@ -202,38 +205,77 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 	}})
 	switch failed := cancelled(err); {
 	case err == nil:
+		return &stored, nil
 	case failed[1]:
-		return nil, emailTaken(u.Email)
+		return nil, emailTaken(stored.Email)
 	case failed[0]:
-		return nil, changedMeanwhile(u.ID)
+		return nil, s.lostRace(ctx, u.ID, pre)
 	default:
 		return nil, fmt.Errorf("replace user %d: %w", u.ID, err)
 	}
-	stored := *u
-	stored.Balance, stored.Profile, stored.CreatedAt, stored.UpdatedAt = old.Balance, old.Profile, old.CreatedAt, now
-	return &stored, nil
 }
 
 // ReplaceProfile stores p as the profile of the user id: ENOTFOUND if there
-// is no such user.
-func (s *UserStore) ReplaceProfile(ctx context.Context, id quire.ID, p users.Profile) (*users.User, error) {
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           &s.table,
-		Key:                 userKey(id),
-		UpdateExpression:    aws.String("SET profile = :p, updated_at = :now"),
-		ConditionExpression: aws.String("attribute_exists(pk)"),
+// is no such user, EPRECONDITION if it fails pre.
+func (s *UserStore) ReplaceProfile(ctx context.Context, id quire.ID, p users.Profile, pre quire.Precondition) (*users.User, error) {
+	old, err := s.read(ctx, id, pre)
+	if err != nil {
+		return nil, err
+	}
+	stored := *old
+	stored.Profile, stored.UpdatedAt = p, s.updatedAt(old)
+	stored.Hash = quire.ContentHash(&stored)
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                &s.table,
+		Key:                      userKey(id),
+		UpdateExpression:         aws.String("SET profile = :p, updated_at = :now, #hash = :hash"),
+		ConditionExpression:      aws.String("#hash = :old_hash"),
+		ExpressionAttributeNames: map[string]string{"#hash": attrHash},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":p": profileItem(p), ":now": str(s.now().UTC().Truncate(time.Millisecond).Format(time.RFC3339Nano)),
+			":p": profileItem(p), ":now": str(stored.UpdatedAt.Format(time.RFC3339Nano)),
+			":hash": str(stored.Hash), ":old_hash": str(old.Hash),
 		},
-		ReturnValues: types.ReturnValueAllNew,
 	})
 	if _, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok {
-		return nil, userNotFound(id)
+		return nil, s.lostRace(ctx, id, pre)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("replace profile of user %d: %w", id, err)
 	}
-	return parseUser(out.Attributes)
+	return &stored, nil
+}
+
+// read returns the user id for a write that requires pre: ENOTFOUND if
+// there is no such user, EPRECONDITION if it fails pre.
+func (s *UserStore) read(ctx context.Context, id quire.ID, pre quire.Precondition) (*users.User, error) {
+	u, err := s.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return u, pre.Check(u.Hash)
+}
+
+// lostRace says why a write conditioned on the content hash it read failed:
+// the user is gone (ENOTFOUND), or the write's precondition fails now
+// (EPRECONDITION: another writer holding the same ETag won), or, without
+// one, the user changed in between (ECONFLICT).
+func (s *UserStore) lostRace(ctx context.Context, id quire.ID, pre quire.Precondition) error {
+	if _, err := s.read(ctx, id, pre); err != nil {
+		return err
+	}
+	if !pre.IsZero() {
+		return quire.Errorf(quire.EPRECONDITION, "The user %d changed during the request; nothing was changed. GET it again and retry.", id)
+	}
+	return changedMeanwhile(id)
+}
+
+// updatedAt is the time of a write over old: now, and always after old's.
+func (s *UserStore) updatedAt(old *users.User) time.Time {
+	t := s.now().UTC().Truncate(time.Millisecond)
+	if !t.After(old.UpdatedAt) {
+		t = old.UpdatedAt.Add(time.Millisecond)
+	}
+	return t
 }
 
 // change reads the user id, lets apply check and change it, and writes the
@@ -251,23 +293,24 @@ func (s *UserStore) change(ctx context.Context, id quire.ID, out *users.User, ap
 		if err := apply(u); err != nil {
 			return err
 		}
-		u.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
-		if !u.UpdatedAt.After(old.UpdatedAt) {
-			u.UpdatedAt = old.UpdatedAt.Add(time.Millisecond)
-		}
+		u.UpdatedAt = s.updatedAt(&old)
+		u.Hash = quire.ContentHash(u)
 		*out = *u
 		vals := values(u)
 		vals[":now"] = str(u.UpdatedAt.Format(time.RFC3339Nano))
-		vals[":old_updated"] = str(old.UpdatedAt.Format(time.RFC3339Nano))
-		vals[":old_balance"] = num(int64(old.Balance))
-		vals[":old_status"] = str(string(old.Status))
+		vals[":hash"] = str(u.Hash)
+		vals[":old_hash"] = str(old.Hash)
+		names := map[string]string{"#hash": attrHash}
+		if strings.Contains(expr, "#status") {
+			names["#status"] = "status"
+		}
 		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{
 			Update: &types.Update{
 				TableName:                 &s.table,
 				Key:                       userKey(id),
-				UpdateExpression:          aws.String(expr + ", updated_at = :now"),
-				ConditionExpression:       aws.String("updated_at = :old_updated AND balance = :old_balance AND #status = :old_status"),
-				ExpressionAttributeNames:  map[string]string{"#status": "status"},
+				UpdateExpression:          aws.String(expr + ", updated_at = :now, #hash = :hash"),
+				ConditionExpression:       aws.String("#hash = :old_hash"),
+				ExpressionAttributeNames:  names,
 				ExpressionAttributeValues: vals,
 			},
 		}}})
@@ -315,17 +358,18 @@ func (s *UserStore) Close(ctx context.Context, id quire.ID, out *users.User) err
 }
 
 // Delete removes the user id and frees its email: ENOTFOUND if there is no
-// such user, in which case nothing changes.
-func (s *UserStore) Delete(ctx context.Context, id quire.ID) error {
-	old, err := s.Get(ctx, id)
+// such user, EPRECONDITION if it fails pre; in either case nothing changes.
+func (s *UserStore) Delete(ctx context.Context, id quire.ID, pre quire.Precondition) error {
+	old, err := s.read(ctx, id, pre)
 	if err != nil {
 		return err
 	}
 	err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Delete: &types.Delete{
 			TableName: &s.table, Key: userKey(id),
-			ConditionExpression:       aws.String("attribute_exists(pk) AND email = :email"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":email": str(old.Email)},
+			ConditionExpression:       aws.String("#hash = :hash"),
+			ExpressionAttributeNames:  map[string]string{"#hash": attrHash},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":hash": str(old.Hash)},
 		}},
 		{Delete: &types.Delete{TableName: &s.table, Key: emailKey(old.Email)}},
 	}})
@@ -333,11 +377,8 @@ func (s *UserStore) Delete(ctx context.Context, id quire.ID) error {
 	case err == nil:
 		return nil
 	case failed[0]:
-		// Deleted or changed between the read and the write: read again.
-		if _, err := s.Get(ctx, id); err != nil {
-			return err
-		}
-		return changedMeanwhile(id)
+		// Deleted or changed between the read and the write.
+		return s.lostRace(ctx, id, pre)
 	default:
 		return fmt.Errorf("delete user %d: %w", id, err)
 	}
@@ -396,8 +437,11 @@ func changedMeanwhile(id quire.ID) error {
 	return quire.Errorf(quire.ECONFLICT, "The user %d changed during the request; retry it.", id)
 }
 
+// userItem is the item of u, whose content hash it sets.
 func userItem(u *users.User) map[string]types.AttributeValue {
+	u.Hash = quire.ContentHash(u)
 	item := map[string]types.AttributeValue{
+		attrHash:     str(u.Hash),
 		attrPK:       str(userPrefix + u.ID.String()),
 		attrListPK:   str(listUsers),
 		attrID:       num(int64(u.ID)),
@@ -468,6 +512,7 @@ func parseUser(item map[string]types.AttributeValue) (*users.User, error) {
 		Profile:   parseProfile(&r, item),
 		CreatedAt: r.time(item, "created_at"),
 		UpdatedAt: r.time(item, "updated_at"),
+		Hash:      r.str(item, attrHash),
 	}
 	if r.err != nil {
 		return nil, fmt.Errorf("read user item %v: %w", item[attrPK], r.err)

@@ -32,6 +32,8 @@ type Order struct {
 	Items     []Item      `json:"items"`
 	Total     quire.Money `json:"total"`
 	CreatedAt time.Time   `json:"created_at"`
+	// Hash is the content hash of the order, stored with it: its ETag.
+	Hash string `json:"-"`
 }
 
 // Purchase is what a buyer pays for: the items at their current prices,
@@ -178,6 +180,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	rest.SetETag(w, r, o.Hash)
 	return rest.JSON(w, r, http.StatusOK, o)
 }
 

@@ -17,6 +17,7 @@ const (
 	ENOTFOUND      = "not-found"      // the resource does not exist
 	ECONFLICT      = "conflict"       // the request conflicts with the current state
 	EKEYREUSED     = "key-reused"     // an idempotency key comes again with another request
+	EPRECONDITION  = "precondition"   // an If-Match or If-None-Match condition of a write failed
 	ETOOLARGE      = "too-large"      // the request body is over the size limit
 	EMEDIATYPE     = "media-type"     // the request body is not JSON
 	EMETHOD        = "method"         // the path exists but not with this method

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -112,11 +113,36 @@ func checkJSONMediaType(ct string) error {
 // and an explicit Content-Type: the media type negotiated for r (see
 // Version), or application/json. It fails only when v cannot be marshalled,
 // which is a bug: the caller then has nothing written yet and can report it.
+//
+// A 200 answer to a GET of a resource is conditional: its ETag is the one
+// the handler set with SetETag (a stored resource), or else one made from
+// the body and the Link header (a collection), and a matching
+// If-None-Match gets 304 instead (see NotModified).
 func JSON(w http.ResponseWriter, r *http.Request, status int, v any) error {
 	resp, err := Render(r, status, v)
 	if err != nil {
 		return err
 	}
+	if _, resource := r.Context().Value(negotiatedKey{}).(negotiated); resource && r.Method == http.MethodGet && status == http.StatusOK {
+		tag := w.Header().Get("ETag")
+		if tag == "" {
+			tag = ETag(r, quire.HashBytes(slices.Concat(resp.Body, []byte(w.Header().Get("Link")))), false)
+		}
+		if done, err := NotModified(w, r, tag); done || err != nil {
+			return err
+		}
+	}
 	Write(w, resp)
 	return nil
+}
+
+// SetETag sets the ETag of the answer to r, a representation of stored
+// content whose hashes are hashes: one for a resource stored in one item,
+// more for one made of several (a cart and its books).
+func SetETag(w http.ResponseWriter, r *http.Request, hashes ...string) {
+	hash := hashes[0]
+	if len(hashes) > 1 {
+		hash = quire.HashBytes([]byte(strings.Join(hashes, " ")))
+	}
+	w.Header().Set("ETag", ETag(r, hash, false))
 }

@@ -33,6 +33,7 @@ var codes = map[string]struct {
 	quire.ENOTACCEPTABLE: {http.StatusNotAcceptable, "Not acceptable"},
 	quire.ECONFLICT:      {http.StatusConflict, "Conflict"},
 	quire.EKEYREUSED:     {http.StatusUnprocessableEntity, "Idempotency key reused"},
+	quire.EPRECONDITION:  {http.StatusPreconditionFailed, "Precondition failed"},
 	quire.ETOOLARGE:      {http.StatusRequestEntityTooLarge, "Request body too large"},
 	quire.EMEDIATYPE:     {http.StatusUnsupportedMediaType, "Unsupported media type"},
 	quire.EUNAVAILABLE:   {http.StatusServiceUnavailable, "Service unavailable"},

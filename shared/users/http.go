@@ -156,6 +156,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	rest.SetETag(w, r, u.Hash)
 	return rest.JSON(w, r, http.StatusOK, represent(r, u, embed))
 }
 
@@ -174,15 +175,20 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	pre, err := rest.Precondition(r)
+	if err != nil {
+		return err
+	}
 	u.ID = id
 	var hash string
 	if f.Password != nil {
 		hash = password.Hash(*f.Password)
 	}
-	stored, err := h.Store.Replace(r.Context(), u, hash)
+	stored, err := h.Store.Replace(r.Context(), u, hash, pre)
 	if err != nil {
 		return err
 	}
+	rest.SetETag(w, r, stored.Hash)
 	return rest.JSON(w, r, http.StatusOK, represent(r, stored, false))
 }
 
@@ -195,6 +201,7 @@ func (h *Handlers) getProfile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	rest.SetETag(w, r, u.Hash)
 	return rest.JSON(w, r, http.StatusOK, u.Profile)
 }
 
@@ -210,10 +217,15 @@ func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request) error 
 	if p, err = p.check(); err != nil {
 		return err
 	}
-	u, err := h.Store.ReplaceProfile(r.Context(), id, p)
+	pre, err := rest.Precondition(r)
 	if err != nil {
 		return err
 	}
+	u, err := h.Store.ReplaceProfile(r.Context(), id, p, pre)
+	if err != nil {
+		return err
+	}
+	rest.SetETag(w, r, u.Hash)
 	return rest.JSON(w, r, http.StatusOK, u.Profile)
 }
 
@@ -258,7 +270,11 @@ func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Store.Delete(r.Context(), id); err != nil {
+	pre, err := rest.Precondition(r)
+	if err != nil {
+		return err
+	}
+	if err := h.Store.Delete(r.Context(), id, pre); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -39,6 +39,9 @@ type User struct {
 	Profile   Profile
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Hash is the content hash of all of the above, stored with the user
+	// and changed by every write: the ETag of the user and its profile.
+	Hash string `json:"-"`
 }
 
 // Name is the user's full name, as API v2 shows it.
@@ -165,10 +168,13 @@ type Store interface {
 	// Replace stores the writable fields of u over the user u.ID, keeping
 	// the stored role and status where u's are zero and the stored
 	// password where passwordHash is "", and returns the user as stored.
-	Replace(ctx context.Context, u *User, passwordHash string) (*User, error)
+	// The write is conditioned on the stored content hash: EPRECONDITION
+	// when the user fails pre (checked by DynamoDB, so that of two writers
+	// holding the same ETag one wins).
+	Replace(ctx context.Context, u *User, passwordHash string, pre quire.Precondition) (*User, error)
 	// ReplaceProfile stores p as the profile of the user id and returns
-	// the user as stored.
-	ReplaceProfile(ctx context.Context, id quire.ID, p Profile) (*User, error)
+	// the user as stored: EPRECONDITION as Replace.
+	ReplaceProfile(ctx context.Context, id quire.ID, p Profile, pre quire.Precondition) (*User, error)
 	// Deposit adds amount to the balance of the active user id, filling
 	// *out with the user as stored before it commits: ECONFLICT for a
 	// closed account or a balance that would pass MaxBalance.
@@ -176,7 +182,9 @@ type Store interface {
 	// Close sets the status of the active user id to CLOSED, keeping its
 	// balance, filling *out as Deposit does: ECONFLICT if it is closed.
 	Close(ctx context.Context, id quire.ID, out *User) error
-	Delete(ctx context.Context, id quire.ID) error
+	// Delete removes the user id and frees its email: EPRECONDITION as
+	// Replace.
+	Delete(ctx context.Context, id quire.ID, pre quire.Precondition) error
 }
 
 // newUser validates f for a sign-up in API version v: email, names and
