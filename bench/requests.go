@@ -1,95 +1,21 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
-	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go/middleware"
 
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service"
 )
-
-// counter records the DynamoDB operations a client calls and the capacity
-// they consume, by SDK middleware that asks for it.
-type counter struct {
-	mu       sync.Mutex
-	ops      []string
-	capacity float64
-}
-
-func (c *counter) option(o *dynamodb.Options) {
-	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("CountRequests",
-			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-				total := types.ReturnConsumedCapacityTotal
-				switch p := in.Parameters.(type) {
-				case *dynamodb.GetItemInput:
-					p.ReturnConsumedCapacity = total
-				case *dynamodb.QueryInput:
-					p.ReturnConsumedCapacity = total
-				case *dynamodb.BatchGetItemInput:
-					p.ReturnConsumedCapacity = total
-				case *dynamodb.PutItemInput:
-					p.ReturnConsumedCapacity = total
-				case *dynamodb.UpdateItemInput:
-					p.ReturnConsumedCapacity = total
-				case *dynamodb.TransactWriteItemsInput:
-					p.ReturnConsumedCapacity = total
-				}
-				out, md, err := next.HandleInitialize(ctx, in)
-				var used []types.ConsumedCapacity
-				switch r := out.Result.(type) {
-				case *dynamodb.GetItemOutput:
-					used = append(used, ptrs(r.ConsumedCapacity)...)
-				case *dynamodb.QueryOutput:
-					used = append(used, ptrs(r.ConsumedCapacity)...)
-				case *dynamodb.BatchGetItemOutput:
-					used = r.ConsumedCapacity
-				case *dynamodb.PutItemOutput:
-					used = append(used, ptrs(r.ConsumedCapacity)...)
-				case *dynamodb.UpdateItemOutput:
-					used = append(used, ptrs(r.ConsumedCapacity)...)
-				case *dynamodb.TransactWriteItemsOutput:
-					used = r.ConsumedCapacity
-				}
-				c.mu.Lock()
-				c.ops = append(c.ops, awsmiddleware.GetOperationName(ctx))
-				for _, u := range used {
-					c.capacity += aws.ToFloat64(u.CapacityUnits)
-				}
-				c.mu.Unlock()
-				return out, md, err
-			}), middleware.After)
-	})
-}
-
-func ptrs(c *types.ConsumedCapacity) []types.ConsumedCapacity {
-	if c == nil {
-		return nil
-	}
-	return []types.ConsumedCapacity{*c}
-}
-
-func (c *counter) take() ([]string, float64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ops, capacity := c.ops, c.capacity
-	c.ops, c.capacity = nil, 0
-	return ops, capacity
-}
 
 // requestCase is one request of a route, with the count it should make.
 type requestCase struct {
@@ -159,8 +85,8 @@ type requestRow struct {
 // group's handler on cfg's tables, counting DynamoDB requests, and fails
 // when a route has no case.
 func countRequests(cfg service.Config) ([]requestRow, error) {
-	c := &counter{}
-	cfg.DynamoDBOptions = []func(*dynamodb.Options){c.option}
+	c := &dynamotest.Counter{}
+	cfg.DynamoDBOptions = []func(*dynamodb.Options){c.Option}
 	fns, err := service.Handlers(cfg)
 	if err != nil {
 		return nil, err
@@ -193,7 +119,7 @@ func countRequests(cfg service.Config) ([]requestRow, error) {
 		if rec.Code != rc.status {
 			return nil, fmt.Errorf("%s %s = %d, want %d: %s", rc.method, rc.path, rec.Code, rc.status, rec.Body)
 		}
-		ops, capacity := c.take()
+		ops, capacity := c.Take()
 		rows = append(rows, requestRow{rc, ops, capacity})
 		covered[rc.route] = true
 	}

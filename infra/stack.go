@@ -160,6 +160,13 @@ func newAPI(stack awscdk.Stack, fns map[string]awslambda.Function, authorizer aw
 		Description:    jsii.String("Quire: a bookshop with prepaid accounts"),
 		CloudWatchRole: jsii.Bool(false),
 		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
+		// A function's binary response (the gzip-compressed configuration
+		// document), which aws-lambda-go-api-proxy returns base64-encoded,
+		// reaches the client as bytes only if the request's first Accept
+		// value matches a binary media type; "*/*" matches every one. It
+		// also makes API Gateway pass every request body base64-encoded,
+		// which the proxy decodes.
+		BinaryMediaTypes: jsii.Strings("*/*"),
 		DeployOptions: &awsapigateway.StageOptions{
 			StageName:            jsii.String("prod"),
 			ThrottlingRateLimit:  jsii.Number(rateLimit),

@@ -564,6 +564,59 @@ func TestTokenLifetimeContext(t *testing.T) {
 	}
 }
 
+// TestConfigFunction: the configuration group's function names its table
+// and may do only what serving and replacing the document takes, on that
+// table and its indexes alone.
+func TestConfigFunction(t *testing.T) {
+	_, res := template(t)
+	fn, ok := res["ConfigFunction"]
+	if !ok {
+		t.Fatal("no ConfigFunction")
+	}
+	var table string
+	for id, r := range res {
+		if r.Type == "AWS::DynamoDB::Table" && strings.HasPrefix(id, "ConfigTable") {
+			table = id
+		}
+	}
+	if got := ref(env(res, "ConfigFunction")["CONFIG_TABLE"]); table == "" || got != table {
+		t.Errorf("ConfigFunction CONFIG_TABLE names %q, want the config table %q", got, table)
+	}
+	var statements []string
+	for _, r := range res {
+		if r.Type != "AWS::IAM::Policy" || !slices.ContainsFunc(r.Properties["Roles"].([]any), func(role any) bool {
+			return ref(role) == ref(fn.Properties["Role"])
+		}) {
+			continue
+		}
+		doc, _ := r.Properties["PolicyDocument"].(map[string]any)
+		for _, st := range doc["Statement"].([]any) {
+			s := st.(map[string]any)
+			var actions []string
+			for _, a := range asList(s["Action"]) {
+				actions = append(actions, a.(string))
+			}
+			slices.Sort(actions)
+			b, _ := json.Marshal(s["Resource"])
+			statements = append(statements, fmt.Sprintf("%s %v %s", s["Effect"], actions, b))
+		}
+	}
+	arn := `{"Fn::GetAtt":["` + table + `","Arn"]}`
+	want := []string{"Allow [dynamodb:BatchGetItem dynamodb:ConditionCheckItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem] " +
+		`[` + arn + `,{"Fn::Join":["",[` + arn + `,"/index/*"]]}]`}
+	if diff := cmp.Diff(want, statements); diff != "" {
+		t.Errorf("ConfigFunction statements (-want +got):\n%s", diff)
+	}
+}
+
+// TestBinaryMediaTypes: every media type is binary, so that API Gateway
+// decodes a function's base64 body (the gzip-compressed configuration
+// document) whatever the client's Accept header.
+func TestBinaryMediaTypes(t *testing.T) {
+	tmpl, _ := template(t)
+	tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::RestApi"), map[string]any{"BinaryMediaTypes": []any{"*/*"}})
+}
+
 func TestOutputs(t *testing.T) {
 	tmpl, _ := template(t)
 	tmpl.HasOutput(jsii.String("ApiUrl"), map[string]any{})

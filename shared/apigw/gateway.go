@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -115,6 +114,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Event builds the REST API proxy event (payload 1.0) API Gateway sends for
 // r, whose body is body, on the resource template with its path parameters.
+// As the stack's API has "*/*" as binary media type, a non-empty body is
+// base64-encoded with IsBase64Encoded set, whatever its Content-Type.
 func Event(r *http.Request, body []byte, template string, params map[string]string, requestID string) events.APIGatewayProxyRequest {
 	headers := r.Header.Clone()
 	headers.Set("Host", r.Host)
@@ -157,9 +158,7 @@ func Event(r *http.Request, body []byte, template string, params map[string]stri
 	if len(params) > 0 {
 		ev.PathParameters = params
 	}
-	if utf8.Valid(body) {
-		ev.Body = string(body)
-	} else {
+	if len(body) > 0 {
 		ev.Body, ev.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
 	}
 	return ev

@@ -1,6 +1,8 @@
 package apigw
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -84,6 +86,84 @@ func TestGatewayEvent(t *testing.T) {
 	}
 	if !ev.IsBase64Encoded || ev.Body != base64.StdEncoding.EncodeToString([]byte("\xff\xfe")) {
 		t.Errorf("binary body: %q base64 %v", ev.Body, ev.IsBase64Encoded)
+	}
+}
+
+// TestGatewayRequestBody: as the deployed API, whose binary media type is
+// "*/*", the gateway passes a JSON body base64-encoded, and the function's
+// handler reads it decoded.
+func TestGatewayRequestBody(t *testing.T) {
+	var ev events.APIGatewayProxyRequest
+	echo := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		io.Copy(w, r.Body)
+	}))
+	srv := newGateway(t, map[string]Handler{routes.GroupConfig: func(ctx context.Context, e events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+		ev = e
+		return echo(ctx, e)
+	}})
+	for _, tc := range []struct {
+		method, path, body string
+		wantBase64         bool
+	}{
+		{"PUT", "/admin/config", `{"theme":"dark","limits":{"cart":20}}`, true},
+		{"GET", "/config", "", false},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(tc.body))
+			req.Header.Set("Authorization", "Bearer good-1")
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			echoed, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if ev.IsBase64Encoded != tc.wantBase64 || ev.Body != base64.StdEncoding.EncodeToString([]byte(tc.body)) {
+				t.Errorf("event body %q, base64 %v; want %q base64-encoded: %v", ev.Body, ev.IsBase64Encoded, tc.body, tc.wantBase64)
+			}
+			if resp.StatusCode != 200 || string(echoed) != tc.body {
+				t.Errorf("handler read %d %q, want %q", resp.StatusCode, echoed, tc.body)
+			}
+		})
+	}
+}
+
+// TestGatewayBinaryResponse: a gzip-compressed body, which the proxy
+// returns base64-encoded, reaches the client byte for byte with its
+// Content-Encoding.
+func TestGatewayBinaryResponse(t *testing.T) {
+	var doc bytes.Buffer
+	zw := gzip.NewWriter(&doc)
+	zw.Write([]byte(`{"theme":"dark"}`))
+	zw.Close()
+	var proxied events.APIGatewayProxyResponse
+	h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(doc.Bytes())
+	}))
+	srv := newGateway(t, map[string]Handler{routes.GroupConfig: func(ctx context.Context, ev events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+		resp, err := h(ctx, ev)
+		proxied = resp
+		return resp, err
+	}})
+	req, _ := http.NewRequest("GET", srv.URL+"/config", nil)
+	req.Header.Set("Authorization", "Bearer good-1")
+	req.Header.Set("Accept-Encoding", "gzip") // asked for, so the client leaves the body compressed
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !proxied.IsBase64Encoded {
+		t.Errorf("the proxy returned the gzip body as text: %q", proxied.Body)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" || !bytes.Equal(body, doc.Bytes()) {
+		t.Errorf("response %d, Content-Encoding %q, body %x; want 200, gzip, %x",
+			resp.StatusCode, resp.Header.Get("Content-Encoding"), body, doc.Bytes())
 	}
 }
 

@@ -1,5 +1,5 @@
 // Package demo loads the bookshop's demo data (users with balances,
-// authors, books, a cart and an order) into a fresh Quire, for `make run`,
+// authors, books, a cart, an order and a configuration document) into a fresh Quire, for `make run`,
 // the events replay and the bench.
 package demo
 
@@ -12,6 +12,7 @@ import (
 
 	"github.com/quireapi/quire/shared/carts"
 	"github.com/quireapi/quire/shared/catalog"
+	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/orders"
 	"github.com/quireapi/quire/shared/password"
@@ -29,7 +30,38 @@ func Load(ctx context.Context, db *dynamodb.Client, t dynamo.TableNames, o Optio
 	if err := SeedCatalog(ctx, dynamo.NewCatalogStore(db, t)); err != nil {
 		return added, err
 	}
-	return added, SeedShop(ctx, dynamo.NewCartStore(db, t), dynamo.NewOrderStore(db, t))
+	if err := SeedShop(ctx, dynamo.NewCartStore(db, t), dynamo.NewOrderStore(db, t)); err != nil {
+		return added, err
+	}
+	return added, SeedConfig(ctx, dynamo.NewConfigStore(db, t))
+}
+
+// Config is the demo configuration document: the shop's settings, its
+// shipping zones and its feature flags.
+const Config = `{
+  "shop": {"name": "Quire Books", "currency": "EUR", "locale": "en-GB", "support_email": "help@quire.example"},
+  "shipping": {
+    "free_above": 50.00,
+    "zones": [
+      {"name": "domestic", "countries": ["GB"], "rate": 2.99, "days": [1, 3]},
+      {"name": "europe", "countries": ["DE", "FR", "IE", "NL", "ES", "IT"], "rate": 6.50, "days": [3, 7]},
+      {"name": "world", "countries": ["*"], "rate": 12.00, "days": [7, 21]}
+    ]
+  },
+  "features": {"gift_wrapping": true, "reviews": false, "recommendations": {"enabled": true, "max": 6}},
+  "banners": [{"id": "autumn", "text": "Autumn reading: new arrivals every week", "from": "2026-09-01", "until": "2026-11-30"}]
+}`
+
+// SeedConfig stores the demo configuration document, over any other.
+func SeedConfig(ctx context.Context, s config.Store) error {
+	d, err := config.Parse([]byte(Config))
+	if err != nil {
+		return fmt.Errorf("demo configuration: %w", err)
+	}
+	if _, err := s.Put(ctx, d, quire.Precondition{}); err != nil {
+		return fmt.Errorf("store demo configuration: %w", err)
+	}
+	return nil
 }
 
 // The demo accounts' credentials. `make run` takes the admin's from

@@ -100,6 +100,14 @@ func Tables() []Table {
 			PartitionKey: Key{attrPK, "S"},
 		},
 		{
+			// The configuration document: a small head item, "config",
+			// naming its content hash, and the document gzip-compressed
+			// in chunks, "config#<hash>#<n>", so that DynamoDB's 400 KB
+			// item limit does not bound it.
+			Name:         routes.TableConfig,
+			PartitionKey: Key{attrPK, "S"},
+		},
+		{
 			// Authors and products, listed by kind ("kind" index) and
 			// products by author ("by_author"), in id order; featured
 			// products also sit in the sparse "featured" index, in rank

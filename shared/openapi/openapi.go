@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
 )
@@ -30,14 +31,21 @@ func perVersion(name string) versioned {
 
 func same(s schema) versioned { return func(int) schema { return s } }
 
-// operation documents one route (without its version prefix).
+// operation documents one route (without its version prefix). What makes
+// a resource's GET, PUT and DELETE conditional (Route.Versioned) is not
+// listed here: document adds If-Match and If-None-Match, and responses the
+// ETag and the 304.
 type operation struct {
-	summary string
-	query   []string  // names of query parameters, from the parameters below
-	body    versioned // the request body, or nil
-	status  int       // of success
-	result  versioned // the success body, or nil (204)
-	headers []string  // response headers of success: Location, Link, Cache-Control
+	summary   string
+	note      string           // more description: what else the route answers
+	query     []string         // names of query parameters, from the parameters below
+	body      versioned        // the request body, or nil
+	plainBody bool             // the body is application/json in every version, not a version's media type
+	status    int              // of success
+	result    versioned        // the success body, or nil (204)
+	headers   []string         // response headers of success: Location, Link, Cache-Control
+	also      map[int][]string // more successes, without a body, and their headers
+	gzip      bool             // the body is gzip-compressed when Accept-Encoding takes gzip
 }
 
 // operations documents every route, keyed as in the route table. It is a
@@ -51,7 +59,7 @@ func operations() map[string]operation {
 		"POST /login":                {summary: "Trade an email and password for an access token", body: same(ref("Credentials")), status: 200, result: same(ref("Token")), headers: []string{"Cache-Control"}},
 		"GET /.well-known/jwks.json": {summary: "The public keys that verify access tokens", status: 200, result: same(ref("JWKS")), headers: []string{"Cache-Control"}},
 
-		"GET /landing":             {summary: "The landing page: featured books", status: 200, result: perVersion("Landing"), headers: []string{"Cache-Control"}},
+		"GET /landing":             {summary: "The landing page: featured books", status: 200, result: perVersion("Landing")},
 		"GET /authors":             {summary: "List authors", query: []string{"limit", "cursor"}, status: 200, result: same(arrayOf(ref("Author"))), headers: []string{"Link"}},
 		"GET /authors/{id}":        {summary: "Get an author", status: 200, result: same(ref("Author"))},
 		"GET /authors/{id}/books":  {summary: "List an author's books", query: []string{"limit", "cursor"}, status: 200, result: arrayOfVersion("Product"), headers: []string{"Link"}},
@@ -78,6 +86,13 @@ func operations() map[string]operation {
 		"POST /pay":                       {summary: "Buy the whole cart from the balance", status: 201, result: same(ref("Order")), headers: []string{"Location"}},
 		"GET /orders":                     {summary: "List the caller's orders", query: []string{"limit", "cursor"}, status: 200, result: same(arrayOf(ref("Order"))), headers: []string{"Link"}},
 		"GET /orders/{id}":                {summary: "Get an order", status: 200, result: same(ref("Order"))},
+
+		"GET /config": {summary: "The configuration document", note: "404 until an admin has stored one.",
+			status: 200, result: same(ref("Config")), gzip: true},
+		"PUT /admin/config": {summary: "Replace the configuration document whole (admin)",
+			note: fmt.Sprintf("The body is any JSON object of at most %d bytes (2 MiB): a longer one is 413, "+
+				"anything but a JSON object 400. 201 when there was no document, 204 when one was replaced.", config.MaxBytes),
+			body: same(ref("Config")), plainBody: true, status: 201, headers: []string{"Location"}, also: map[int][]string{204: nil}},
 	}
 }
 
@@ -139,6 +154,8 @@ func build() ([]byte, error) {
 			"version": fmt.Sprint(routes.Versions[len(routes.Versions)-1]),
 			"description": "A bookshop with prepaid accounts. Every resource is served under /api/v1 and /api/v2 and " +
 				"without a prefix, where Accept: application/vnd.quire.v<N>+json chooses the version (v1 by default). " +
+				"A resource's GET answers an ETag and, for a matching If-None-Match, 304; its PUT and DELETE take " +
+				"If-Match and If-None-Match, and answer 412 when they fail (RFC 9110 section 13). " +
 				"Errors are application/problem+json (RFC 9457).",
 		},
 		"paths":    paths,
@@ -155,6 +172,14 @@ func build() ([]byte, error) {
 					"description": "true when the answer is the recorded first answer to the request's idempotency key",
 					"schema":      schema{"type": "string"},
 				},
+				"ETag": schema{
+					"description": `The strong entity tag of the representation: of its content, API version and encoding ` +
+						`("<hash>-v1", "<hash>-v2-gzip"). Send it in If-None-Match to revalidate, in If-Match to write only over this state.`,
+					"required": true,
+					"schema":   schema{"type": "string", "pattern": `^"[\x21\x23-\x7e]+"$`},
+				},
+				"Vary":             schema{"description": "The request headers the answer depends on", "schema": schema{"type": "string"}},
+				"Content-Encoding": schema{"description": "gzip when the request's Accept-Encoding takes it", "schema": schema{"type": "string", "enum": []any{"gzip"}}},
 			},
 		},
 	}
@@ -171,8 +196,9 @@ func (op operation) document(r routes.Route) schema {
 	if r.Access == routes.Public {
 		out["security"] = []any{}
 	}
+	var notes []string
 	if r.Access == routes.Admin {
-		out["description"] = "Needs a token with the admin role."
+		notes = append(notes, "Needs a token with the admin role.")
 	}
 	var params []any
 	for _, seg := range strings.Split(r.Path, "/") {
@@ -181,47 +207,98 @@ func (op operation) document(r routes.Route) schema {
 			params = append(params, schema{"name": name, "in": "path", "required": true, "schema": ref("ID")})
 		}
 	}
-	for _, q := range op.query {
-		params = append(params, schema{"$ref": "#/components/parameters/" + q})
+	names := op.query
+	if conditional(r) || r.Versioned && r.Method == http.MethodDelete {
+		names = append(slices.Clip(names), "ifMatch", "ifNoneMatch")
+	}
+	if op.gzip {
+		names = append(slices.Clip(names), "acceptEncoding")
 	}
 	if r.Idempotency != routes.KeyNone {
-		params = append(params, schema{"$ref": "#/components/parameters/idempotencyKey"}, schema{"$ref": "#/components/parameters/xIdempotencyKey"})
+		names = append(slices.Clip(names), "idempotencyKey", "xIdempotencyKey")
 		if r.Idempotency == routes.KeyRequired {
-			out["description"] = "Needs an idempotency key, in either header."
+			notes = append(notes, "Needs an idempotency key, in either header.")
 		}
+	}
+	for _, name := range names {
+		params = append(params, schema{"$ref": "#/components/parameters/" + name})
 	}
 	if params != nil {
 		out["parameters"] = params
 	}
+	if op.note != "" {
+		notes = append(notes, op.note)
+	}
+	if notes != nil {
+		out["description"] = strings.Join(notes, " ")
+	}
 	if op.body != nil {
-		out["requestBody"] = schema{"required": true, "content": content(r, op.body)}
+		c := content(r, op.body)
+		if op.plainBody {
+			c = schema{rest.MediaTypeJSON: schema{"schema": op.body(routes.Versions[0])}}
+		}
+		out["requestBody"] = schema{"required": true, "content": c}
 	}
 	return out
 }
 
+// conditional reports whether route r is a resource's GET or PUT, whose
+// successes carry the ETag of the resource's representation.
+func conditional(r routes.Route) bool {
+	return r.Versioned && (r.Method == http.MethodGet || r.Method == http.MethodPut)
+}
+
 func (op operation) responses(r routes.Route) schema {
-	success := schema{"description": http.StatusText(op.status)}
-	if op.result != nil {
-		success["content"] = content(r, op.result)
+	// The headers of every success of r, beyond the operation's own.
+	var more []string
+	if conditional(r) {
+		more = append(more, "ETag")
 	}
-	headers := op.headers
+	if r.Versioned && r.Method == http.MethodGet {
+		more = append(more, "Cache-Control")
+	}
+	if op.gzip {
+		more = append(more, "Vary", "Content-Encoding")
+	}
 	if r.Idempotency != routes.KeyNone {
-		headers = append(slices.Clip(headers), rest.ReplayedHeader)
+		more = append(more, rest.ReplayedHeader)
 	}
-	if headers != nil {
-		hs := schema{}
-		for _, h := range headers {
-			hs[h] = schema{"$ref": "#/components/headers/" + h}
-		}
-		success["headers"] = hs
+	var body schema
+	if op.result != nil {
+		body = content(r, op.result)
 	}
-	return schema{
-		fmt.Sprint(op.status): success,
+	out := schema{
+		fmt.Sprint(op.status): response(http.StatusText(op.status), body, op.headers, more),
 		"default": schema{
 			"description": "An error, in the status code and an RFC 9457 problem",
 			"content":     schema{rest.ProblemMediaType: schema{"schema": ref("Problem")}},
 		},
 	}
+	for status, headers := range op.also {
+		out[fmt.Sprint(status)] = response(http.StatusText(status), nil, headers, more)
+	}
+	if r.Versioned && r.Method == http.MethodGet {
+		out["304"] = response("Not Modified: If-None-Match names the current representation; no body", nil,
+			[]string{"ETag", "Cache-Control", "Vary"}, nil)
+	}
+	return out
+}
+
+// response is a response object with a description, content (or nil, for
+// none) and the headers named, each once.
+func response(description string, content schema, headers ...[]string) schema {
+	out := schema{"description": description}
+	if content != nil {
+		out["content"] = content
+	}
+	hs := schema{}
+	for _, h := range slices.Concat(headers...) {
+		hs[h] = schema{"$ref": "#/components/headers/" + h}
+	}
+	if len(hs) > 0 {
+		out["headers"] = hs
+	}
+	return out
 }
 
 // content maps each media type a route answers (or takes) to the schema of
@@ -274,7 +351,19 @@ func parameters() schema {
 			"schema": schema{"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
 		}
 	}
+	h := func(name, description string) schema {
+		return schema{"name": name, "in": "header", "required": false, "description": description, "schema": schema{"type": "string"}}
+	}
 	return schema{
+		"ifMatch": h("If-Match", `"*" or a list of entity tags. On a GET, the answer is 412 unless the representation's ETag `+
+			`is one of them (strong comparison). On a PUT or DELETE, the write happens only when the resource exists ("*") or `+
+			`its current state is one of them: the ETag of any of its representations, in any version or encoding. `+
+			`Otherwise 412, a problem of type https://quire.dev/problems/precondition.`),
+		"ifNoneMatch": h("If-None-Match", `"*" or a list of entity tags. On a GET, the answer is 304 Not Modified, without a body, `+
+			`when the representation's ETag is one of them (weak comparison). On a PUT or DELETE, "*" writes only when the `+
+			`resource does not exist yet, a list only when its current state is none of them; otherwise 412, a problem `+
+			`of type https://quire.dev/problems/precondition.`),
+		"acceptEncoding":  h("Accept-Encoding", "gzip (or *) with a quality above 0 gets the body gzip-compressed, with Content-Encoding: gzip"),
 		"idempotencyKey":  key("Idempotency-Key"),
 		"xIdempotencyKey": key("X-Idempotency-Key"),
 		"limit":           q("limit", "Items per page", schema{"type": "integer", "minimum": 1, "maximum": rest.MaxLimit, "default": rest.DefaultLimit}),
@@ -350,6 +439,7 @@ func schemas() schema {
 			"errors": arrayOf(object(schema{"pointer": str, "detail": str})),
 		}, "detail", "instance", "request_id", "errors"),
 		"Health":      object(schema{"status": str, "database": str}),
+		"Config":      schema{"type": "object", "description": "The configuration document: any JSON object"},
 		"Credentials": object(schema{"email": str, "password": str}),
 		"Token":       object(schema{"access_token": str, "token_type": schema{"const": "Bearer"}, "expires_in": schema{"type": "integer"}}),
 		"JWKS": object(schema{"keys": arrayOf(object(schema{

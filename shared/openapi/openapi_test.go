@@ -99,3 +99,92 @@ func mustJSON(t *testing.T, v interface{ MarshalJSON() ([]byte, error) }) []byte
 	}
 	return b
 }
+
+// TestConditionalRequests: a resource's GET documents its ETag and 304
+// without a body, its PUT and DELETE take If-Match and If-None-Match, and
+// every success of its PUT carries the new ETag. Routes outside versioning
+// are not conditional.
+func TestConditionalRequests(t *testing.T) {
+	doc := load(t)
+	for _, r := range routes.All() {
+		op := doc.Paths.Find(r.Path).GetOperation(r.Method)
+		headers := map[string]bool{}
+		for _, p := range op.Parameters {
+			if p.Value.In == "header" {
+				headers[p.Value.Name] = true
+			}
+		}
+		write := r.Method == "PUT" || r.Method == "DELETE"
+		if want := r.Versioned && (r.Method == "GET" || write); headers["If-Match"] != want || headers["If-None-Match"] != want {
+			t.Errorf("%s: If-Match %v, If-None-Match %v; want %v", r.Key(), headers["If-Match"], headers["If-None-Match"], want)
+		}
+		notModified := op.Responses.Status(304)
+		if want := r.Versioned && r.Method == "GET"; (notModified != nil) != want {
+			t.Errorf("%s: 304 documented %v, want %v", r.Key(), notModified != nil, want)
+		}
+		if notModified != nil && (notModified.Value.Content != nil || notModified.Value.Headers["ETag"] == nil) {
+			t.Errorf("%s: 304 has content %v, ETag %v; want none and one", r.Key(), notModified.Value.Content, notModified.Value.Headers["ETag"])
+		}
+		if !r.Versioned || (r.Method != "GET" && r.Method != "PUT") {
+			continue
+		}
+		for status, resp := range op.Responses.Map() {
+			if strings.HasPrefix(status, "2") && resp.Value.Headers["ETag"] == nil {
+				t.Errorf("%s: %s has no ETag", r.Key(), status)
+			}
+		}
+	}
+}
+
+// TestConfig: the configuration document is any JSON object, in every
+// version's media type, answered gzip-compressed on request; its PUT takes
+// application/json and answers 201 with a Location or 204, without a body.
+func TestConfig(t *testing.T) {
+	doc := load(t)
+	get := doc.Paths.Find("/config").Get
+	for _, mt := range []string{"application/json", "application/vnd.quire.v1+json", "application/vnd.quire.v2+json"} {
+		c := get.Responses.Status(200).Value.Content.Get(mt)
+		if c == nil || c.Schema.Ref != "#/components/schemas/Config" {
+			t.Errorf("GET /config %s: %v, want the Config schema", mt, c)
+		}
+	}
+	if get.Parameters.GetByInAndName("header", "Accept-Encoding") == nil {
+		t.Error("GET /config takes no Accept-Encoding")
+	}
+	for _, h := range []string{"ETag", "Cache-Control", "Vary", "Content-Encoding"} {
+		if get.Responses.Status(200).Value.Headers[h] == nil {
+			t.Errorf("GET /config 200 has no %s", h)
+		}
+	}
+	config := doc.Components.Schemas["Config"].Value
+	if err := config.VisitJSON(map[string]any{"anything": []any{1.0, "two"}}); err != nil {
+		t.Errorf("Config refuses an object: %v", err)
+	}
+	if err := config.VisitJSON([]any{}); err == nil {
+		t.Error("Config takes an array")
+	}
+
+	put := doc.Paths.Find("/api/v2/admin/config").Put
+	var types []string
+	for mt := range put.RequestBody.Value.Content {
+		types = append(types, mt)
+	}
+	if diff := cmp.Diff([]string{"application/json"}, types); diff != "" {
+		t.Errorf("PUT /api/v2/admin/config body types (-want +got):\n%s", diff)
+	}
+	for status, headers := range map[int][]string{201: {"ETag", "Location"}, 204: {"ETag"}} {
+		resp := put.Responses.Status(status)
+		if resp == nil {
+			t.Errorf("PUT /admin/config answers no %d", status)
+			continue
+		}
+		var got []string
+		for h := range resp.Value.Headers {
+			got = append(got, h)
+		}
+		slices.Sort(got)
+		if diff := cmp.Diff(headers, got); diff != "" || resp.Value.Content != nil {
+			t.Errorf("PUT /admin/config %d: content %v, headers (-want +got):\n%s", status, resp.Value.Content, diff)
+		}
+	}
+}

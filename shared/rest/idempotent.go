@@ -38,10 +38,17 @@ func Render(r *http.Request, status int, v any) (idempotency.Response, error) {
 func Created(r *http.Request, path string, v any) (idempotency.Response, error) {
 	resp, err := Render(r, http.StatusCreated, v)
 	if err == nil {
-		n, _ := r.Context().Value(negotiatedKey{}).(negotiated)
-		resp.Header.Set("Location", URL(r, n.prefix+path))
+		resp.Header.Set("Location", Location(r, path))
 	}
 	return resp, err
+}
+
+// Location returns the absolute URL of path (a path of the API without a
+// version prefix) for a Location header in the answer to r: under r's
+// version prefix when r's path has one.
+func Location(r *http.Request, path string) string {
+	n, _ := r.Context().Value(negotiatedKey{}).(negotiated)
+	return URL(r, n.prefix+path)
 }
 
 // Write sends resp.

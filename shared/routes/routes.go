@@ -76,6 +76,7 @@ const (
 	GroupOrders  = "orders"
 	GroupUsers   = "users"
 	GroupHealth  = "health"
+	GroupConfig  = "config"
 )
 
 // Table names, as keys of the table definitions in package dynamo.
@@ -86,6 +87,8 @@ const (
 	TableOrders  = "orders"
 	// TableIdempotency keeps the first answer to each idempotency key.
 	TableIdempotency = "idempotency"
+	// TableConfig keeps the configuration document.
+	TableConfig = "config"
 )
 
 // Grant is a set of DynamoDB actions on one table (and its indexes).
@@ -151,6 +154,9 @@ var all = expand(
 		{Method: "POST", Path: "/users/{id}/deposit", Group: GroupUsers, Access: User, Idempotency: KeyOptional},
 		{Method: "POST", Path: "/users/{id}/close", Group: GroupUsers, Access: User, Idempotency: KeyOptional},
 		{Method: "GET", Path: "/admin/users", Group: GroupUsers, Access: Admin},
+
+		{Method: "GET", Path: "/config", Group: GroupConfig, Access: User},
+		{Method: "PUT", Path: "/admin/config", Group: GroupConfig, Access: Admin},
 	},
 )
 
@@ -225,6 +231,16 @@ func Groups() []Group {
 				idempotencyGrant,
 			},
 			MemoryMB: 1024,
+		},
+		{
+			Name:        GroupConfig,
+			Description: "The configuration document: GET /config, PUT /admin/config",
+			Grants: []Grant{{TableConfig, []string{
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem",
+			}}},
+			// Compressing a 2 MiB document on PUT wants more CPU than
+			// serving JSON does.
+			MemoryMB: 512,
 		},
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/carts"
 	"github.com/quireapi/quire/shared/catalog"
+	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/health"
 	"github.com/quireapi/quire/shared/idempotency"
@@ -137,6 +138,16 @@ func Orders(c Config) (http.Handler, error) {
 	}).Routes(), c.records(db))
 }
 
+// Configuration builds the handler of the config group: the
+// configuration document.
+func Configuration(c Config) (http.Handler, error) {
+	db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return rest.NewRouter(routes.GroupConfig, (&config.Handlers{Store: dynamo.NewConfigStore(db, c.DynamoDB.Tables)}).Routes(), nil)
+}
+
 // Auth builds the handler of the auth group (login and JWKS) with the keys
 // in SigningKeys.
 func Auth(c Config) (http.Handler, error) {
@@ -225,6 +236,7 @@ func Handlers(c Config) (map[string]apigw.Handler, error) {
 		routes.GroupOrders:  Orders,
 		routes.GroupUsers:   Users,
 		routes.GroupHealth:  Health,
+		routes.GroupConfig:  Configuration,
 	}
 	out := map[string]apigw.Handler{}
 	for _, g := range routes.Groups() {
@@ -246,7 +258,7 @@ func Handlers(c Config) (map[string]apigw.Handler, error) {
 // configuration fails the cold start, not every request) and serves Lambda
 // invocations with it.
 func Run(build func(Config) (http.Handler, error)) {
-	c := config()
+	c := fromEnv()
 	h, err := build(c)
 	check(err)
 	lambda.Start(apigw.NewHandler(h))
@@ -256,7 +268,7 @@ func Run(build func(Config) (http.Handler, error)) {
 // CloudFormation custom resource of its signing keys in the secret open
 // opens.
 func RunAuth(open OpenSecret) {
-	h, rotate, err := authGroup(config(), open)
+	h, rotate, err := authGroup(fromEnv(), open)
 	check(err)
 	if rotate == nil {
 		lambda.Start(apigw.NewHandler(h))
@@ -267,12 +279,12 @@ func RunAuth(open OpenSecret) {
 
 // RunAuthorizer is the main of the authorizer function.
 func RunAuthorizer() {
-	a, err := Authorizer(config())
+	a, err := Authorizer(fromEnv())
 	check(err)
 	lambda.Start(a.Handle)
 }
 
-func config() Config {
+func fromEnv() Config {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
 	c, err := ConfigFromEnv(os.Getenv)
 	check(err)

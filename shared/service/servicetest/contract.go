@@ -2,11 +2,13 @@ package servicetest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -42,11 +44,18 @@ var router = sync.OnceValues(func() (routers.Router, error) {
 
 // CheckContract returns why the response to req (status, header, body)
 // does not match the OpenAPI document, or nil. A response to a method or
-// path the document does not have (404 or 405) must still be a problem.
+// path the document does not have (404 or 405) must still be a problem. A
+// gzip-encoded body is checked as the client reads it, uncompressed; a 304
+// is not checked (it has no body, and kin-openapi skips it).
 func CheckContract(req *http.Request, status int, header http.Header, body []byte) error {
 	r, err := router()
 	if err != nil {
 		return err
+	}
+	if strings.EqualFold(header.Get("Content-Encoding"), "gzip") {
+		if body, err = gunzip(body); err != nil {
+			return fmt.Errorf("%s %s answered Content-Encoding: gzip: %w", req.Method, req.URL.Path, err)
+		}
 	}
 	route, params, err := r.FindRoute(req)
 	if err != nil {
@@ -85,4 +94,12 @@ func checkProblem(header http.Header, body []byte) error {
 		return err
 	}
 	return doc.Components.Schemas["Problem"].Value.VisitJSON(v, openapi3.EnableJSONSchema2020())
+}
+
+func gunzip(body []byte) ([]byte, error) {
+	z, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(z)
 }

@@ -56,15 +56,32 @@ func Config(tb testing.TB) (service.Config, *dynamodb.Client, dynamo.TableNames)
 	}, db, tables
 }
 
+// Option changes how New runs Quire: its configuration, before the
+// functions are built from it, and the functions, before they serve.
+type Option struct {
+	Config    func(*service.Config)
+	Functions func(map[string]apigw.Handler)
+}
+
 // New starts every function and the authorizer on fresh tables behind the
 // local gateway, which caches authorizer decisions as the stack does. The
 // server stops when the test ends.
-func New(tb testing.TB) *API {
+func New(tb testing.TB, opts ...Option) *API {
 	tb.Helper()
 	cfg, db, tables := Config(tb)
+	for _, o := range opts {
+		if o.Config != nil {
+			o.Config(&cfg)
+		}
+	}
 	fns, err := service.Handlers(cfg)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	for _, o := range opts {
+		if o.Functions != nil {
+			o.Functions(fns)
+		}
 	}
 	authorizer, err := service.Authorizer(cfg)
 	if err != nil {
@@ -129,6 +146,10 @@ func (c *Client) Expect(tb testing.TB, method, path, body string, status int) Re
 	return r
 }
 
+// client sends requests as they are: it neither asks for gzip nor
+// decompresses, so tests see the Content-Encoding the API chose.
+var client = &http.Client{Transport: &http.Transport{DisableCompression: true}}
+
 // Response is a response with its body read.
 type Response struct {
 	*http.Response
@@ -153,7 +174,7 @@ func (a *API) Do(tb testing.TB, method, path, body string, header ...string) Res
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,0 +1,6 @@
+// Command config is the Lambda function of Quire's configuration document.
+package main
+
+import "github.com/quireapi/quire/shared/service"
+
+func main() { service.Run(service.Configuration) }

@@ -1,0 +1,162 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/quireapi/quire/shared/config"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// ConfigStore keeps the configuration document in the config table: a head
+// item, "config", with the document's content hash, size and number of
+// chunks, and the compressed document in chunks of at most chunkBytes,
+// "config#<hash>#<n>", each its own item. A replacement writes the new
+// chunks, the new head and the deletion of the old chunks in one
+// transaction, conditioned on the head's hash as read.
+type ConfigStore struct {
+	db    *dynamodb.Client
+	table string
+	now   func() time.Time
+}
+
+// NewConfigStore returns a ConfigStore on db with the physical table names t.
+func NewConfigStore(db *dynamodb.Client, t TableNames) *ConfigStore {
+	return &ConfigStore{db: db, table: t.Physical(routes.TableConfig), now: time.Now}
+}
+
+// chunkBytes is the most a chunk item holds: DynamoDB's items are at most
+// 400 KB, key and attribute names included.
+const chunkBytes = 380 << 10
+
+const configHead = "config"
+
+func configChunkKey(hash string, n int) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: str(configHead + "#" + hash + "#" + strconv.Itoa(n))}
+}
+
+// Head returns the head of the stored document, read consistently, or
+// ENOTFOUND.
+func (s *ConfigStore) Head(ctx context.Context) (config.Head, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.table, Key: map[string]types.AttributeValue{attrPK: str(configHead)}, ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return config.Head{}, fmt.Errorf("get configuration head: %w", err)
+	}
+	if out.Item == nil {
+		return config.Head{}, quire.Errorf(quire.ENOTFOUND, "No configuration document is stored yet; an admin stores one with PUT /admin/config.")
+	}
+	var r reader
+	h := config.Head{Hash: r.str(out.Item, attrHash), Size: int(r.num(out.Item, "size")), Chunks: int(r.num(out.Item, "chunks"))}
+	if r.err != nil {
+		return config.Head{}, fmt.Errorf("read configuration head: %w", r.err)
+	}
+	return h, nil
+}
+
+// Gzip reads the chunks of the document h names in BatchGetItem requests,
+// consistently, and joins them: config.ErrReplaced when one is gone.
+func (s *ConfigStore) Gzip(ctx context.Context, h config.Head) ([]byte, error) {
+	n := h.Chunks
+	keys := make([]map[string]types.AttributeValue, n)
+	for i := range keys {
+		keys[i] = configChunkKey(h.Hash, i)
+	}
+	parts := make([][]byte, n)
+	request := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+	for attempt := 1; len(request) > 0; attempt++ {
+		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: request})
+		if err != nil {
+			return nil, fmt.Errorf("get configuration chunks: %w", err)
+		}
+		for _, item := range out.Responses[s.table] {
+			var r reader
+			i, data := int(r.num(item, "n")), item["data"]
+			b, ok := data.(*types.AttributeValueMemberB)
+			if r.err != nil || !ok || i < 0 || i >= n {
+				return nil, fmt.Errorf("read configuration chunk %v: malformed", item[attrPK])
+			}
+			parts[i] = b.Value
+		}
+		request = out.UnprocessedKeys
+		if len(request) > 0 {
+			if attempt == maxWriteAttempts {
+				return nil, quire.Errorf(quire.ETHROTTLED, "The configuration is busy; retry in a moment.")
+			}
+			if err := pause(ctx, attempt); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var z []byte
+	for _, p := range parts {
+		if p == nil {
+			return nil, config.ErrReplaced
+		}
+		z = append(z, p...)
+	}
+	return z, nil
+}
+
+// Put stores d over the stored document in one transaction: the new
+// chunks, the new head (on the condition that the stored hash is still
+// the one read and checked against pre) and the deletion of the old
+// chunks. A head changed in between is read again, and checked against
+// pre again. Storing the document that is stored already writes nothing.
+func (s *ConfigStore) Put(ctx context.Context, d config.Document, pre quire.Precondition) (created bool, err error) {
+	for attempt := 1; ; attempt++ {
+		old, err := s.Head(ctx)
+		exists := err == nil
+		if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
+			return false, err
+		}
+		if err := pre.Check(old.Hash); err != nil {
+			return false, err
+		}
+		if exists && old.Hash == d.Hash {
+			return false, nil
+		}
+		n := (len(d.Gzip) + chunkBytes - 1) / chunkBytes
+		head := map[string]types.AttributeValue{
+			attrPK: str(configHead), attrHash: str(d.Hash), "size": num(int64(d.Size)), "chunks": num(int64(n)),
+			"gzip_size": num(int64(len(d.Gzip))), "updated_at": str(s.now().UTC().Format(time.RFC3339Nano)),
+		}
+		put := &types.Put{TableName: &s.table, Item: head, ConditionExpression: aws.String("attribute_not_exists(pk)")}
+		if exists {
+			put.ConditionExpression = aws.String("#hash = :old_hash")
+			put.ExpressionAttributeNames = map[string]string{"#hash": attrHash}
+			put.ExpressionAttributeValues = map[string]types.AttributeValue{":old_hash": str(old.Hash)}
+		}
+		items := []types.TransactWriteItem{{Put: put}}
+		for i := range n {
+			item := configChunkKey(d.Hash, i)
+			item["n"] = num(int64(i))
+			item["data"] = &types.AttributeValueMemberB{Value: d.Gzip[i*chunkBytes : min((i+1)*chunkBytes, len(d.Gzip))]}
+			items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item}})
+		}
+		for i := range old.Chunks {
+			items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: configChunkKey(old.Hash, i)}})
+		}
+		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		switch {
+		case err == nil:
+			return !exists, nil
+		case !cancelled(err)[0]:
+			return false, fmt.Errorf("put configuration document: %w", err)
+		case attempt == maxChangeAttempts:
+			return false, quire.Errorf(quire.ECONFLICT, "The configuration document changed during the request; retry it.")
+		}
+		// Another writer won: read the head again; pre decides.
+		if err := pause(ctx, attempt); err != nil {
+			return false, err
+		}
+	}
+}

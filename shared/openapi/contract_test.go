@@ -1,0 +1,59 @@
+package openapi_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/quireapi/quire/shared/service/servicetest"
+)
+
+// TestContract: the answers of conditional requests and of the
+// configuration document match the document as servicetest checks them,
+// and answers that break it do not.
+func TestContract(t *testing.T) {
+	var z bytes.Buffer
+	gz := gzip.NewWriter(&z)
+	gz.Write([]byte(`{"theme":"dark","limits":{"cart":99}}`))
+	gz.Close()
+	const tag = `"AbCdEfGhIjKlMnOpQrStUv-v1"`
+	for _, tc := range []struct {
+		name, method, path string
+		status             int
+		header             []string
+		body               []byte
+		ok                 bool
+	}{
+		{"user", "GET", "/users/7", 200, []string{"ETag", tag, "Content-Type", "application/json"},
+			[]byte(`{"id":7,"email":"a@example.com","role":"customer","status":"ACTIVE","balance":0,"first_name":"A","last_name":"B","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z","_links":{}}`), true},
+		{"not modified", "GET", "/api/v2/products/3", 304, []string{"ETag", tag, "Cache-Control", "private, no-cache", "Vary", "Accept"}, nil, true},
+		{"config", "GET", "/config", 200, []string{"ETag", tag, "Cache-Control", "private, no-cache", "Content-Type", "application/vnd.quire.v2+json"},
+			[]byte(`{"theme":"dark"}`), true},
+		{"config gzip", "GET", "/api/v2/config", 200, []string{"ETag", `"AbCdEfGhIjKlMnOpQrStUv-v2-gzip"`, "Content-Encoding", "gzip", "Content-Type", "application/json"},
+			z.Bytes(), true},
+		{"config created", "PUT", "/admin/config", 201, []string{"ETag", tag, "Location", "https://api.example.com/config"}, nil, true},
+		{"config replaced", "PUT", "/api/v1/admin/config", 204, []string{"ETag", tag}, nil, true},
+		{"precondition failed", "PUT", "/users/7/profile", 412, []string{"Content-Type", "application/problem+json"},
+			[]byte(`{"type":"https://quire.dev/problems/precondition","title":"Precondition failed","status":412}`), true},
+
+		{"user without ETag", "GET", "/users/7", 200, []string{"Content-Type", "application/json"},
+			[]byte(`{"id":7,"email":"a@example.com","role":"customer","status":"ACTIVE","balance":0,"first_name":"A","last_name":"B","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z","_links":{}}`), false},
+		{"weak ETag", "PUT", "/admin/config", 204, []string{"ETag", "W/" + tag}, nil, false},
+		{"config array", "GET", "/config", 200, []string{"ETag", tag, "Content-Type", "application/json"}, []byte(`[]`), false},
+		{"config created without ETag", "PUT", "/admin/config", 201, []string{"Location", "https://api.example.com/config"}, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(tc.method, tc.path, nil)
+			header := http.Header{}
+			for i := 0; i+1 < len(tc.header); i += 2 {
+				header.Set(tc.header[i], tc.header[i+1])
+			}
+			err := servicetest.CheckContract(req, tc.status, header, tc.body)
+			if (err == nil) != tc.ok {
+				t.Errorf("%s %s = %d: %v, want ok %v", tc.method, tc.path, tc.status, err, tc.ok)
+			}
+		})
+	}
+}
