@@ -20,6 +20,7 @@ import (
 
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/ddblocal"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
@@ -132,6 +133,12 @@ from her balance:
   curl -i -X POST %[1]s/pay -H "Authorization: Bearer $TOKEN" -H 'Idempotency-Key: my-first-payment'
   curl -i %[1]s/users/2 -H "Authorization: Bearer $TOKEN" -H 'Accept: application/vnd.quire.v2+json'
 
+Every resource has an ETag: revalidate instead of downloading again (304),
+and write only over what you read (412 if it changed meanwhile):
+
+  curl -i %[1]s/config -H "Authorization: Bearer $TOKEN" -H 'If-None-Match: %[6]s'
+  curl -si %[1]s/config -H "Authorization: Bearer $TOKEN" -H 'Accept-Encoding: gzip' | head -12
+
 Public routes need no token:
 
   curl -i %[1]s/landing
@@ -140,7 +147,7 @@ Public routes need no token:
   curl -i -X POST %[1]s/users -H 'Content-Type: application/json' \
        -d '{"email":"you@example.com","first_name":"Your","last_name":"Name","password":"a long passphrase"}'
 
-`, base, seed.AdminEmail, seed.AdminPassword, demo.CustomerEmail, demo.CustomerPassword)
+`, base, seed.AdminEmail, seed.AdminPassword, demo.CustomerEmail, demo.CustomerPassword, demoConfigTag())
 	select {
 	case err := <-served:
 		return err
@@ -153,6 +160,15 @@ Public routes need no token:
 		return err
 	}
 	return nil
+}
+
+// demoConfigTag is the ETag of the demo configuration document in v1.
+func demoConfigTag() string {
+	d, err := config.Parse([]byte(demo.Config))
+	if err != nil {
+		return err.Error()
+	}
+	return `"` + d.Hash + `-v1"`
 }
 
 // devKeys returns the development signing keys kept in file (default

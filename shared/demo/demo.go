@@ -52,13 +52,15 @@ const Config = `{
   "banners": [{"id": "autumn", "text": "Autumn reading: new arrivals every week", "from": "2026-09-01", "until": "2026-11-30"}]
 }`
 
-// SeedConfig stores the demo configuration document, over any other.
+// SeedConfig stores the demo configuration document, unless a document is
+// stored already.
 func SeedConfig(ctx context.Context, s config.Store) error {
 	d, err := config.Parse([]byte(Config))
 	if err != nil {
 		return fmt.Errorf("demo configuration: %w", err)
 	}
-	if _, err := s.Put(ctx, d, quire.Precondition{}); err != nil {
+	_, err = s.Put(ctx, d, quire.Precondition{Absent: true})
+	if err != nil && quire.ErrorCode(err) != quire.EPRECONDITION {
 		return fmt.Errorf("store demo configuration: %w", err)
 	}
 	return nil
