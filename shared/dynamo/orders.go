@@ -104,6 +104,8 @@ func (s *OrderStore) Pay(ctx context.Context, p orders.Purchase, o *orders.Order
 			return nil
 		case failed[1] && attempt < maxIDAttempts:
 			continue // the order id was taken in the same millisecond
+		case failed[1]:
+			return fmt.Errorf("pay: no free order id after %d attempts", maxIDAttempts)
 		case failed[0] && attempt < maxChangeAttempts:
 			// The buyer changed since read: read again.
 			if err := pause(ctx, attempt); err != nil {

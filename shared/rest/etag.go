@@ -68,38 +68,48 @@ func ParseTags(value string) (tags []EntityTag, any, ok bool) {
 	}
 }
 
-// conditionHeader parses the values of the condition header name of r; a
-// malformed one is EINVALID. present is false when r has none.
-func conditionHeader(r *http.Request, name string) (tags []EntityTag, any, present bool, err error) {
-	vs := r.Header.Values(name)
-	if len(vs) == 0 {
-		return nil, false, false, nil
+// condition is one of r's condition headers: "*" (any), a list of tags,
+// or absent.
+type condition struct {
+	tags         []EntityTag
+	any, present bool
+}
+
+// conditions parses r's If-Match and If-None-Match; a malformed one is
+// EINVALID.
+func conditions(r *http.Request) (match, none condition, err error) {
+	parse := func(name string) (condition, error) {
+		vs := r.Header.Values(name)
+		if len(vs) == 0 {
+			return condition{}, nil
+		}
+		tags, any, ok := ParseTags(strings.Join(vs, ","))
+		if !ok || (any && len(vs) > 1) {
+			return condition{}, quire.Errorf(quire.EINVALID,
+				`The %s header must be "*" or a list of entity tags, such as "abc-v1" or W/"abc-v1".`, name)
+		}
+		return condition{tags, any, true}, nil
 	}
-	tags, any, ok := ParseTags(strings.Join(vs, ","))
-	if !ok || (any && len(vs) > 1) {
-		return nil, false, true, quire.Errorf(quire.EINVALID,
-			`The %s header must be "*" or a list of entity tags, such as "abc-v1" or W/"abc-v1".`, name)
+	if match, err = parse("If-Match"); err != nil {
+		return match, none, err
 	}
-	return tags, any, true, nil
+	none, err = parse("If-None-Match")
+	return match, none, err
 }
 
 // NotModified answers a GET of a representation whose ETag is tag: it
 // sets ETag and, unless the handler has, Cache-Control (private, no-cache:
 // a client keeps its copy and revalidates it), and when If-None-Match
 // matches tag (weak comparison) it writes 304 Not Modified without a body
-// and reports done. An If-Match tag does not match strongly is
+// and reports done. An If-Match that tag fails (strong comparison) is
 // EPRECONDITION; a malformed header EINVALID.
 func NotModified(w http.ResponseWriter, r *http.Request, tag string) (done bool, err error) {
 	opaque := strings.Trim(tag, `"`)
-	match, anyMatch, hasMatch, err := conditionHeader(r, "If-Match")
+	match, none, err := conditions(r)
 	if err != nil {
 		return false, err
 	}
-	none, anyNone, hasNone, err := conditionHeader(r, "If-None-Match")
-	if err != nil {
-		return false, err
-	}
-	if hasMatch && !anyMatch && !matches(match, opaque, true) {
+	if match.present && !match.any && !matches(match.tags, opaque, true) {
 		return false, quire.Errorf(quire.EPRECONDITION, "The representation's ETag is not one If-Match names.")
 	}
 	h := w.Header()
@@ -107,7 +117,7 @@ func NotModified(w http.ResponseWriter, r *http.Request, tag string) (done bool,
 	if h.Get("Cache-Control") == "" {
 		h.Set("Cache-Control", "private, no-cache")
 	}
-	if hasNone && (anyNone || matches(none, opaque, false)) {
+	if none.present && (none.any || matches(none.tags, opaque, false)) {
 		h.Del("Content-Type")
 		h.Del("Content-Length")
 		w.WriteHeader(http.StatusNotModified)
@@ -133,28 +143,24 @@ func matches(tags []EntityTag, opaque string, strong bool) bool {
 // is EINVALID.
 func Precondition(r *http.Request) (quire.Precondition, error) {
 	var p quire.Precondition
-	match, anyMatch, hasMatch, err := conditionHeader(r, "If-Match")
+	match, none, err := conditions(r)
 	if err != nil {
 		return p, err
 	}
-	none, anyNone, hasNone, err := conditionHeader(r, "If-None-Match")
-	if err != nil {
-		return p, err
-	}
-	if hasMatch {
-		p.Exists = anyMatch
-		for _, t := range match {
+	if match.present {
+		p.Exists = match.any
+		for _, t := range match.tags {
 			if h, ok := tagHash(t); ok && !t.Weak {
 				p.Match = append(p.Match, h)
 			}
 		}
-		if !anyMatch && len(p.Match) == 0 {
+		if !match.any && len(p.Match) == 0 {
 			p.Match = []string{""} // tags, none of them Quire's: nothing matches
 		}
 	}
-	if hasNone {
-		p.Absent = anyNone
-		for _, t := range none { // weak comparison
+	if none.present {
+		p.Absent = none.any
+		for _, t := range none.tags { // weak comparison
 			if h, ok := tagHash(t); ok {
 				p.NoneOf = append(p.NoneOf, h)
 			}
