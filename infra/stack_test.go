@@ -602,7 +602,7 @@ func TestConfigFunction(t *testing.T) {
 		}
 	}
 	arn := `{"Fn::GetAtt":["` + table + `","Arn"]}`
-	want := []string{"Allow [dynamodb:BatchGetItem dynamodb:ConditionCheckItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem] " +
+	want := []string{"Allow [dynamodb:BatchGetItem dynamodb:BatchWriteItem dynamodb:GetItem dynamodb:PutItem] " +
 		`[` + arn + `,{"Fn::Join":["",[` + arn + `,"/index/*"]]}]`}
 	if diff := cmp.Diff(want, statements); diff != "" {
 		t.Errorf("ConfigFunction statements (-want +got):\n%s", diff)

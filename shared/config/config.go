@@ -27,9 +27,12 @@ const MaxBytes = 2 << 20
 
 // Head describes the stored document without holding it.
 type Head struct {
-	Hash   string // the content hash of the document's compact JSON
-	Size   int    // the length of the compact JSON
-	Chunks int    // how many items the store keeps the document in
+	Hash string // the content hash of the document's compact JSON
+	Size int    // the length of the compact JSON
+	// Where the store keeps the document: the generation of its chunks and
+	// their number.
+	Generation string
+	Chunks     int
 }
 
 // Document is the configuration document: its head and its compact JSON,

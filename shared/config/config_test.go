@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -119,6 +120,16 @@ func TestLargestDocumentRoundTrips(t *testing.T) {
 	if v2.Body != doc || v2.Header.Get("ETag") == tag || v2.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("GET /api/v2/config: ETag %s (v1's %s), Content-Type %s", v2.Header.Get("ETag"), tag, v2.Header.Get("Content-Type"))
 	}
+
+	// Replacing it with another as large leaves no chunk of the first behind.
+	other := random(config.MaxBytes)
+	e.put(t, other, http.StatusNoContent)
+	if got := e.stored(t); got != other {
+		t.Fatalf("after a replacement, GET answers %d bytes, not the %d stored", len(got), len(other))
+	}
+	if n := items(t, e.api); n != 1+(len(storedGzip(t, e.api))+380<<10-1)/(380<<10) {
+		t.Errorf("%d items in the config table after a replacement; want the head and the new chunks only", n)
+	}
 }
 
 func TestGzipIsServedAsStored(t *testing.T) {
@@ -153,6 +164,24 @@ func TestGzipIsServedAsStored(t *testing.T) {
 	}
 }
 
+// items counts the items of the config table.
+func items(t *testing.T, api *servicetest.API) int {
+	t.Helper()
+	table := api.Tables.Physical(routes.TableConfig)
+	n := 0
+	in := &dynamodb.ScanInput{TableName: &table, Select: types.SelectCount}
+	for {
+		out, err := api.DB.Scan(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += int(out.Count)
+		if in.ExclusiveStartKey = out.LastEvaluatedKey; in.ExclusiveStartKey == nil {
+			return n
+		}
+	}
+}
+
 // storedGzip reads the stored chunks of the document straight from DynamoDB.
 func storedGzip(t *testing.T, api *servicetest.API) []byte {
 	t.Helper()
@@ -163,11 +192,11 @@ func storedGzip(t *testing.T, api *servicetest.API) []byte {
 	if err != nil || head.Item == nil {
 		t.Fatalf("head: %v", err)
 	}
-	hash := head.Item["hash"].(*types.AttributeValueMemberS).Value
+	gen := head.Item["generation"].(*types.AttributeValueMemberS).Value
 	var out []byte
 	for i := 0; ; i++ {
 		item, err := api.DB.GetItem(context.Background(), &dynamodb.GetItemInput{
-			TableName: &table, Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: fmt.Sprintf("config#%s#%d", hash, i)}},
+			TableName: &table, Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: fmt.Sprintf("config#%s#%d", gen, i)}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -385,5 +414,33 @@ func TestLargestResponsesFitLambda(t *testing.T) {
 			}
 			t.Logf("%s: document %d bytes, Lambda response %d bytes", current, len(doc), sizes[current])
 		}
+	}
+}
+
+// A write that stops between its commit and the deletion of the chunks it
+// replaced leaves them named in the head: the next write deletes them.
+func TestNextWriteDeletesLeftoverChunks(t *testing.T) {
+	e := newEnv(t)
+	e.put(t, `{"v":1}`, http.StatusCreated)
+	table := e.api.Tables.Physical(routes.TableConfig)
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	ctx := context.Background()
+	leftover := map[string]types.AttributeValue{"pk": s("config#0123456789abcdef#0"), "n": &types.AttributeValueMemberN{Value: "0"}, "data": &types.AttributeValueMemberB{Value: []byte("old")}}
+	if _, err := e.api.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: leftover}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.api.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &table, Key: map[string]types.AttributeValue{"pk": s("config")},
+		UpdateExpression:          aws.String("SET replaced = :g, replaced_chunks = :n"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("0123456789abcdef"), ":n": &types.AttributeValueMemberN{Value: "1"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.put(t, `{"v":2}`, http.StatusNoContent)
+	if n := items(t, e.api); n != 2 {
+		t.Errorf("%d items after the next write; want the head and its one chunk", n)
+	}
+	if got := e.stored(t); got != `{"v":2}` {
+		t.Errorf("stored %s", got)
 	}
 }

@@ -2,6 +2,8 @@ package dynamo
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"time"
@@ -16,11 +18,18 @@ import (
 )
 
 // ConfigStore keeps the configuration document in the config table: a head
-// item, "config", with the document's content hash, size and number of
-// chunks, and the compressed document in chunks of at most chunkBytes,
-// "config#<hash>#<n>", each its own item. A replacement writes the new
-// chunks, the new head and the deletion of the old chunks in one
-// transaction, conditioned on the head's hash as read.
+// item, "config", with the document's content hash, size, and the
+// generation and number of its chunks, and the compressed document in
+// chunks of at most chunkBytes, "config#<generation>#<n>", each its own
+// item. Every write draws a new generation, so no write ever reuses the key
+// of a chunk another may still read or delete.
+//
+// A replacement writes the new chunks and the new head in one transaction,
+// conditioned on the head's hash as read (at most 7 items: DynamoDB takes
+// 100, the DynamoDB Local Quire runs on 10), then deletes the old
+// generation's chunks. The head keeps the generation it replaced until the
+// next write, which deletes its chunks again: a function that stops between
+// the commit and the deletion leaves nothing behind for long.
 type ConfigStore struct {
 	db    *dynamodb.Client
 	table string
@@ -38,8 +47,14 @@ const chunkBytes = 380 << 10
 
 const configHead = "config"
 
-func configChunkKey(hash string, n int) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{attrPK: str(configHead + "#" + hash + "#" + strconv.Itoa(n))}
+func configChunkKey(generation string, n int) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: str(configHead + "#" + generation + "#" + strconv.Itoa(n))}
+}
+
+// generation is where a document's chunks are and how many there are.
+type generation struct {
+	id     string
+	chunks int
 }
 
 // Head returns the head of the stored document, read consistently, or
@@ -54,12 +69,26 @@ func (s *ConfigStore) Head(ctx context.Context) (config.Head, error) {
 	if out.Item == nil {
 		return config.Head{}, quire.Errorf(quire.ENOTFOUND, "No configuration document is stored yet; an admin stores one with PUT /admin/config.")
 	}
+	h, _, err := parseConfigHead(out.Item)
+	return h, err
+}
+
+// parseConfigHead reads a head item: the head, and the generation it
+// replaced (empty when none is left to delete).
+func parseConfigHead(item map[string]types.AttributeValue) (config.Head, generation, error) {
 	var r reader
-	h := config.Head{Hash: r.str(out.Item, attrHash), Size: int(r.num(out.Item, "size")), Chunks: int(r.num(out.Item, "chunks"))}
-	if r.err != nil {
-		return config.Head{}, fmt.Errorf("read configuration head: %w", r.err)
+	h := config.Head{
+		Hash: r.str(item, attrHash), Size: int(r.num(item, "size")),
+		Generation: r.str(item, "generation"), Chunks: int(r.num(item, "chunks")),
 	}
-	return h, nil
+	var replaced generation
+	if _, ok := item["replaced"]; ok {
+		replaced = generation{r.str(item, "replaced"), int(r.num(item, "replaced_chunks"))}
+	}
+	if r.err != nil {
+		return config.Head{}, generation{}, fmt.Errorf("read configuration head: %w", r.err)
+	}
+	return h, replaced, nil
 }
 
 // Gzip reads the chunks of the document h names in BatchGetItem requests,
@@ -68,7 +97,7 @@ func (s *ConfigStore) Gzip(ctx context.Context, h config.Head) ([]byte, error) {
 	n := h.Chunks
 	keys := make([]map[string]types.AttributeValue, n)
 	for i := range keys {
-		keys[i] = configChunkKey(h.Hash, i)
+		keys[i] = configChunkKey(h.Generation, i)
 	}
 	parts := make([][]byte, n)
 	request := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
@@ -106,17 +135,27 @@ func (s *ConfigStore) Gzip(ctx context.Context, h config.Head) ([]byte, error) {
 	return z, nil
 }
 
-// Put stores d over the stored document in one transaction: the new
-// chunks, the new head (on the condition that the stored hash is still
-// the one read and checked against pre) and the deletion of the old
-// chunks. A head changed in between is read again, and checked against
-// pre again. Storing the document that is stored already writes nothing.
+// Put stores d over the stored document: the new chunks and the new head in
+// one transaction, on the condition that the stored hash is still the one
+// read and checked against pre; then it deletes the chunks of the
+// generations the new head replaced. A head changed in between is read
+// again, and checked against pre again. Storing the document that is
+// stored already writes nothing.
 func (s *ConfigStore) Put(ctx context.Context, d config.Document, pre quire.Precondition) (created bool, err error) {
 	for attempt := 1; ; attempt++ {
-		old, err := s.Head(ctx)
-		exists := err == nil
-		if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
-			return false, err
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: &s.table, Key: map[string]types.AttributeValue{attrPK: str(configHead)}, ConsistentRead: aws.Bool(true),
+		})
+		if err != nil {
+			return false, fmt.Errorf("get configuration head: %w", err)
+		}
+		exists := out.Item != nil
+		var old config.Head
+		var stale generation // left by a write that stopped before deleting it
+		if exists {
+			if old, stale, err = parseConfigHead(out.Item); err != nil {
+				return false, err
+			}
 		}
 		if err := pre.Check(old.Hash); err != nil {
 			return false, err
@@ -124,31 +163,30 @@ func (s *ConfigStore) Put(ctx context.Context, d config.Document, pre quire.Prec
 		if exists && old.Hash == d.Hash {
 			return false, nil
 		}
-		n := (len(d.Gzip) + chunkBytes - 1) / chunkBytes
+		gen := generation{newGeneration(), (len(d.Gzip) + chunkBytes - 1) / chunkBytes}
 		head := map[string]types.AttributeValue{
-			attrPK: str(configHead), attrHash: str(d.Hash), "size": num(int64(d.Size)), "chunks": num(int64(n)),
-			"gzip_size": num(int64(len(d.Gzip))), "updated_at": str(s.now().UTC().Format(time.RFC3339Nano)),
+			attrPK: str(configHead), attrHash: str(d.Hash), "size": num(int64(d.Size)),
+			"generation": str(gen.id), "chunks": num(int64(gen.chunks)), "gzip_size": num(int64(len(d.Gzip))),
+			"updated_at": str(s.now().UTC().Format(time.RFC3339Nano)),
 		}
 		put := &types.Put{TableName: &s.table, Item: head, ConditionExpression: aws.String("attribute_not_exists(pk)")}
 		if exists {
+			head["replaced"], head["replaced_chunks"] = str(old.Generation), num(int64(old.Chunks))
 			put.ConditionExpression = aws.String("#hash = :old_hash")
 			put.ExpressionAttributeNames = map[string]string{"#hash": attrHash}
 			put.ExpressionAttributeValues = map[string]types.AttributeValue{":old_hash": str(old.Hash)}
 		}
 		items := []types.TransactWriteItem{{Put: put}}
-		for i := range n {
-			item := configChunkKey(d.Hash, i)
+		for i := range gen.chunks {
+			item := configChunkKey(gen.id, i)
 			item["n"] = num(int64(i))
 			item["data"] = &types.AttributeValueMemberB{Value: d.Gzip[i*chunkBytes : min((i+1)*chunkBytes, len(d.Gzip))]}
 			items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item}})
 		}
-		for i := range old.Chunks {
-			items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: configChunkKey(old.Hash, i)}})
-		}
 		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		switch {
 		case err == nil:
-			return !exists, nil
+			return !exists, s.deleteChunks(ctx, stale, generation{old.Generation, old.Chunks})
 		case !cancelled(err)[0]:
 			return false, fmt.Errorf("put configuration document: %w", err)
 		case attempt == maxChangeAttempts:
@@ -159,4 +197,39 @@ func (s *ConfigStore) Put(ctx context.Context, d config.Document, pre quire.Prec
 			return false, err
 		}
 	}
+}
+
+// deleteChunks deletes the chunks of generations no head names any more,
+// in BatchWriteItem requests of up to 25 deletions.
+func (s *ConfigStore) deleteChunks(ctx context.Context, gens ...generation) error {
+	var deletes []types.WriteRequest
+	for _, g := range gens {
+		for i := range g.chunks {
+			deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: configChunkKey(g.id, i)}})
+		}
+	}
+	for attempt := 1; len(deletes) > 0; attempt++ {
+		batch := deletes[:min(25, len(deletes))]
+		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.table: batch}})
+		if err != nil {
+			return fmt.Errorf("delete replaced configuration chunks: %w", err)
+		}
+		deletes = append(out.UnprocessedItems[s.table], deletes[len(batch):]...)
+		if len(out.UnprocessedItems[s.table]) > 0 {
+			if attempt == maxWriteAttempts {
+				return fmt.Errorf("delete replaced configuration chunks: %d left unprocessed", len(deletes))
+			}
+			if err := pause(ctx, attempt); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// newGeneration returns a random generation id.
+func newGeneration() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
