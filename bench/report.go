@@ -32,7 +32,7 @@ func mark(ok bool) string {
 	return "✗ over target"
 }
 
-func printReport(fns []*function, rows []requestRow, costs []verifyCost, logins []loginTime) {
+func printReport(fns []*function, rows []requestRow, costs []verifyCost, logins []loginTime, docs []configRow) {
 	fmt.Printf("Machine: %s. Medians of %d cold starts each, against DynamoDB Local.\n\n", machine(), runs)
 	fmt.Println("| function | bootstrap (linux/arm64) | init | init / floor | cold request | warm request |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|")
@@ -62,6 +62,7 @@ func printReport(fns []*function, rows []requestRow, costs []verifyCost, logins 
 		fmt.Printf("| `%s` | %s | %s | %.1f | %s |\n", r.route, r.name, requests, r.capacity, target)
 	}
 	printAuth(costs, logins)
+	printConfig(docs)
 }
 
 func printAuth(costs []verifyCost, logins []loginTime) {
@@ -77,5 +78,28 @@ func printAuth(costs []verifyCost, logins []loginTime) {
 	fmt.Println("|---|---:|---:|")
 	for _, l := range logins {
 		fmt.Printf("| %s | %d | %s |\n", l.name, l.status, ms(l.median))
+	}
+}
+
+func printConfig(rows []configRow) {
+	fmt.Printf("\nThe configuration document through the local gateway, medians of %d: each stored with PUT /admin/config "+
+		"over the demo's, then read as is, with gzip and with If-None-Match: the plain GET's ETag; "+
+		"body: the bytes the client receives; a PUT's capacity units are its head read (as the 304's) and its transaction's writes:\n\n", runs)
+	fmt.Println("| document | request | status | body | time | DynamoDB requests | capacity units | target |")
+	fmt.Println("|---|---|---:|---:|---:|---|---:|---|")
+	for _, r := range rows {
+		body := fmt.Sprintf("%d B", r.body)
+		if r.body > 0 && r.body != r.identity {
+			body += fmt.Sprintf(" (%.1f%%)", 100*float64(r.body)/float64(r.identity))
+		}
+		capacity := fmt.Sprintf("%.1f", r.capacity)
+		if r.write != 0 {
+			capacity += fmt.Sprintf(" (%.1f write)", r.write)
+		}
+		requests := fmt.Sprint(len(r.ops))
+		if len(r.ops) > 0 {
+			requests += " (" + strings.Join(r.ops, ", ") + ")"
+		}
+		fmt.Printf("| %s | %s | %d | %s | %s | %s | %s | %s |\n", r.doc, r.request, r.status, body, ms(r.median), requests, capacity, r.target)
 	}
 }

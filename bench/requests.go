@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -21,58 +23,66 @@ import (
 type requestCase struct {
 	route, name    string
 	method, path   string
-	body, as       string // as: "admin", "customer" or "" for no token
-	status, target int    // target 0: no target
-	key            string // an Idempotency-Key, or ""
+	body, as       string      // as: "admin", "customer" or "" for no token
+	status, target int         // target 0: no target
+	header         http.Header // more request headers, or nil
 }
 
 // cases returns a request for every route of the groups that touch
-// DynamoDB. They run in order on the demo data (users 1 to 3).
-func cases() []requestCase {
+// DynamoDB. They run in order on the demo data (users 1 to 3 and the demo
+// configuration document).
+func cases() ([]requestCase, error) {
+	demoTag, err := configETag([]byte(demo.Config))
+	if err != nil {
+		return nil, err
+	}
 	put := `{"email":"grace@quire.example","first_name":"Grace","last_name":"Hopper","role":"customer","status":"ACTIVE"}`
 	moved := strings.Replace(put, "grace@", "grace.hopper@", 1)
 	login := func(email, pw string) string { return fmt.Sprintf(`{"email":%q,"password":%q}`, email, pw) }
 	return []requestCase{
-		{"GET /health", "", "GET", "/health", "", "", 200, 1, ""},
-		{"GET /status", "", "GET", "/status", "", "", 200, 1, ""},
-		{"GET /openapi.json", "", "GET", "/openapi.json", "", "", 200, 0, ""},
-		{"POST /login", "success", "POST", "/login", login(demo.CustomerEmail, demo.CustomerPassword), "", 200, 2, ""},
-		{"POST /login", "wrong password", "POST", "/login", login(demo.CustomerEmail, "wrong password"), "", 401, 2, ""},
-		{"POST /login", "unknown email", "POST", "/login", login("nobody@quire.example", "wrong password"), "", 401, 2, ""},
-		{"GET /.well-known/jwks.json", "", "GET", "/.well-known/jwks.json", "", "", 200, 0, ""},
-		{"GET /landing", "", "GET", "/landing", "", "", 200, 1, ""},
-		{"GET /authors", "one page of 2", "GET", "/authors?limit=2", "", "customer", 200, 1, ""},
-		{"GET /authors/{id}", "", "GET", "/authors/1", "", "customer", 200, 1, ""},
-		{"GET /authors/{id}/books", "", "GET", "/authors/2/books", "", "customer", 200, 1, ""},
-		{"GET /products", "one page of 2", "GET", "/products?limit=2", "", "customer", 200, 1, ""},
-		{"GET /products/{id}", "v1", "GET", "/api/v1/products/1", "", "customer", 200, 1, ""},
-		{"POST /admin/authors", "", "POST", "/admin/authors", `{"name":"Virginia Woolf"}`, "admin", 201, 1, ""},
-		{"POST /admin/products", "", "POST", "/admin/products", `{"name":"Mathilda","price":8.50,"status":"AVAILABLE","author_id":1}`, "admin", 201, 2, ""},
-		{"PUT /admin/products/{id}", "archive (v2)", "PUT", "/api/v2/admin/products/4", `{"name":"Emma","price":8.75,"status":"ARCHIVED","author_id":2}`, "admin", 200, 2, ""},
-		{"GET /users/{id}", "", "GET", "/users/1", "", "admin", 200, 1, ""},
-		{"GET /users/{id}", "v2, with its profile", "GET", "/api/v2/users/1?embed=profile", "", "admin", 200, 1, ""},
-		{"GET /users", "admin: one page of 2", "GET", "/users?limit=2", "", "admin", 200, 1, ""},
-		{"GET /users", "admin: ?role=customer, one page of 2", "GET", "/users?role=customer&limit=2", "", "admin", 200, 1, ""},
-		{"GET /users", "admin: ?embed=profile, one page of 2", "GET", "/users?embed=profile&limit=2", "", "admin", 200, 1, ""},
-		{"GET /users", "customer: their own", "GET", "/users", "", "customer", 200, 1, ""},
-		{"GET /admin/users", "one page of 2", "GET", "/admin/users?limit=2", "", "admin", 200, 1, ""},
-		{"POST /users", "", "POST", "/users", `{"email":"new@example.com","first_name":"N","last_name":"U","password":"correct horse"}`, "", 201, 1, ""},
-		{"GET /users/{id}/profile", "", "GET", "/users/2/profile", "", "customer", 200, 1, ""},
-		{"PUT /users/{id}/profile", "", "PUT", "/users/2/profile", `{"bio":"Admiral.","newsletter":true}`, "customer", 200, 1, ""},
-		{"POST /users/{id}/deposit", "", "POST", "/users/2/deposit", `{"amount":25.00}`, "customer", 200, 2, ""},
-		{"POST /users/{id}/close", "", "POST", "/users/2/close", "", "customer", 200, 2, ""},
-		{"PUT /users/{id}", "same email", "PUT", "/users/2", put, "admin", 200, 2, ""},
-		{"PUT /users/{id}", "new email", "PUT", "/users/2", moved, "admin", 200, 2, ""},
-		{"GET /cart", "", "GET", "/cart", "", "customer", 200, 2, ""},
-		{"POST /cart", "", "POST", "/cart", `{"product_id":1,"quantity":1}`, "customer", 200, 3, ""},
-		{"DELETE /cart/items/{product_id}", "", "DELETE", "/cart/items/1", "", "customer", 204, 1, ""},
-		{"POST /products/{id}/buy", "", "POST", "/products/3/buy", `{"quantity":1}`, "customer", 201, 2, ""},
-		{"POST /pay", "a cart of 2 books, first", "POST", "/pay", "", "customer", 201, 4, "bench-pay-1"},
-		{"POST /pay", "the same key again: a replay", "POST", "/pay", "", "customer", 201, 1, "bench-pay-1"},
-		{"GET /orders", "", "GET", "/orders", "", "customer", 200, 1, ""},
-		{"GET /orders/{id}", "", "GET", "/orders/1", "", "customer", 200, 1, ""},
-		{"DELETE /users/{id}", "", "DELETE", "/users/3", "", "admin", 204, 2, ""},
-	}
+		{"GET /health", "", "GET", "/health", "", "", 200, 1, nil},
+		{"GET /status", "", "GET", "/status", "", "", 200, 1, nil},
+		{"GET /openapi.json", "", "GET", "/openapi.json", "", "", 200, 0, nil},
+		{"POST /login", "success", "POST", "/login", login(demo.CustomerEmail, demo.CustomerPassword), "", 200, 2, nil},
+		{"POST /login", "wrong password", "POST", "/login", login(demo.CustomerEmail, "wrong password"), "", 401, 2, nil},
+		{"POST /login", "unknown email", "POST", "/login", login("nobody@quire.example", "wrong password"), "", 401, 2, nil},
+		{"GET /.well-known/jwks.json", "", "GET", "/.well-known/jwks.json", "", "", 200, 0, nil},
+		{"GET /landing", "", "GET", "/landing", "", "", 200, 1, nil},
+		{"GET /authors", "one page of 2", "GET", "/authors?limit=2", "", "customer", 200, 1, nil},
+		{"GET /authors/{id}", "", "GET", "/authors/1", "", "customer", 200, 1, nil},
+		{"GET /authors/{id}/books", "", "GET", "/authors/2/books", "", "customer", 200, 1, nil},
+		{"GET /products", "one page of 2", "GET", "/products?limit=2", "", "customer", 200, 1, nil},
+		{"GET /products/{id}", "v1", "GET", "/api/v1/products/1", "", "customer", 200, 1, nil},
+		{"POST /admin/authors", "", "POST", "/admin/authors", `{"name":"Virginia Woolf"}`, "admin", 201, 1, nil},
+		{"POST /admin/products", "", "POST", "/admin/products", `{"name":"Mathilda","price":8.50,"status":"AVAILABLE","author_id":1}`, "admin", 201, 2, nil},
+		{"PUT /admin/products/{id}", "archive (v2)", "PUT", "/api/v2/admin/products/4", `{"name":"Emma","price":8.75,"status":"ARCHIVED","author_id":2}`, "admin", 200, 2, nil},
+		{"GET /users/{id}", "", "GET", "/users/1", "", "admin", 200, 1, nil},
+		{"GET /users/{id}", "v2, with its profile", "GET", "/api/v2/users/1?embed=profile", "", "admin", 200, 1, nil},
+		{"GET /users", "admin: one page of 2", "GET", "/users?limit=2", "", "admin", 200, 1, nil},
+		{"GET /users", "admin: ?role=customer, one page of 2", "GET", "/users?role=customer&limit=2", "", "admin", 200, 1, nil},
+		{"GET /users", "admin: ?embed=profile, one page of 2", "GET", "/users?embed=profile&limit=2", "", "admin", 200, 1, nil},
+		{"GET /users", "customer: their own", "GET", "/users", "", "customer", 200, 1, nil},
+		{"GET /admin/users", "one page of 2", "GET", "/admin/users?limit=2", "", "admin", 200, 1, nil},
+		{"POST /users", "", "POST", "/users", `{"email":"new@example.com","first_name":"N","last_name":"U","password":"correct horse"}`, "", 201, 1, nil},
+		{"GET /users/{id}/profile", "", "GET", "/users/2/profile", "", "customer", 200, 1, nil},
+		{"PUT /users/{id}/profile", "", "PUT", "/users/2/profile", `{"bio":"Admiral.","newsletter":true}`, "customer", 200, 2, nil},
+		{"POST /users/{id}/deposit", "", "POST", "/users/2/deposit", `{"amount":25.00}`, "customer", 200, 2, nil},
+		{"POST /users/{id}/close", "", "POST", "/users/2/close", "", "customer", 200, 2, nil},
+		{"PUT /users/{id}", "same email", "PUT", "/users/2", put, "admin", 200, 2, nil},
+		{"PUT /users/{id}", "new email", "PUT", "/users/2", moved, "admin", 200, 2, nil},
+		{"GET /cart", "", "GET", "/cart", "", "customer", 200, 2, nil},
+		{"POST /cart", "", "POST", "/cart", `{"product_id":1,"quantity":1}`, "customer", 200, 3, nil},
+		{"DELETE /cart/items/{product_id}", "", "DELETE", "/cart/items/1", "", "customer", 204, 2, nil},
+		{"POST /products/{id}/buy", "", "POST", "/products/3/buy", `{"quantity":1}`, "customer", 201, 3, nil},
+		{"POST /pay", "a cart of 2 books, first", "POST", "/pay", "", "customer", 201, 5, http.Header{"Idempotency-Key": {"bench-pay-1"}}},
+		{"POST /pay", "the same key again: a replay", "POST", "/pay", "", "customer", 201, 1, http.Header{"Idempotency-Key": {"bench-pay-1"}}},
+		{"GET /orders", "", "GET", "/orders", "", "customer", 200, 1, nil},
+		{"GET /orders/{id}", "", "GET", "/orders/1", "", "customer", 200, 1, nil},
+		{"DELETE /users/{id}", "", "DELETE", "/users/3", "", "admin", 204, 2, nil},
+		{"GET /config", "the demo's, 568 B", "GET", "/config", "", "customer", 200, 2, nil},
+		{"GET /config", "If-None-Match: its ETag", "GET", "/config", "", "customer", 304, 1, http.Header{"If-None-Match": {demoTag}}},
+		{"PUT /admin/config", "replace it", "PUT", "/admin/config", `{"shop":{"name":"Quire Books","currency":"EUR"}}`, "admin", 204, 3, nil},
+	}, nil
 }
 
 type requestRow struct {
@@ -85,41 +95,22 @@ type requestRow struct {
 // group's handler on cfg's tables, counting DynamoDB requests, and fails
 // when a route has no case.
 func countRequests(cfg service.Config) ([]requestRow, error) {
-	c := &dynamotest.Counter{}
-	cfg.DynamoDBOptions = []func(*dynamodb.Options){c.Option}
-	fns, err := service.Handlers(cfg)
+	l, err := newLocalAPI(cfg)
 	if err != nil {
 		return nil, err
 	}
-	authorizer, err := service.Authorizer(cfg)
-	if err != nil {
-		return nil, err
-	}
-	authorizer.Log = slog.New(slog.DiscardHandler)
-	gw := &apigw.Gateway{Functions: fns, Authorizer: authorizer.Handle, Log: slog.New(slog.DiscardHandler)}
-	tokens, err := demoTokens(cfg)
+	all, err := cases()
 	if err != nil {
 		return nil, err
 	}
 	covered := map[string]bool{}
 	var rows []requestRow
-	for _, rc := range cases() {
-		req := httptest.NewRequest(rc.method, rc.path, strings.NewReader(rc.body))
-		if rc.body != "" {
-			req.Header.Set("Content-Type", "application/json")
+	for _, rc := range all {
+		_, _, err := l.do(rc.method, rc.path, rc.body, rc.as, rc.header, rc.status)
+		if err != nil {
+			return nil, err
 		}
-		if rc.key != "" {
-			req.Header.Set("Idempotency-Key", rc.key)
-		}
-		if rc.as != "" {
-			req.Header.Set("Authorization", "Bearer "+tokens[rc.as])
-		}
-		rec := httptest.NewRecorder()
-		gw.ServeHTTP(rec, req)
-		if rec.Code != rc.status {
-			return nil, fmt.Errorf("%s %s = %d, want %d: %s", rc.method, rc.path, rec.Code, rc.status, rec.Body)
-		}
-		ops, capacity := c.Take()
+		ops, capacity := l.counter.Take()
 		rows = append(rows, requestRow{rc, ops, capacity})
 		covered[rc.route] = true
 	}
@@ -133,6 +124,61 @@ func countRequests(cfg service.Config) ([]requestRow, error) {
 		return nil, fmt.Errorf("routes without a request count case: %s", strings.Join(missing, ", "))
 	}
 	return rows, nil
+}
+
+// localAPI is the whole API behind the local gateway, with the authorizer,
+// on DynamoDB clients whose requests counter counts.
+type localAPI struct {
+	gw      *apigw.Gateway
+	counter *dynamotest.Counter
+	tokens  map[string]string // by role: "admin", "customer"
+}
+
+func newLocalAPI(cfg service.Config) (*localAPI, error) {
+	c := &dynamotest.Counter{}
+	cfg.DynamoDBOptions = []func(*dynamodb.Options){c.Option}
+	fns, err := service.Handlers(cfg)
+	if err != nil {
+		return nil, err
+	}
+	authorizer, err := service.Authorizer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	authorizer.Log = slog.New(slog.DiscardHandler)
+	tokens, err := demoTokens(cfg)
+	if err != nil {
+		return nil, err
+	}
+	gw := &apigw.Gateway{Functions: fns, Authorizer: authorizer.Handle, Log: slog.New(slog.DiscardHandler)}
+	return &localAPI{gw: gw, counter: c, tokens: tokens}, nil
+}
+
+// do sends a request through the gateway, with a JSON body unless body is
+// empty, the token of as unless it is empty and header, and returns the
+// answer and how long the gateway took to give it: an error unless it has
+// status.
+func (l *localAPI) do(method, path, body, as string, header http.Header, status int) (*httptest.ResponseRecorder, time.Duration, error) {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for name, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(name, v)
+		}
+	}
+	if as != "" {
+		req.Header.Set("Authorization", "Bearer "+l.tokens[as])
+	}
+	rec := httptest.NewRecorder()
+	start := time.Now()
+	l.gw.ServeHTTP(rec, req)
+	took := time.Since(start)
+	if rec.Code != status {
+		return nil, 0, fmt.Errorf("%s %s = %d, want %d: %.500s", method, path, rec.Code, status, rec.Body)
+	}
+	return rec, took, nil
 }
 
 // demoTokens signs a token for the demo admin (id 1) and customer (id 2).
