@@ -114,23 +114,16 @@ func (s *CatalogStore) ProductsByID(ctx context.Context, ids []quire.ID) (map[qu
 	for i, id := range ids {
 		keys[i] = productKey(id)
 	}
-	request := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
-	for attempt := 0; len(request) > 0; attempt++ {
-		if attempt == maxWriteAttempts {
-			return nil, quire.Errorf(quire.ETHROTTLED, "The catalog is busy; retry in a moment.")
-		}
-		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: request})
+	items, err := batchGet(ctx, s.db, s.table, "catalog", keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, item := range items {
+		p, err := parseProduct(item)
 		if err != nil {
-			return nil, fmt.Errorf("get %d products: %w", len(ids), err)
+			return nil, err
 		}
-		for _, item := range res.Responses[s.table] {
-			p, err := parseProduct(item)
-			if err != nil {
-				return nil, err
-			}
-			out[p.ID] = *p
-		}
-		request = res.UnprocessedKeys
+		out[p.ID] = *p
 	}
 	return out, nil
 }

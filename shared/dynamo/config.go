@@ -60,21 +60,26 @@ type generation struct {
 // Head returns the head of the stored document, read consistently, or
 // ENOTFOUND.
 func (s *ConfigStore) Head(ctx context.Context) (config.Head, error) {
+	h, _, err := s.head(ctx)
+	return h, err
+}
+
+// head reads the head item: the head, and the generation it replaced
+// (empty when none is left to delete); ENOTFOUND when there is none.
+func (s *ConfigStore) head(ctx context.Context) (config.Head, generation, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: &s.table, Key: map[string]types.AttributeValue{attrPK: str(configHead)}, ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return config.Head{}, fmt.Errorf("get configuration head: %w", err)
+		return config.Head{}, generation{}, fmt.Errorf("get configuration head: %w", err)
 	}
 	if out.Item == nil {
-		return config.Head{}, quire.Errorf(quire.ENOTFOUND, "No configuration document is stored yet; an admin stores one with PUT /admin/config.")
+		return config.Head{}, generation{}, quire.Errorf(quire.ENOTFOUND, "No configuration document is stored yet; an admin stores one with PUT /admin/config.")
 	}
-	h, _, err := parseConfigHead(out.Item)
-	return h, err
+	return parseConfigHead(out.Item)
 }
 
-// parseConfigHead reads a head item: the head, and the generation it
-// replaced (empty when none is left to delete).
+// parseConfigHead reads a head item.
 func parseConfigHead(item map[string]types.AttributeValue) (config.Head, generation, error) {
 	var r reader
 	h := config.Head{
@@ -99,31 +104,19 @@ func (s *ConfigStore) Gzip(ctx context.Context, h config.Head) ([]byte, error) {
 	for i := range keys {
 		keys[i] = configChunkKey(h.Generation, i)
 	}
+	items, err := batchGet(ctx, s.db, s.table, "configuration", keys)
+	if err != nil {
+		return nil, err
+	}
 	parts := make([][]byte, n)
-	request := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
-	for attempt := 1; len(request) > 0; attempt++ {
-		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: request})
-		if err != nil {
-			return nil, fmt.Errorf("get configuration chunks: %w", err)
+	for _, item := range items {
+		var r reader
+		i := int(r.num(item, "n"))
+		b, ok := item["data"].(*types.AttributeValueMemberB)
+		if r.err != nil || !ok || i < 0 || i >= n {
+			return nil, fmt.Errorf("read configuration chunk %v: malformed", item[attrPK])
 		}
-		for _, item := range out.Responses[s.table] {
-			var r reader
-			i, data := int(r.num(item, "n")), item["data"]
-			b, ok := data.(*types.AttributeValueMemberB)
-			if r.err != nil || !ok || i < 0 || i >= n {
-				return nil, fmt.Errorf("read configuration chunk %v: malformed", item[attrPK])
-			}
-			parts[i] = b.Value
-		}
-		request = out.UnprocessedKeys
-		if len(request) > 0 {
-			if attempt == maxWriteAttempts {
-				return nil, quire.Errorf(quire.ETHROTTLED, "The configuration is busy; retry in a moment.")
-			}
-			if err := pause(ctx, attempt); err != nil {
-				return nil, err
-			}
-		}
+		parts[i] = b.Value
 	}
 	var z []byte
 	for _, p := range parts {
@@ -143,19 +136,11 @@ func (s *ConfigStore) Gzip(ctx context.Context, h config.Head) ([]byte, error) {
 // stored already writes nothing.
 func (s *ConfigStore) Put(ctx context.Context, d config.Document, pre quire.Precondition) (created bool, err error) {
 	for attempt := 1; ; attempt++ {
-		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-			TableName: &s.table, Key: map[string]types.AttributeValue{attrPK: str(configHead)}, ConsistentRead: aws.Bool(true),
-		})
-		if err != nil {
-			return false, fmt.Errorf("get configuration head: %w", err)
-		}
-		exists := out.Item != nil
-		var old config.Head
-		var stale generation // left by a write that stopped before deleting it
-		if exists {
-			if old, stale, err = parseConfigHead(out.Item); err != nil {
-				return false, err
-			}
+		// stale: a generation left by a write that stopped before deleting it
+		old, stale, err := s.head(ctx)
+		exists := err == nil
+		if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
+			return false, err
 		}
 		if err := pre.Check(old.Hash); err != nil {
 			return false, err

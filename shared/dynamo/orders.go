@@ -51,10 +51,7 @@ func (s *OrderStore) Pay(ctx context.Context, p orders.Purchase, o *orders.Order
 		}
 		debited := *buyer
 		debited.Balance -= p.Total
-		debited.UpdatedAt = now
-		if !now.After(buyer.UpdatedAt) {
-			debited.UpdatedAt = buyer.UpdatedAt.Add(time.Millisecond)
-		}
+		debited.UpdatedAt = writeTime(now, buyer.UpdatedAt)
 		debited.Hash = quire.ContentHash(&debited)
 		*o = orders.Order{ID: quire.NewID(now), UserID: p.User, Items: p.Items, Total: p.Total, CreatedAt: now}
 		items := []types.TransactWriteItem{

@@ -269,14 +269,8 @@ func (s *UserStore) lostRace(ctx context.Context, id quire.ID, pre quire.Precond
 	return changedMeanwhile(id)
 }
 
-// updatedAt is the time of a write over old: now, and always after old's.
-func (s *UserStore) updatedAt(old *users.User) time.Time {
-	t := s.now().UTC().Truncate(time.Millisecond)
-	if !t.After(old.UpdatedAt) {
-		t = old.UpdatedAt.Add(time.Millisecond)
-	}
-	return t
-}
+// updatedAt is the time of a write over old (see writeTime).
+func (s *UserStore) updatedAt(old *users.User) time.Time { return writeTime(s.now(), old.UpdatedAt) }
 
 // change reads the user id, lets apply check and change it, and writes the
 // result in one transaction on the condition that the user is still as

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -126,4 +127,40 @@ func cancelled(err error) map[int]bool {
 		}
 	}
 	return failed
+}
+
+// batchGet reads keys from table, consistently, in BatchGetItem requests:
+// again, after a pause, for keys DynamoDB leaves unprocessed, and ETHROTTLED
+// (naming what, "the catalog") when some are left after maxWriteAttempts.
+// Keys with no item are missing from what it returns.
+func batchGet(ctx context.Context, db *dynamodb.Client, table, what string, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	var items []map[string]types.AttributeValue
+	request := map[string]types.KeysAndAttributes{table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+	for attempt := 1; len(request) > 0; attempt++ {
+		out, err := db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: request})
+		if err != nil {
+			return nil, fmt.Errorf("get %d items of %s: %w", len(keys), what, err)
+		}
+		items = append(items, out.Responses[table]...)
+		if request = out.UnprocessedKeys; len(request) == 0 {
+			break
+		}
+		if attempt == maxWriteAttempts {
+			return nil, quire.Errorf(quire.ETHROTTLED, "The %s is busy; retry in a moment.", what)
+		}
+		if err := pause(ctx, attempt); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}
+
+// writeTime is the updated_at of a write at now over an item last written
+// at prev: now to the millisecond, and always after prev.
+func writeTime(now, prev time.Time) time.Time {
+	t := now.UTC().Truncate(time.Millisecond)
+	if !t.After(prev) {
+		t = prev.Add(time.Millisecond)
+	}
+	return t
 }
