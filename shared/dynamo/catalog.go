@@ -253,12 +253,14 @@ func (s *CatalogStore) ReplaceProduct(ctx context.Context, p *catalog.Product, k
 		},
 	})
 	if _, lost := errors.AsType[*types.ConditionalCheckFailedException](err); lost {
-		// Changed or deleted since read.
-		if _, err := s.Product(ctx, p.ID); err != nil {
+		// Changed or deleted since read: gone, failing pre now, or else
+		// changed in between.
+		now, err := s.Product(ctx, p.ID)
+		if err != nil {
 			return nil, err
 		}
-		if !pre.IsZero() {
-			return nil, quire.Errorf(quire.EPRECONDITION, "The product %d changed during the request; nothing was changed. GET it again and retry.", p.ID)
+		if err := pre.Check(now.Hash); err != nil {
+			return nil, err
 		}
 		return nil, quire.Errorf(quire.ECONFLICT, "The product %d changed during the request; retry it.", p.ID)
 	}

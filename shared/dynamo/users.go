@@ -257,14 +257,11 @@ func (s *UserStore) read(ctx context.Context, id quire.ID, pre quire.Preconditio
 
 // lostRace says why a write conditioned on the content hash it read failed:
 // the user is gone (ENOTFOUND), or the write's precondition fails now
-// (EPRECONDITION: another writer holding the same ETag won), or, without
-// one, the user changed in between (ECONFLICT).
+// (EPRECONDITION: another writer holding the same ETag won), or else the
+// user changed in between (ECONFLICT).
 func (s *UserStore) lostRace(ctx context.Context, id quire.ID, pre quire.Precondition) error {
 	if _, err := s.read(ctx, id, pre); err != nil {
 		return err
-	}
-	if !pre.IsZero() {
-		return quire.Errorf(quire.EPRECONDITION, "The user %d changed during the request; nothing was changed. GET it again and retry.", id)
 	}
 	return changedMeanwhile(id)
 }

@@ -48,11 +48,6 @@ type Precondition struct {
 	NoneOf []string
 }
 
-// IsZero reports whether p requires nothing.
-func (p Precondition) IsZero() bool {
-	return len(p.Match) == 0 && !p.Exists && !p.Absent && len(p.NoneOf) == 0
-}
-
 // Check returns an EPRECONDITION error when a resource whose stored content
 // hash is hash ("" when it does not exist) fails p, and nil otherwise.
 func (p Precondition) Check(hash string) error {
