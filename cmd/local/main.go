@@ -24,6 +24,7 @@ import (
 	"github.com/quireapi/quire/shared/ddblocal"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service"
 )
 
@@ -168,7 +169,7 @@ func demoConfigTag() string {
 	if err != nil {
 		return err.Error()
 	}
-	return `"` + d.Hash + `-v1"`
+	return rest.Tag(d.Hash, 1, false)
 }
 
 // devKeys returns the development signing keys kept in file (default

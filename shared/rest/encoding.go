@@ -3,7 +3,6 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 
@@ -50,18 +49,12 @@ func MediaType(r *http.Request) string { return mediaType(r) }
 // Content-Type or a Content-Encoding, ETOOLARGE for a longer body and
 // EINVALID for one that is not JSON.
 func ReadJSON(r *http.Request, limit int) ([]byte, error) {
-	if err := checkJSONMediaType(r.Header.Get("Content-Type")); err != nil {
-		return nil, err
-	}
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		return nil, quire.Errorf(quire.EMEDIATYPE, "Send the body uncompressed, without Content-Encoding: %s.", ce)
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
+	body, err := readBody(r, limit)
 	if err != nil {
-		return nil, &quire.Error{Code: quire.EINVALID, Message: "The request body could not be read.", Err: err}
-	}
-	if len(body) > limit {
-		return nil, quire.Errorf(quire.ETOOLARGE, "The request body is over %d bytes.", limit)
+		return nil, err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, quire.Errorf(quire.EINVALID, "The request body is empty; send a JSON object.")

@@ -17,8 +17,12 @@ import (
 
 // ETag returns the strong entity tag of the representation of content
 // whose hash is hash, in r's API version, gzip-compressed or not.
-func ETag(r *http.Request, hash string, gzip bool) string {
-	tag := `"` + hash + "-v" + strconv.Itoa(Version(r))
+func ETag(r *http.Request, hash string, gzip bool) string { return Tag(hash, Version(r), gzip) }
+
+// Tag returns the strong entity tag of the representation of content whose
+// hash is hash in API version v, gzip-compressed or not.
+func Tag(hash string, v int, gzip bool) string {
+	tag := `"` + hash + "-v" + strconv.Itoa(v)
 	if gzip {
 		tag += "-gzip"
 	}

@@ -23,17 +23,27 @@ const MaxBodyBytes = 64 << 10
 // each field of the right JSON type. It returns a *quire.Error with code
 // EMEDIATYPE, ETOOLARGE or EINVALID (with the offending field) otherwise.
 func Decode(r *http.Request, v any) error {
-	if err := checkJSONMediaType(r.Header.Get("Content-Type")); err != nil {
+	body, err := readBody(r, MaxBodyBytes)
+	if err != nil {
 		return err
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
-	if err != nil {
-		return &quire.Error{Code: quire.EINVALID, Message: "The request body could not be read.", Err: err}
-	}
-	if len(body) > MaxBodyBytes {
-		return quire.Errorf(quire.ETOOLARGE, "The request body is over %d bytes.", MaxBodyBytes)
-	}
 	return decodeBytes(body, v)
+}
+
+// readBody reads r's body of at most limit bytes, sent as JSON in UTF-8:
+// EMEDIATYPE for another Content-Type, ETOOLARGE for a longer body.
+func readBody(r *http.Request, limit int) ([]byte, error) {
+	if err := checkJSONMediaType(r.Header.Get("Content-Type")); err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
+	if err != nil {
+		return nil, &quire.Error{Code: quire.EINVALID, Message: "The request body could not be read.", Err: err}
+	}
+	if len(body) > limit {
+		return nil, quire.Errorf(quire.ETOOLARGE, "The request body is over %d bytes.", limit)
+	}
+	return body, nil
 }
 
 func decodeBytes(body []byte, v any) error {
