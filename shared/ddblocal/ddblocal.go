@@ -84,7 +84,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	java, err := exec.LookPath("java")
 	if err != nil {
-		return nil, fmt.Errorf("start DynamoDB Local: %w: it needs Java 8 or later on PATH (%v), or set DYNAMODB_ENDPOINT to a running DynamoDB",
+		return nil, fmt.Errorf("start DynamoDB Local: %w: it needs Java 17 or later on PATH (%v), or set DYNAMODB_ENDPOINT to a running DynamoDB",
 			ErrNotInstalled, err)
 	}
 	args := []string{
