@@ -5,8 +5,10 @@
 package events
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -33,20 +35,45 @@ import (
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
 
-// sample is one event file with the status it must produce.
+// sample is one event file with the status it must produce and, for a
+// problem whose type expected.json names, that type's code.
 type sample struct {
 	group, file string
-	status      int
-	event       events.APIGatewayProxyRequest
+	outcome
+	event events.APIGatewayProxyRequest
 }
 
-// samples reads every group's events and expected statuses, failing on an
-// event without a status or a status without an event.
+// outcome is an entry of expected.json: a status (201), or a status with
+// the code of the problem's type ({"status": 409, "type": "cart-empty"}).
+type outcome struct {
+	status int
+	code   string
+}
+
+func (o *outcome) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &o.status); err == nil {
+		return nil
+	}
+	var v struct {
+		Status int    `json:"status"`
+		Type   string `json:"type"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf("an outcome is a status or {\"status\", \"type\"}: %w", err)
+	}
+	o.status, o.code = v.Status, v.Type
+	return nil
+}
+
+// samples reads every group's events and expected outcomes, failing on an
+// event without an outcome or an outcome without an event.
 func samples(t *testing.T) []sample {
 	t.Helper()
 	var out []sample
 	for _, g := range routes.Groups() {
-		var expected map[string]int
+		var expected map[string]outcome
 		b, err := os.ReadFile(filepath.Join(g.Name, "expected.json"))
 		if err != nil {
 			t.Fatalf("group %s has no events: %v", g.Name, err)
@@ -142,6 +169,12 @@ func TestReplay(t *testing.T) {
 			}
 			if resp.StatusCode != s.status {
 				t.Errorf("status %d, want %d; body %s", resp.StatusCode, s.status, resp.Body)
+			}
+			if s.code != "" {
+				var p rest.Problem
+				if err := json.Unmarshal(body, &p); err != nil || p.Type != rest.ProblemType(s.code) {
+					t.Errorf("problem type %q, want %s; body %s", p.Type, rest.ProblemType(s.code), resp.Body)
+				}
 			}
 			switch {
 			case resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified:

@@ -141,7 +141,7 @@ func newLambda(stack awscdk.Stack, name, description string, memoryMB int, env m
 		Handler:      jsii.String("bootstrap"),
 		Code:         awslambda.Code_FromAsset(jsii.String(dir), nil),
 		MemorySize:   jsii.Number(memoryMB),
-		Timeout:      awscdk.Duration_Seconds(jsii.Number(10)),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(apigw.FunctionTimeout.Seconds())),
 		Environment:  &env,
 		LogGroup:     logs,
 	})

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
@@ -206,6 +207,20 @@ func TestFunctions(t *testing.T) {
 		if mem := res[exportName(g.Name)+"Function"].Properties["MemorySize"]; mem != float64(g.MemoryMB) {
 			t.Errorf("%s: memory %v, want %d", g.Name, mem, g.MemoryMB)
 		}
+		// The local gateway gives each invocation this time too.
+		if timeout := res[exportName(g.Name)+"Function"].Properties["Timeout"]; timeout != apigw.FunctionTimeout.Seconds() {
+			t.Errorf("%s: timeout %v s, want apigw.FunctionTimeout (%v)", g.Name, timeout, apigw.FunctionTimeout)
+		}
+	}
+}
+
+// A DynamoDB call that is throttled, failed or left unanswered on every
+// attempt gives up before its request's deadline: the request answers 503,
+// never Lambda's timeout.
+func TestRetriesEndBeforeTheDeadline(t *testing.T) {
+	worst := time.Duration(dynamo.MaxAttempts)*dynamo.AttemptTimeout + time.Duration(dynamo.MaxAttempts-1)*dynamo.MaxBackoff
+	if budget := apigw.FunctionTimeout - apigw.DeadlineMargin; worst >= budget {
+		t.Errorf("a DynamoDB call may take %v, and a request has %v", worst, budget)
 	}
 }
 
@@ -602,7 +617,7 @@ func TestConfigFunction(t *testing.T) {
 		}
 	}
 	arn := `{"Fn::GetAtt":["` + table + `","Arn"]}`
-	want := []string{"Allow [dynamodb:BatchGetItem dynamodb:BatchWriteItem dynamodb:GetItem dynamodb:PutItem] " +
+	want := []string{"Allow [dynamodb:BatchGetItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem] " +
 		`[` + arn + `,{"Fn::Join":["",[` + arn + `,"/index/*"]]}]`}
 	if diff := cmp.Diff(want, statements); diff != "" {
 		t.Errorf("ConfigFunction statements (-want +got):\n%s", diff)

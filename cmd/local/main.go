@@ -21,6 +21,7 @@ import (
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/config"
+	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/ddblocal"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
@@ -91,6 +92,21 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	step("loaded demo data: %d users added, %d books, a cart and an order", added, len(demo.Products()))
+	if profile := getenv("FAULTS"); profile != "" {
+		rules, err := ddbfault.ParseProfile(profile)
+		if err != nil {
+			return fmt.Errorf("FAULTS: %w", err)
+		}
+		proxy, err := ddbfault.Start(cfg.DynamoDB.Endpoint, uint64(time.Now().UnixNano()), rules...)
+		if err != nil {
+			return err
+		}
+		defer proxy.Close()
+		cfg.DynamoDB.Endpoint = proxy.URL()
+		for _, r := range rules {
+			step("injecting DynamoDB fault: %s", r)
+		}
+	}
 
 	fns, err := service.Handlers(cfg)
 	if err != nil {

@@ -1,8 +1,10 @@
 package apigw
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -37,7 +39,12 @@ type Gateway struct {
 	// header for AuthorizerTTL, as API Gateway caches them.
 	Authorizer    Authorizer
 	AuthorizerTTL time.Duration
-	Log           *slog.Logger
+	// Timeout is each invocation's time, as FunctionTimeout is the
+	// deployed functions': a function's context ends after it, and the
+	// gateway answers 502, as API Gateway does for a function Lambda
+	// stopped. Zero means FunctionTimeout.
+	Timeout time.Duration
+	Log     *slog.Logger
 
 	mu        sync.Mutex
 	decisions map[string]decision
@@ -97,7 +104,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ev := Event(r, body, template, params, requestID)
 	ev.RequestContext.Authorizer = authorizer
 	start := time.Now()
-	resp, err := fn(r.Context(), ev)
+	resp, err := g.invoke(r.Context(), fn, ev)
+	if errors.Is(err, errTimedOut) {
+		g.Log.Error("function timed out", "group", group, "request_id", requestID, "after", time.Since(start))
+		fail(quire.EGATEWAY, "The function did not answer in time.")
+		return
+	}
 	if err != nil {
 		g.Log.Error("function failed", "group", group, "request_id", requestID, "err", err)
 		fail(quire.EGATEWAY, "The function failed; see its log.")
@@ -110,6 +122,36 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	g.Log.Info("request", "method", r.Method, "path", r.URL.Path, "status", resp.StatusCode,
 		"group", group, "ms", time.Since(start).Milliseconds(), "request_id", requestID)
+}
+
+// errTimedOut is an invocation that outlived the gateway's Timeout.
+var errTimedOut = errors.New("function timed out")
+
+// invoke calls fn with ev under the invocation deadline Lambda would set,
+// and stops waiting for it at that deadline (Lambda would stop the function
+// there; here it runs on, its answer discarded).
+func (g *Gateway) invoke(ctx context.Context, fn Handler, ev events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+	timeout := g.Timeout
+	if timeout == 0 {
+		timeout = FunctionTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	type result struct {
+		resp events.APIGatewayProxyResponse
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := fn(ctx, ev)
+		done <- result{resp, err}
+	}()
+	select {
+	case res := <-done:
+		return res.resp, res.err
+	case <-ctx.Done():
+		return events.APIGatewayProxyResponse{}, errTimedOut
+	}
 }
 
 // Event builds the REST API proxy event (payload 1.0) API Gateway sends for

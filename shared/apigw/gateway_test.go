@@ -6,12 +6,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
@@ -225,5 +227,57 @@ func TestHandlerEscapesPath(t *testing.T) {
 		if err != nil || resp.StatusCode != 200 || got != p {
 			t.Errorf("path %q: status %d, err %v, handler saw %q", p, resp.StatusCode, err, got)
 		}
+	}
+}
+
+// Each invocation gets the deadline Lambda would give it, and one that
+// runs past it is the gateway's 502, as API Gateway answers for a function
+// Lambda stopped.
+func TestGatewayTimeout(t *testing.T) {
+	var left time.Duration
+	slow := func(ctx context.Context, _ events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+		d, ok := ctx.Deadline()
+		if !ok {
+			return events.APIGatewayProxyResponse{}, errors.New("no deadline")
+		}
+		left = time.Until(d)
+		time.Sleep(left + 50*time.Millisecond) // ignores its deadline, as a hung function would
+		return events.APIGatewayProxyResponse{StatusCode: 200}, nil
+	}
+	a := &fakeAuthorizer{policy: "Allow", role: "customer"}
+	srv := httptest.NewServer(&Gateway{Functions: map[string]Handler{routes.GroupHealth: slow}, Authorizer: a.handle,
+		Timeout: 200 * time.Millisecond, Log: slog.New(slog.DiscardHandler)})
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p rest.Problem
+	json.NewDecoder(resp.Body).Decode(&p)
+	if resp.StatusCode != http.StatusBadGateway || p.Type != rest.ProblemType("gateway") {
+		t.Errorf("a function past its timeout: %d %+v, want the 502 gateway problem", resp.StatusCode, p)
+	}
+	if left <= 0 || left > 200*time.Millisecond {
+		t.Errorf("the function had %v left at its start, want up to the gateway's 200ms", left)
+	}
+}
+
+// NewHandler ends the request's context DeadlineMargin before the
+// invocation's deadline, so that the answer is written in time.
+func TestHandlerDeadline(t *testing.T) {
+	var left time.Duration
+	h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d, _ := r.Context().Deadline()
+		left = time.Until(d)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	if _, err := h(ctx, events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/health"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := 3*time.Second - DeadlineMargin; left > want || left < want-time.Second {
+		t.Errorf("the request had %v left, want just under %v", left, want)
 	}
 }

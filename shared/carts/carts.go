@@ -48,7 +48,7 @@ type Store interface {
 	Get(ctx context.Context, user quire.ID) (*Cart, error)
 	// Add adds quantity copies of product to the user's cart, after
 	// prepare has seen (and not refused) the new cart, which it fills in
-	// *out before it commits: ECONFLICT when the book would pass
+	// *out before it commits: ECARTFULL when the book would pass
 	// MaxQuantity or the cart MaxItems. Concurrent additions all land.
 	Add(ctx context.Context, user, product quire.ID, quantity int, prepare func(*Cart) error, out *Cart) error
 	// Remove takes product out of the user's cart: ENOTFOUND when it is
@@ -190,7 +190,7 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request) error {
 		case !ok:
 			return quire.Errorf(quire.ENOTFOUND, "No product has the id %d.", id)
 		case p.Status != catalog.StatusAvailable:
-			return quire.Errorf(quire.ECONFLICT, "The product %d is %s: it cannot be bought.", id, p.Status.In(rest.Version(r)))
+			return quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d is %s: it cannot be bought.", id, p.Status.In(rest.Version(r)))
 		}
 		return nil
 	}

@@ -84,12 +84,12 @@ func TestCart(t *testing.T) {
 
 	// Refusals change nothing.
 	c.Expect(t, "POST", "/cart", `{"product_id":999,"quantity":1}`, 404)
-	c.Expect(t, "POST", "/cart", `{"product_id":4,"quantity":1}`, 409) // discontinued
+	c.ExpectProblem(t, "POST", "/cart", `{"product_id":4,"quantity":1}`, 409, quire.EPRODUCTUNAVAILABLE) // discontinued
 	for _, bad := range []string{`{"product_id":1,"quantity":0}`, `{"product_id":1,"quantity":100}`, `{"product_id":1,"quantity":"2"}`,
 		`{"product_id":1}`, `{"quantity":1}`, `{"product_id":-1,"quantity":1}`, `{"product_id":1.5,"quantity":1}`, `{"product_id":1,"quantity":1,"note":"x"}`} {
 		c.Expect(t, "POST", "/cart", bad, 400)
 	}
-	c.Expect(t, "POST", "/cart", `{"product_id":1,"quantity":97}`, 409) // 3 + 97 > 99
+	c.ExpectProblem(t, "POST", "/cart", `{"product_id":1,"quantity":97}`, 409, quire.ECARTFULL) // 3 + 97 > 99
 	if got := quantities(getCart(t, c)); !cmp.Equal(got, map[int64]int{1: 3, 3: 1}) {
 		t.Errorf("after refused additions: %v", got)
 	}
@@ -121,7 +121,7 @@ func TestArchivedProductInCart(t *testing.T) {
 	if r := c.Do(t, "GET", "/api/v2/cart", ""); !strings.Contains(r.Body, `"ARCHIVED"`) {
 		t.Errorf("v2 cart %s", r.Body)
 	}
-	c.Expect(t, "POST", "/cart", `{"product_id":5,"quantity":1}`, 409)
+	c.ExpectProblem(t, "POST", "/cart", `{"product_id":5,"quantity":1}`, 409, quire.EPRODUCTUNAVAILABLE)
 }
 
 // TestConcurrentAdditions: additions that race on one cart, new and
@@ -156,7 +156,7 @@ func TestCartFull(t *testing.T) {
 		}
 		c.Expect(t, "POST", "/cart", fmt.Sprintf(`{"product_id":%d,"quantity":1}`, p.ID), 200)
 	}
-	c.Expect(t, "POST", "/cart", `{"product_id":1,"quantity":1}`, 409)
+	c.ExpectProblem(t, "POST", "/cart", `{"product_id":1,"quantity":1}`, 409, quire.ECARTFULL)
 	c.Expect(t, "POST", "/cart", `{"product_id":100,"quantity":1}`, 200) // more of a book it has
 	if got := getCart(t, c); len(got.Items) != 50 || got.Total != "51.00" {
 		t.Errorf("full cart: %d items, total %s", len(got.Items), got.Total)

@@ -93,7 +93,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		// faster: right for a database that lives as long as a test run.
 		"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
 		"-Djava.library.path=" + filepath.Join(dir, libDir), "-jar", filepath.Join(dir, jarName),
+		// It would send usage data to AWS otherwise.
+		"-disableTelemetry",
 	}
+	// It writes a dynamodb-local-metadata.json into its working directory:
+	// the data directory, or the install directory when in memory.
+	workDir := dir
 	if opts.DataDir == "" {
 		args = append(args, "-inMemory", "-sharedDb")
 	} else {
@@ -105,6 +110,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("start DynamoDB Local: data directory: %w", err)
 		}
 		args = append(args, "-dbPath", data, "-sharedDb")
+		workDir = data
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
@@ -118,7 +124,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		} else if err := portFree(port); err != nil {
 			return nil, fmt.Errorf("start DynamoDB Local: port %d: %w", port, err)
 		}
-		s, err := start(ctx, java, slices.Concat(args, []string{"-port", strconv.Itoa(port)}), port, opts)
+		s, err := start(ctx, java, slices.Concat(args, []string{"-port", strconv.Itoa(port)}), port, workDir, opts)
 		if err == nil {
 			return s, nil
 		}
@@ -129,9 +135,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 }
 
 // start launches the JVM and waits until it answers on port.
-func start(ctx context.Context, java string, args []string, port int, opts Options) (*Server, error) {
+func start(ctx context.Context, java string, args []string, port int, dir string, opts Options) (*Server, error) {
 	s := &Server{port: port, stderr: &tail{}, done: make(chan struct{})}
 	s.cmd = exec.Command(java, args...)
+	s.cmd.Dir = dir
 	s.cmd.Stdout = opts.Stdout
 	s.cmd.Stderr = s.stderr
 	if opts.Stderr != nil {

@@ -134,7 +134,7 @@ func Seed(ctx context.Context, s users.Store, o Options) (added int, err error) 
 					return added, fmt.Errorf("seed balance of %s: %w", u.Email, err)
 				}
 			}
-		case quire.ECONFLICT:
+		case quire.EEMAILTAKEN, quire.ECONFLICT: // stored already, by email or by id
 		default:
 			return added, fmt.Errorf("seed user %s: %w", u.Email, err)
 		}

@@ -54,9 +54,9 @@ func (s *CartStore) Add(ctx context.Context, user, product quire.ID, quantity in
 		n, has := c.Items[product]
 		switch {
 		case has && n+quantity > carts.MaxQuantity:
-			return quire.Errorf(quire.ECONFLICT, "A cart holds at most %d copies of a book; it has %d of product %d.", carts.MaxQuantity, n, product)
+			return quire.Errorf(quire.ECARTFULL, "A cart holds at most %d copies of a book; it has %d of product %d.", carts.MaxQuantity, n, product)
 		case !has && len(c.Items) >= carts.MaxItems:
-			return quire.Errorf(quire.ECONFLICT, "A cart holds at most %d different books.", carts.MaxItems)
+			return quire.Errorf(quire.ECARTFULL, "A cart holds at most %d different books.", carts.MaxItems)
 		}
 		c.Items[product] = n + quantity
 		return prepare(c)

@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -211,7 +210,7 @@ func (s *CatalogStore) ReplaceProduct(ctx context.Context, p *catalog.Product, k
 		return nil, fmt.Errorf("read product %d and author %d: %w", p.ID, p.AuthorID, err)
 	}
 	if len(out.UnprocessedKeys) > 0 {
-		return nil, quire.Errorf(quire.ETHROTTLED, "The catalog is busy; retry in a moment.")
+		return nil, quire.Errorf(quire.EUNAVAILABLE, "The catalog is busy; retry after the time in Retry-After.")
 	}
 	var old *catalog.Product
 	var author *catalog.Author
@@ -251,20 +250,22 @@ func (s *CatalogStore) ReplaceProduct(ctx context.Context, p *catalog.Product, k
 			":author": num(int64(p.AuthorID)), ":author_name": str(p.AuthorName),
 			":hash": str(p.Hash), ":old_hash": str(old.Hash),
 		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if _, lost := errors.AsType[*types.ConditionalCheckFailedException](err); lost {
+	switch now, applied, lost := raced(err, p.Hash); {
+	case applied:
+		return p, nil
+	case lost:
 		// Changed or deleted since read: gone, failing pre now, or else
 		// changed in between.
-		now, err := s.Product(ctx, p.ID)
-		if err != nil {
-			return nil, err
+		if now == nil {
+			return nil, productNotFound(p.ID)
 		}
-		if err := pre.Check(now.Hash); err != nil {
+		if err := pre.Check(hashOf(now)); err != nil {
 			return nil, err
 		}
 		return nil, quire.Errorf(quire.ECONFLICT, "The product %d changed during the request; retry it.", p.ID)
-	}
-	if err != nil {
+	case err != nil:
 		return nil, fmt.Errorf("replace product %d: %w", p.ID, err)
 	}
 	return p, nil
@@ -338,16 +339,44 @@ func parseProduct(item map[string]types.AttributeValue) (*catalog.Product, error
 	return p, nil
 }
 
-// queryPage runs in for a page of up to limit items ordered by id, reading
-// one item more than it returns to know whether a next page exists, and
-// parses them; next is the id the next page starts after, or 0.
+// Sizes that bound the Query calls of a page: DynamoDB's largest item and
+// the data one Query call returns at most.
+const (
+	maxItemBytes  = 400 << 10
+	maxQueryBytes = 1 << 20
+)
+
+// maxPageQueries bounds the Query calls of one page of up to 100 items. A
+// call stops short only where the next item would take it past 1 MB, so
+// every call but the last returns more than 1 MB less one item (over
+// 600 KB); the 101 items a page reads hold at most 101 × 400 KB, about
+// 40 MB: 64 short calls and the last one.
+const maxPageQueries = 101*maxItemBytes/(maxQueryBytes-maxItemBytes) + 1
+
+// queryPage runs in, which must have no filter, for a page of up to limit
+// (at most 100) items ordered by id, reading one item more than it returns
+// to know whether a next page exists, and parses them; next is the id the
+// next page starts after, or 0. A Query call stops at 1 MB: when one
+// returns fewer items than asked with a LastEvaluatedKey, queryPage goes
+// on from that key, so a page of large items (orders) takes a few calls
+// and is never cut short; at most maxPageQueries (65), more is an error.
 func queryPage[T any](ctx context.Context, db *dynamodb.Client, in *dynamodb.QueryInput, limit int, parse func(map[string]types.AttributeValue) (*T, error)) ([]T, quire.ID, error) {
-	in.Limit = aws.Int32(int32(limit + 1))
-	out, err := db.Query(ctx, in)
-	if err != nil {
-		return nil, 0, err
+	var items []map[string]types.AttributeValue
+	for calls := 1; ; calls++ {
+		in.Limit = aws.Int32(int32(limit + 1 - len(items)))
+		out, err := db.Query(ctx, in)
+		if err != nil {
+			return nil, 0, err
+		}
+		items = append(items, out.Items...)
+		if len(items) > limit || out.LastEvaluatedKey == nil {
+			break
+		}
+		if calls == maxPageQueries {
+			return nil, 0, fmt.Errorf("query a page of %d items: %d items after %d calls", limit, len(items), calls)
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
-	items := out.Items
 	var next quire.ID
 	if len(items) > limit {
 		items = items[:limit]

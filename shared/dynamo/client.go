@@ -2,11 +2,13 @@ package dynamo
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/quireapi/quire/shared/awsenv"
 )
@@ -36,7 +38,10 @@ func ConfigFromEnv(getenv func(string) string) Config {
 
 // NewClient builds a DynamoDB client straight from c, without the SDK's
 // shared-config loader, which costs a cold start more than the client itself.
-// It returns an error when neither credentials nor an endpoint are set.
+// Its calls retry and time out as MaxAttempts and AttemptTimeout say, and
+// fail with EUNAVAILABLE when DynamoDB is throttling, failing, slow or out of
+// reach (see classify). It returns an error when neither credentials nor an
+// endpoint are set.
 func NewClient(c Config, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, error) {
 	if !c.AWS.HasCredentials() && c.Endpoint == "" {
 		return nil, errors.New("dynamo: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set, and no DYNAMODB_ENDPOINT is")
@@ -44,7 +49,20 @@ func NewClient(c Config, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, e
 	opts := dynamodb.Options{
 		Region:      c.AWS.Region,
 		Credentials: c.AWS.Credentials(),
-		HTTPClient:  &http.Client{Timeout: 10 * time.Second},
+		HTTPClient: &http.Client{
+			Timeout: AttemptTimeout,
+			Transport: &http.Transport{
+				Proxy:                 http.ProxyFromEnvironment,
+				DialContext:           (&net.Dialer{Timeout: time.Second, KeepAlive: 30 * time.Second}).DialContext,
+				TLSHandshakeTimeout:   time.Second,
+				MaxIdleConnsPerHost:   64, // the local gateway's functions serve many requests at once
+				IdleConnTimeout:       90 * time.Second,
+				ExpectContinueTimeout: time.Second,
+				ForceAttemptHTTP2:     true,
+			},
+		},
+		Retryer:    retryer(),
+		APIOptions: []func(*middleware.Stack) error{classify},
 	}
 	if opts.Region == "" {
 		opts.Region = "us-east-1"

@@ -22,14 +22,20 @@ import (
 // generation and number of its chunks, and the compressed document in
 // chunks of at most chunkBytes, "config#<generation>#<n>", each its own
 // item. Every write draws a new generation, so no write ever reuses the key
-// of a chunk another may still read or delete.
+// of a chunk another may still read.
 //
-// A replacement writes the new chunks and the new head in one transaction,
-// conditioned on the head's hash as read (at most 7 items: DynamoDB takes
-// 100, the DynamoDB Local Quire runs on 10), then deletes the old
-// generation's chunks. The head keeps the generation it replaced until the
-// next write, which deletes its chunks again: a function that stops between
-// the commit and the deletion leaves nothing behind for long.
+// A replacement is one transaction: the new head, conditioned on the
+// head's hash as read, the new chunks, and the deletion of the old
+// generation's chunks. It commits whole or not at all: a PUT that succeeds
+// has removed every old chunk, and one that fails or stops midway has
+// changed nothing, so there is no cleanup to fail, to retry or to remember.
+// That is simpler than deleting the old chunks after the commit, which
+// needs the head to name them until a later write deletes them again. It
+// fits: a 2 MiB document is at most 6 chunks, so the transaction holds at
+// most 13 items and about 2.3 MB (a deletion adds only its key), within
+// DynamoDB's 100 items and 4 MB. (Quire deleted after the commit for a
+// while, when its DynamoDB Local took 10 items per transaction; no release
+// did, so no stored head names chunks left to delete.)
 type ConfigStore struct {
 	db    *dynamodb.Client
 	table string
@@ -51,49 +57,32 @@ func configChunkKey(generation string, n int) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: str(configHead + "#" + generation + "#" + strconv.Itoa(n))}
 }
 
-// generation is where a document's chunks are and how many there are.
-type generation struct {
-	id     string
-	chunks int
-}
-
 // Head returns the head of the stored document, read consistently, or
 // ENOTFOUND.
 func (s *ConfigStore) Head(ctx context.Context) (config.Head, error) {
-	h, _, err := s.head(ctx)
-	return h, err
-}
-
-// head reads the head item: the head, and the generation it replaced
-// (empty when none is left to delete); ENOTFOUND when there is none.
-func (s *ConfigStore) head(ctx context.Context) (config.Head, generation, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: &s.table, Key: map[string]types.AttributeValue{attrPK: str(configHead)}, ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return config.Head{}, generation{}, fmt.Errorf("get configuration head: %w", err)
+		return config.Head{}, fmt.Errorf("get configuration head: %w", err)
 	}
 	if out.Item == nil {
-		return config.Head{}, generation{}, quire.Errorf(quire.ENOTFOUND, "No configuration document is stored yet; an admin stores one with PUT /admin/config.")
+		return config.Head{}, quire.Errorf(quire.ENOTFOUND, "No configuration document is stored yet; an admin stores one with PUT /admin/config.")
 	}
 	return parseConfigHead(out.Item)
 }
 
 // parseConfigHead reads a head item.
-func parseConfigHead(item map[string]types.AttributeValue) (config.Head, generation, error) {
+func parseConfigHead(item map[string]types.AttributeValue) (config.Head, error) {
 	var r reader
 	h := config.Head{
 		Hash: r.str(item, attrHash), Size: int(r.num(item, "size")),
 		Generation: r.str(item, "generation"), Chunks: int(r.num(item, "chunks")),
 	}
-	var replaced generation
-	if _, ok := item["replaced"]; ok {
-		replaced = generation{r.str(item, "replaced"), int(r.num(item, "replaced_chunks"))}
-	}
 	if r.err != nil {
-		return config.Head{}, generation{}, fmt.Errorf("read configuration head: %w", r.err)
+		return config.Head{}, fmt.Errorf("read configuration head: %w", r.err)
 	}
-	return h, replaced, nil
+	return h, nil
 }
 
 // Gzip reads the chunks of the document h names in BatchGetItem requests,
@@ -128,16 +117,14 @@ func (s *ConfigStore) Gzip(ctx context.Context, h config.Head) ([]byte, error) {
 	return z, nil
 }
 
-// Put stores d over the stored document: the new chunks and the new head in
-// one transaction, on the condition that the stored hash is still the one
-// read and checked against pre; then it deletes the chunks of the
-// generations the new head replaced. A head changed in between is read
-// again, and checked against pre again. Storing the document that is
-// stored already writes nothing.
+// Put stores d over the stored document in one transaction: the new head,
+// on the condition that the stored hash is still the one read and checked
+// against pre, the new chunks, and the deletion of the old ones. A head
+// changed in between is read again, and checked against pre again.
+// Storing the document that is stored already writes nothing.
 func (s *ConfigStore) Put(ctx context.Context, d config.Document, pre quire.Precondition) (created bool, err error) {
 	for attempt := 1; ; attempt++ {
-		// stale: a generation left by a write that stopped before deleting it
-		old, stale, err := s.head(ctx)
+		old, err := s.Head(ctx)
 		exists := err == nil
 		if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
 			return false, err
@@ -148,30 +135,33 @@ func (s *ConfigStore) Put(ctx context.Context, d config.Document, pre quire.Prec
 		if exists && old.Hash == d.Hash {
 			return false, nil
 		}
-		gen := generation{newGeneration(), (len(d.Gzip) + chunkBytes - 1) / chunkBytes}
+		gen := newGeneration()
+		chunks := (len(d.Gzip) + chunkBytes - 1) / chunkBytes
 		head := map[string]types.AttributeValue{
 			attrPK: str(configHead), attrHash: str(d.Hash), "size": num(int64(d.Size)),
-			"generation": str(gen.id), "chunks": num(int64(gen.chunks)), "gzip_size": num(int64(len(d.Gzip))),
+			"generation": str(gen), "chunks": num(int64(chunks)), "gzip_size": num(int64(len(d.Gzip))),
 			"updated_at": str(s.now().UTC().Format(time.RFC3339Nano)),
 		}
 		put := &types.Put{TableName: &s.table, Item: head, ConditionExpression: aws.String("attribute_not_exists(pk)")}
 		if exists {
-			head["replaced"], head["replaced_chunks"] = str(old.Generation), num(int64(old.Chunks))
 			put.ConditionExpression = aws.String("#hash = :old_hash")
 			put.ExpressionAttributeNames = map[string]string{"#hash": attrHash}
 			put.ExpressionAttributeValues = map[string]types.AttributeValue{":old_hash": str(old.Hash)}
 		}
 		items := []types.TransactWriteItem{{Put: put}}
-		for i := range gen.chunks {
-			item := configChunkKey(gen.id, i)
+		for i := range chunks {
+			item := configChunkKey(gen, i)
 			item["n"] = num(int64(i))
 			item["data"] = &types.AttributeValueMemberB{Value: d.Gzip[i*chunkBytes : min((i+1)*chunkBytes, len(d.Gzip))]}
 			items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item}})
 		}
+		for i := range old.Chunks {
+			items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: configChunkKey(old.Generation, i)}})
+		}
 		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		switch {
 		case err == nil:
-			return !exists, s.deleteChunks(ctx, stale, generation{old.Generation, old.Chunks})
+			return !exists, nil
 		case !cancelled(err)[0]:
 			return false, fmt.Errorf("put configuration document: %w", err)
 		case attempt == maxChangeAttempts:
@@ -182,34 +172,6 @@ func (s *ConfigStore) Put(ctx context.Context, d config.Document, pre quire.Prec
 			return false, err
 		}
 	}
-}
-
-// deleteChunks deletes the chunks of generations no head names any more,
-// in BatchWriteItem requests of up to 25 deletions.
-func (s *ConfigStore) deleteChunks(ctx context.Context, gens ...generation) error {
-	var deletes []types.WriteRequest
-	for _, g := range gens {
-		for i := range g.chunks {
-			deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: configChunkKey(g.id, i)}})
-		}
-	}
-	for attempt := 1; len(deletes) > 0; attempt++ {
-		batch := deletes[:min(25, len(deletes))]
-		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.table: batch}})
-		if err != nil {
-			return fmt.Errorf("delete replaced configuration chunks: %w", err)
-		}
-		deletes = append(out.UnprocessedItems[s.table], deletes[len(batch):]...)
-		if len(out.UnprocessedItems[s.table]) > 0 {
-			if attempt == maxWriteAttempts {
-				return fmt.Errorf("delete replaced configuration chunks: %d left unprocessed", len(deletes))
-			}
-			if err := pause(ctx, attempt); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // newGeneration returns a random generation id.

@@ -121,15 +121,15 @@ func (s *OrderStore) Pay(ctx context.Context, p orders.Purchase, o *orders.Order
 	}
 }
 
-// buyer reads the buyer of p, refusing a closed account and a balance
-// short of the total (ECONFLICT).
+// buyer reads the buyer of p, refusing a closed or missing account
+// (EACCOUNTCLOSED) and a balance short of the total (EINSUFFICIENTFUNDS).
 func (s *OrderStore) buyer(ctx context.Context, p orders.Purchase) (*users.User, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.users, Key: userKey(p.User), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, fmt.Errorf("read buyer %d: %w", p.User, err)
 	}
 	if out.Item == nil {
-		return nil, quire.Errorf(quire.ECONFLICT, "The user %d has no account to pay from.", p.User)
+		return nil, quire.Errorf(quire.EACCOUNTCLOSED, "The user %d has no account to pay from.", p.User)
 	}
 	u, err := parseUser(out.Item)
 	if err != nil {
@@ -137,9 +137,9 @@ func (s *OrderStore) buyer(ctx context.Context, p orders.Purchase) (*users.User,
 	}
 	switch {
 	case u.Status != users.StatusActive:
-		return nil, quire.Errorf(quire.ECONFLICT, "The account %d is closed: it cannot pay.", p.User)
+		return nil, quire.Errorf(quire.EACCOUNTCLOSED, "The account %d is closed: it cannot pay.", p.User)
 	case u.Balance < p.Total:
-		return nil, quire.Errorf(quire.ECONFLICT, "The balance is %s, short of the %s to pay; deposit money first.", u.Balance, p.Total)
+		return nil, quire.Errorf(quire.EINSUFFICIENTFUNDS, "The balance is %s, short of the %s to pay; deposit money first.", u.Balance, p.Total)
 	}
 	return u, nil
 }

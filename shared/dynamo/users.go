@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -53,7 +52,7 @@ func emailKey(email string) map[string]types.AttributeValue {
 
 // Create stores u, with a zero balance and the password hash, and reserves
 // its email: under u.ID when it is set (demo data), else under a new id. A
-// taken email or a taken preset id is ECONFLICT.
+// taken email is EEMAILTAKEN, a taken preset id ECONFLICT.
 func (s *UserStore) Create(ctx context.Context, u *users.User, passwordHash string) error {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	u.CreatedAt, u.UpdatedAt, u.Balance = now, now, 0
@@ -78,6 +77,8 @@ func (s *UserStore) Create(ctx context.Context, u *users.User, passwordHash stri
 		case failed[1]:
 			return emailTaken(u.Email)
 		case failed[0] && preset:
+			// Only the demo data presets ids, never a request: demo.Seed
+			// takes this for a user stored already.
 			return quire.Errorf(quire.ECONFLICT, "The id %d is taken.", u.ID)
 		case failed[0]:
 			continue // the id was taken in the same millisecond: draw again
@@ -128,8 +129,8 @@ func (s *UserStore) List(ctx context.Context, q users.ListQuery) ([]users.User, 
 
 // Replace stores the writable fields of u over the user u.ID, keeping the
 // stored role and status where u's are zero and the stored password where
-// passwordHash is "": ENOTFOUND if there is no such user, ECONFLICT if u's
-// email belongs to another user, EPRECONDITION if the user fails pre. The
+// passwordHash is "": ENOTFOUND if there is no such user, EEMAILTAKEN if
+// u's email belongs to another user, EPRECONDITION if the user fails pre. The
 // write is conditioned on the content hash read, and a changed email moves
 // its reservation in the same transaction.
 func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash string, pre quire.Precondition) (*users.User, error) {
@@ -181,17 +182,23 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 		ConditionExpression:       aws.String("#hash = :old_hash"),
 		ExpressionAttributeNames:  map[string]string{"#role": "role", "#status": "status", "#hash": attrHash},
 		ExpressionAttributeValues: values,
+		// A failed condition returns the user, to say why without reading
+		// it again.
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 	if users.EmailKey(old.Email) == users.EmailKey(stored.Email) {
 		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: update.TableName, Key: update.Key, UpdateExpression: update.UpdateExpression,
 			ConditionExpression: update.ConditionExpression, ExpressionAttributeNames: update.ExpressionAttributeNames,
-			ExpressionAttributeValues: update.ExpressionAttributeValues,
+			ExpressionAttributeValues:           update.ExpressionAttributeValues,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		})
-		if _, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok {
-			return nil, s.lostRace(ctx, u.ID, pre)
-		}
-		if err != nil {
+		switch now, applied, lost := raced(err, stored.Hash); {
+		case applied:
+			return &stored, nil
+		case lost:
+			return nil, lostRace(u.ID, now, pre)
+		case err != nil:
 			return nil, fmt.Errorf("replace user %d: %w", u.ID, err)
 		}
 		return &stored, nil
@@ -209,7 +216,7 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 	case failed[1]:
 		return nil, emailTaken(stored.Email)
 	case failed[0]:
-		return nil, s.lostRace(ctx, u.ID, pre)
+		return nil, lostRace(u.ID, failedItem(err, 0), pre)
 	default:
 		return nil, fmt.Errorf("replace user %d: %w", u.ID, err)
 	}
@@ -235,11 +242,14 @@ func (s *UserStore) ReplaceProfile(ctx context.Context, id quire.ID, p users.Pro
 			":p": profileItem(p), ":now": str(stored.UpdatedAt.Format(time.RFC3339Nano)),
 			":hash": str(stored.Hash), ":old_hash": str(old.Hash),
 		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if _, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok {
-		return nil, s.lostRace(ctx, id, pre)
-	}
-	if err != nil {
+	switch now, applied, lost := raced(err, stored.Hash); {
+	case applied:
+		return &stored, nil
+	case lost:
+		return nil, lostRace(id, now, pre)
+	case err != nil:
 		return nil, fmt.Errorf("replace profile of user %d: %w", id, err)
 	}
 	return &stored, nil
@@ -255,12 +265,16 @@ func (s *UserStore) read(ctx context.Context, id quire.ID, pre quire.Preconditio
 	return u, pre.Check(u.Hash)
 }
 
-// lostRace says why a write conditioned on the content hash it read failed:
-// the user is gone (ENOTFOUND), or the write's precondition fails now
-// (EPRECONDITION: another writer holding the same ETag won), or else the
-// user changed in between (ECONFLICT).
-func (s *UserStore) lostRace(ctx context.Context, id quire.ID, pre quire.Precondition) error {
-	if _, err := s.read(ctx, id, pre); err != nil {
+// lostRace says why a write conditioned on the content hash it read failed,
+// from the user as DynamoDB returned it with the failure (now): the user is
+// gone (ENOTFOUND), or the write's precondition fails now (EPRECONDITION:
+// another writer holding the same ETag won), or else the user changed in
+// between (ECONFLICT).
+func lostRace(id quire.ID, now map[string]types.AttributeValue, pre quire.Precondition) error {
+	if now == nil {
+		return userNotFound(id)
+	}
+	if err := pre.Check(hashOf(now)); err != nil {
 		return err
 	}
 	return changedMeanwhile(id)
@@ -324,9 +338,9 @@ func (s *UserStore) Deposit(ctx context.Context, id quire.ID, amount quire.Money
 	return s.change(ctx, id, out, func(u *users.User) error {
 		switch {
 		case u.Status != users.StatusActive:
-			return quire.Errorf(quire.ECONFLICT, "The account %d is closed: it takes no deposits.", id)
+			return quire.Errorf(quire.EACCOUNTCLOSED, "The account %d is closed: it takes no deposits.", id)
 		case u.Balance+amount > users.MaxBalance:
-			return quire.Errorf(quire.ECONFLICT, "A balance may not exceed %s; this account has %s.", users.MaxBalance, u.Balance)
+			return quire.Errorf(quire.EBALANCELIMIT, "A balance may not exceed %s; this account has %s.", users.MaxBalance, u.Balance)
 		}
 		u.Balance += amount
 		return nil
@@ -339,7 +353,7 @@ func (s *UserStore) Deposit(ctx context.Context, id quire.ID, amount quire.Money
 func (s *UserStore) Close(ctx context.Context, id quire.ID, out *users.User) error {
 	return s.change(ctx, id, out, func(u *users.User) error {
 		if u.Status != users.StatusActive {
-			return quire.Errorf(quire.ECONFLICT, "The account %d is closed already.", id)
+			return quire.Errorf(quire.EACCOUNTCLOSED, "The account %d is closed already.", id)
 		}
 		u.Status = users.StatusClosed
 		return nil
@@ -358,9 +372,10 @@ func (s *UserStore) Delete(ctx context.Context, id quire.ID, pre quire.Precondit
 	err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Delete: &types.Delete{
 			TableName: &s.table, Key: userKey(id),
-			ConditionExpression:       aws.String("#hash = :hash"),
-			ExpressionAttributeNames:  map[string]string{"#hash": attrHash},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":hash": str(old.Hash)},
+			ConditionExpression:                 aws.String("#hash = :hash"),
+			ExpressionAttributeNames:            map[string]string{"#hash": attrHash},
+			ExpressionAttributeValues:           map[string]types.AttributeValue{":hash": str(old.Hash)},
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}},
 		{Delete: &types.Delete{TableName: &s.table, Key: emailKey(old.Email)}},
 	}})
@@ -369,7 +384,7 @@ func (s *UserStore) Delete(ctx context.Context, id quire.ID, pre quire.Precondit
 		return nil
 	case failed[0]:
 		// Deleted or changed between the read and the write.
-		return s.lostRace(ctx, id, pre)
+		return lostRace(id, failedItem(err, 0), pre)
 	default:
 		return fmt.Errorf("delete user %d: %w", id, err)
 	}
@@ -421,7 +436,7 @@ func userNotFound(id quire.ID) error {
 }
 
 func emailTaken(email string) error {
-	return quire.Errorf(quire.ECONFLICT, "Another user has the email %s.", email)
+	return quire.Errorf(quire.EEMAILTAKEN, "Another user has the email %s.", email)
 }
 
 func changedMeanwhile(id quire.ID) error {
@@ -457,8 +472,8 @@ func userItem(u *users.User) map[string]types.AttributeValue {
 	return item
 }
 
-// profileItem is p as a map attribute, without its empty strings (which
-// DynamoDB Local does not store).
+// profileItem is p as a map attribute, without its empty strings: an empty
+// field is stored absent (see optStr).
 func profileItem(p users.Profile) types.AttributeValue {
 	m := map[string]types.AttributeValue{"newsletter": &types.AttributeValueMemberBOOL{Value: p.Newsletter}}
 	for name, v := range map[string]string{"bio": p.Bio, "location": p.Location, "website": p.Website} {
@@ -535,7 +550,14 @@ func (r *reader) str(item map[string]types.AttributeValue, name string) string {
 	return v.Value
 }
 
-// optStr reads a string attribute that is absent when empty.
+// optStr reads a string attribute that is absent when empty. A field that
+// may be empty (a profile's bio, location and website, the last_name of a
+// one-word v2 name) is stored absent rather than as "", which DynamoDB
+// takes too: every item stored so far has it absent, so writing "" would
+// give the table two forms of empty for readers (and a future index or
+// filter) to handle, for no gain, and an absent attribute keeps the item
+// smaller. Content hashes are of the users.User, not of the item, so the
+// form changes no ETag.
 func (r *reader) optStr(item map[string]types.AttributeValue, name string) string {
 	if _, ok := item[name]; !ok {
 		return ""

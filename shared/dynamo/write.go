@@ -2,6 +2,8 @@ package dynamo
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -36,10 +38,18 @@ const maxConflictAttempts = 5
 // transaction, rendered just before it runs: the effect and the answer
 // commit together or not at all. If another request with the key
 // committed first, transact returns idempotency.ErrRaced.
+//
+// Each run carries a ClientRequestToken of its own, which the SDK's retries
+// of that run repeat: when DynamoDB applied a transaction and its answer was
+// lost on the way back, the retry is answered as the first run was and
+// applies nothing again (DynamoDB keeps tokens for 10 minutes, far longer
+// than a request lives). A run after a conflict is another transaction, with
+// another token.
 func transact(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWriteItemsInput) error {
 	items := in.TransactItems
 	pending := idempotency.PendingFrom(ctx)
 	for attempt := 1; ; attempt++ {
+		in.ClientRequestToken = aws.String(requestToken())
 		if pending != nil {
 			put, err := recordPut(pending, time.Now())
 			if err != nil {
@@ -66,6 +76,13 @@ func transact(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWri
 			return err
 		}
 	}
+}
+
+// requestToken returns a new ClientRequestToken: 128 random bits.
+func requestToken() string {
+	var b [16]byte
+	crand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // maxChangeAttempts bounds how often a read-then-write runs again when its
@@ -129,9 +146,45 @@ func cancelled(err error) map[int]bool {
 	return failed
 }
 
+// raced inspects the error of a single-item write conditioned on the content
+// hash it read, which sets the hash to written and asks for the item back
+// when its condition fails (ReturnValuesOnConditionCheckFailure ALL_OLD).
+// lost reports that the condition failed, with the item as DynamoDB holds it
+// now in current (nil when it is gone); applied reports that the item holds
+// written already: the write landed, its answer was lost, and the SDK's retry
+// met the write itself. A PUT is then done, whoever sent the content.
+func raced(err error, written string) (current map[string]types.AttributeValue, applied, lost bool) {
+	ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err)
+	if !ok {
+		return nil, false, false
+	}
+	return ccf.Item, ccf.Item != nil && hashOf(ccf.Item) == written, true
+}
+
+// failedItem returns the item as DynamoDB held it when item i of a cancelled
+// transaction failed its condition, for an item that asked for it (ALL_OLD),
+// and nil otherwise.
+func failedItem(err error, i int) map[string]types.AttributeValue {
+	tce, ok := errors.AsType[*types.TransactionCanceledException](err)
+	if !ok || i >= len(tce.CancellationReasons) {
+		return nil
+	}
+	return tce.CancellationReasons[i].Item
+}
+
+// hashOf returns the content hash of a stored item, "" for none.
+func hashOf(item map[string]types.AttributeValue) string {
+	v, _ := item[attrHash].(*types.AttributeValueMemberS)
+	if v == nil {
+		return ""
+	}
+	return v.Value
+}
+
 // batchGet reads keys from table, consistently, in BatchGetItem requests:
-// again, after a pause, for keys DynamoDB leaves unprocessed, and ETHROTTLED
-// (naming what, "the catalog") when some are left after maxWriteAttempts.
+// again, after a pause, for keys DynamoDB leaves unprocessed, and
+// EUNAVAILABLE (naming what, "the catalog") when some are left after
+// maxWriteAttempts.
 // Keys with no item are missing from what it returns.
 func batchGet(ctx context.Context, db *dynamodb.Client, table, what string, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
 	var items []map[string]types.AttributeValue
@@ -146,7 +199,7 @@ func batchGet(ctx context.Context, db *dynamodb.Client, table, what string, keys
 			break
 		}
 		if attempt == maxWriteAttempts {
-			return nil, quire.Errorf(quire.ETHROTTLED, "The %s is busy; retry in a moment.", what)
+			return nil, quire.Errorf(quire.EUNAVAILABLE, "The %s is busy; retry after the time in Retry-After.", what)
 		}
 		if err := pause(ctx, attempt); err != nil {
 			return nil, err

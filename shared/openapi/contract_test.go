@@ -10,9 +10,10 @@ import (
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
-// TestContract: the answers of conditional requests and of the
-// configuration document match the document as servicetest checks them,
-// and answers that break it do not.
+// TestContract: the answers of conditional requests, of the
+// configuration document and of conflicts match the document as
+// servicetest checks them (Retry-After exactly on a retryable problem), and
+// answers that break it do not.
 func TestContract(t *testing.T) {
 	var z bytes.Buffer
 	gz := gzip.NewWriter(&z)
@@ -38,11 +39,28 @@ func TestContract(t *testing.T) {
 		{"precondition failed", "PUT", "/users/7/profile", 412, []string{"Content-Type", "application/problem+json"},
 			[]byte(`{"type":"https://quire.dev/problems/precondition","title":"Precondition failed","status":412}`), true},
 
+		{"collision", "POST", "/pay", 409, []string{"Content-Type", "application/problem+json", "Retry-After", "1"},
+			[]byte(`{"type":"https://quire.dev/problems/conflict","title":"Conflict","status":409}`), true},
+		{"refusal", "POST", "/pay", 409, []string{"Content-Type", "application/problem+json"},
+			[]byte(`{"type":"https://quire.dev/problems/cart-empty","title":"Cart empty","status":409}`), true},
+		{"unavailable", "GET", "/users/7", 503, []string{"Content-Type", "application/problem+json", "Retry-After", "1"},
+			[]byte(`{"type":"https://quire.dev/problems/unavailable","title":"Service unavailable","status":503}`), true},
+
 		{"user without ETag", "GET", "/users/7", 200, []string{"Content-Type", "application/json"},
 			[]byte(`{"id":7,"email":"a@example.com","role":"customer","status":"ACTIVE","balance":0,"first_name":"A","last_name":"B","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z","_links":{}}`), false},
 		{"weak ETag", "PUT", "/admin/config", 204, []string{"ETag", "W/" + tag}, nil, false},
 		{"config array", "GET", "/config", 200, []string{"ETag", tag, "Content-Type", "application/json"}, []byte(`[]`), false},
 		{"config created without ETag", "PUT", "/admin/config", 201, []string{"Location", "https://api.example.com/config"}, nil, false},
+		{"collision without Retry-After", "POST", "/pay", 409, []string{"Content-Type", "application/problem+json"},
+			[]byte(`{"type":"https://quire.dev/problems/conflict","title":"Conflict","status":409}`), false},
+		{"refusal with Retry-After", "POST", "/pay", 409, []string{"Content-Type", "application/problem+json", "Retry-After", "1"},
+			[]byte(`{"type":"https://quire.dev/problems/cart-empty","title":"Cart empty","status":409}`), false},
+		{"a refusal of another route", "POST", "/cart", 409, []string{"Content-Type", "application/problem+json"},
+			[]byte(`{"type":"https://quire.dev/problems/insufficient-funds","title":"Insufficient funds","status":409}`), false},
+		{"unavailable without Retry-After", "GET", "/users/7", 503, []string{"Content-Type", "application/problem+json"},
+			[]byte(`{"type":"https://quire.dev/problems/unavailable","title":"Service unavailable","status":503}`), false},
+		{"unknown problem type", "GET", "/users/7", 404, []string{"Content-Type", "application/problem+json"},
+			[]byte(`{"type":"https://quire.dev/problems/gone-fishing","title":"Gone fishing","status":404}`), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(tc.method, tc.path, nil)

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/quireapi/quire/shared/config"
+	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
 )
@@ -46,6 +47,7 @@ type operation struct {
 	headers   []string         // response headers of success: Location, Link, Cache-Control
 	also      map[int][]string // more successes, without a body, and their headers
 	gzip      bool             // the body is gzip-compressed when Accept-Encoding takes gzip
+	refusals  []string         // the codes of the operation's 409s that no retry fixes (a write's 409 may also be ECONFLICT)
 }
 
 // operations documents every route, keyed as in the route table. It is a
@@ -70,20 +72,20 @@ func operations() map[string]operation {
 		"PUT /admin/products/{id}": {summary: "Replace a product, archiving included (admin)", body: perVersion("ProductWrite"), status: 200, result: perVersion("Product")},
 
 		"GET /users":                      {summary: "List users: all active ones for an admin, oneself for a customer", query: []string{"limit", "cursor", "role", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
-		"POST /users":                     {summary: "Sign up", body: perVersion("UserWrite"), status: 201, result: perVersion("User"), headers: []string{"Location"}},
+		"POST /users":                     {summary: "Sign up", body: perVersion("UserWrite"), status: 201, result: perVersion("User"), headers: []string{"Location"}, refusals: []string{quire.EEMAILTAKEN}},
 		"GET /users/{id}":                 {summary: "Get a user", query: []string{"embed"}, status: 200, result: perVersion("User")},
-		"PUT /users/{id}":                 {summary: "Replace a user", body: perVersion("UserWrite"), status: 200, result: perVersion("User")},
+		"PUT /users/{id}":                 {summary: "Replace a user", body: perVersion("UserWrite"), status: 200, result: perVersion("User"), refusals: []string{quire.EEMAILTAKEN}},
 		"DELETE /users/{id}":              {summary: "Delete a user", status: 204},
 		"GET /users/{id}/profile":         {summary: "Get a user's profile", status: 200, result: same(ref("Profile"))},
 		"PUT /users/{id}/profile":         {summary: "Replace a user's profile", body: same(ref("Profile")), status: 200, result: same(ref("Profile"))},
-		"POST /users/{id}/deposit":        {summary: "Add money to an active account", body: same(ref("Deposit")), status: 200, result: perVersion("User")},
-		"POST /users/{id}/close":          {summary: "Close an account, keeping its balance", status: 200, result: perVersion("User")},
+		"POST /users/{id}/deposit":        {summary: "Add money to an active account", body: same(ref("Deposit")), status: 200, result: perVersion("User"), refusals: []string{quire.EACCOUNTCLOSED, quire.EBALANCELIMIT}},
+		"POST /users/{id}/close":          {summary: "Close an account, keeping its balance", status: 200, result: perVersion("User"), refusals: []string{quire.EACCOUNTCLOSED}},
 		"GET /admin/users":                {summary: "List every user in any status (admin)", query: []string{"limit", "cursor", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
 		"GET /cart":                       {summary: "The caller's cart at current prices", status: 200, result: perVersion("Cart")},
-		"POST /cart":                      {summary: "Add copies of a book to the cart", body: same(ref("CartAddition")), status: 200, result: perVersion("Cart")},
+		"POST /cart":                      {summary: "Add copies of a book to the cart", body: same(ref("CartAddition")), status: 200, result: perVersion("Cart"), refusals: []string{quire.EPRODUCTUNAVAILABLE, quire.ECARTFULL}},
 		"DELETE /cart/items/{product_id}": {summary: "Take a book out of the cart", status: 204},
-		"POST /products/{id}/buy":         {summary: "Buy a book from the balance", body: same(ref("Quantity")), status: 201, result: same(ref("Order")), headers: []string{"Location"}},
-		"POST /pay":                       {summary: "Buy the whole cart from the balance", status: 201, result: same(ref("Order")), headers: []string{"Location"}},
+		"POST /products/{id}/buy":         {summary: "Buy a book from the balance", body: same(ref("Quantity")), status: 201, result: same(ref("Order")), headers: []string{"Location"}, refusals: []string{quire.EINSUFFICIENTFUNDS, quire.EACCOUNTCLOSED, quire.EPRODUCTUNAVAILABLE}},
+		"POST /pay":                       {summary: "Buy the whole cart from the balance", status: 201, result: same(ref("Order")), headers: []string{"Location"}, refusals: []string{quire.ECARTEMPTY, quire.EINSUFFICIENTFUNDS, quire.EACCOUNTCLOSED, quire.EPRODUCTUNAVAILABLE}},
 		"GET /orders":                     {summary: "List the caller's orders", query: []string{"limit", "cursor"}, status: 200, result: same(arrayOf(ref("Order"))), headers: []string{"Link"}},
 		"GET /orders/{id}":                {summary: "Get an order", status: 200, result: same(ref("Order"))},
 
@@ -156,7 +158,9 @@ func build() ([]byte, error) {
 				"without a prefix, where Accept: application/vnd.quire.v<N>+json chooses the version (v1 by default). " +
 				"A resource's GET answers an ETag and, for a matching If-None-Match, 304; its PUT and DELETE take " +
 				"If-Match and If-None-Match, and answer 412 when they fail (RFC 9110 section 13). " +
-				"Errors are application/problem+json (RFC 9457).",
+				"Errors are application/problem+json (RFC 9457) with a stable type per kind. A 409 of type conflict " +
+				"(a collision with another request) and a 503 carry Retry-After: the same request, sent again after it, " +
+				"can succeed. A 409 of any other type is a refusal of the current state that no retry fixes.",
 		},
 		"paths":    paths,
 		"security": []any{schema{"bearer": []any{}}},
@@ -277,9 +281,84 @@ func (op operation) responses(r routes.Route) schema {
 	for status, headers := range op.also {
 		out[fmt.Sprint(status)] = response(http.StatusText(status), nil, headers, more)
 	}
+	if writes(r) {
+		out["409"] = op.conflict()
+	}
+	out["503"] = problemResponse("Service unavailable: a dependency does not answer, or the request did not complete in "+
+		"time. Send the same request again after Retry-After seconds; a write retried with the same idempotency key "+
+		"takes effect once.", true, codesOf(http.StatusServiceUnavailable)...)
 	if r.Versioned && r.Method == http.MethodGet {
 		out["304"] = response("Not Modified: If-None-Match names the current representation; no body", nil,
 			[]string{"ETag", "Cache-Control", "Vary"}, nil)
+	}
+	return out
+}
+
+// writes reports whether route r changes stored data (every POST that
+// takes an idempotency key, every PUT and DELETE), and so may meet another
+// request changing the same data: a 409.
+func writes(r routes.Route) bool {
+	return r.Idempotency != routes.KeyNone || r.Method == http.MethodPut || r.Method == http.MethodDelete
+}
+
+// conflict documents the 409 of a write: ECONFLICT, with Retry-After, which
+// the same request sent again can get past, and the operation's refusals,
+// without it, which no retry fixes.
+func (op operation) conflict() schema {
+	description := "Conflict. " + rest.ProblemType(quire.ECONFLICT) + ": another request changed the same data " +
+		"meanwhile, or the idempotency key's first request is still committing; send the same request again after " +
+		"Retry-After seconds."
+	if op.refusals != nil {
+		var refusals []string
+		for _, code := range op.refusals {
+			refusals = append(refusals, fmt.Sprintf("%s (%s)", rest.ProblemType(code), rest.Title(code)))
+		}
+		description += " Any other type is a refusal of the current state that no retry fixes, without Retry-After: " +
+			strings.Join(refusals, ", ") + "."
+	}
+	return problemResponse(description, false, append([]string{quire.ECONFLICT}, op.refusals...)...)
+}
+
+// problemResponse is a response of problems of the given codes only, with
+// a Retry-After header that is required or optional.
+func problemResponse(description string, retryAfterRequired bool, codes ...string) schema {
+	var types []any
+	for _, code := range codes {
+		types = append(types, rest.ProblemType(code))
+	}
+	return schema{
+		"description": description,
+		"headers": schema{"Retry-After": schema{
+			"description": "Seconds to wait before sending the same request again. Only a problem the same request " +
+				"can get past (" + strings.Join(retryableTypes(), ", ") + ") carries it.",
+			"required": retryAfterRequired,
+			"schema":   schema{"type": "integer", "minimum": 0},
+		}},
+		"content": schema{rest.ProblemMediaType: schema{"schema": schema{"allOf": []any{
+			ref("Problem"),
+			schema{"properties": schema{"type": schema{"enum": types}}},
+		}}}},
+	}
+}
+
+// codesOf returns the error codes of status.
+func codesOf(status int) []string {
+	var out []string
+	for _, code := range rest.Codes() {
+		if rest.Status(code) == status {
+			out = append(out, code)
+		}
+	}
+	return out
+}
+
+// retryableTypes returns the problem types that carry Retry-After.
+func retryableTypes() []string {
+	var out []string
+	for _, code := range rest.Codes() {
+		if rest.Retryable(code) {
+			out = append(out, rest.ProblemType(code))
+		}
 	}
 	return out
 }
@@ -435,7 +514,7 @@ func schemas() schema {
 		"ID":   schema{"type": "integer", "minimum": 1, "maximum": 9007199254740991},
 		"Link": object(schema{"rel": str, "href": str}),
 		"Problem": object(schema{
-			"type": str, "title": str, "status": schema{"type": "integer"}, "detail": str, "instance": str, "request_id": str,
+			"type": problemType(), "title": str, "status": schema{"type": "integer"}, "detail": str, "instance": str, "request_id": str,
 			"errors": arrayOf(object(schema{"pointer": str, "detail": str})),
 		}, "detail", "instance", "request_id", "errors"),
 		"Health":      object(schema{"status": str, "database": str}),
@@ -471,4 +550,26 @@ func schemas() schema {
 		out[fmt.Sprintf("CartV%d", v)] = object(schema{"items": arrayOf(cartLine(v)), "total": money})
 	}
 	return out
+}
+
+// problemType is the schema of a problem's type: one URI per error code,
+// each with its status.
+func problemType() schema {
+	var types []any
+	var kinds []string
+	for _, code := range rest.Codes() {
+		types = append(types, rest.ProblemType(code))
+		kind := fmt.Sprintf("%s: %d, %s", code, rest.Status(code), rest.Title(code))
+		if rest.Retryable(code) {
+			kind += ", with Retry-After"
+		}
+		kinds = append(kinds, kind)
+	}
+	return schema{
+		"type": "string", "format": "uri", "enum": types,
+		"description": "What went wrong, stable for a client to branch on: " + rest.ProblemTypeBase + "<kind>, " +
+			"kind and status being " + strings.Join(kinds, "; ") + ". A 409 of type conflict is a collision with " +
+			"another request, which the same request sent again can get past; the other 409s are refusals of the " +
+			"current state that no retry fixes.",
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
 )
 
@@ -185,6 +187,45 @@ func TestConfig(t *testing.T) {
 		slices.Sort(got)
 		if diff := cmp.Diff(headers, got); diff != "" || resp.Value.Content != nil {
 			t.Errorf("PUT /admin/config %d: content %v, headers (-want +got):\n%s", status, resp.Value.Content, diff)
+		}
+	}
+}
+
+// TestProblemTypes: the Problem schema names every problem type; every
+// operation documents its 503 with a required Retry-After, and every write
+// its 409 with an optional one (a refusal has none), of type conflict or
+// one of the operation's refusals.
+func TestProblemTypes(t *testing.T) {
+	doc := load(t)
+	var want []any
+	for _, code := range rest.Codes() {
+		want = append(want, rest.ProblemType(code))
+	}
+	if diff := cmp.Diff(want, doc.Components.Schemas["Problem"].Value.Properties["type"].Value.Enum); diff != "" {
+		t.Errorf("Problem type enum (-want +got):\n%s", diff)
+	}
+	pay := doc.Paths.Find("/pay").Post.Responses.Status(409).Value
+	for _, tc := range []struct {
+		code string
+		ok   bool
+	}{{quire.ECONFLICT, true}, {quire.ECARTEMPTY, true}, {quire.EINSUFFICIENTFUNDS, true}, {quire.EEMAILTAKEN, false}} {
+		p := map[string]any{"type": rest.ProblemType(tc.code), "title": rest.Title(tc.code), "status": 409.0}
+		if err := pay.Content.Get(rest.ProblemMediaType).Schema.Value.VisitJSON(p, openapi3.EnableJSONSchema2020()); (err == nil) != tc.ok {
+			t.Errorf("POST /pay 409 of type %s: %v, want ok %v", tc.code, err, tc.ok)
+		}
+	}
+	for _, r := range routes.All() {
+		op := doc.Paths.Find(r.Path).GetOperation(r.Method)
+		if u := op.Responses.Status(503); u == nil || u.Value.Headers["Retry-After"] == nil || !u.Value.Headers["Retry-After"].Value.Required {
+			t.Errorf("%s: 503 without a required Retry-After", r.Key())
+		}
+		write := r.Method != "GET" && r.Key() != "POST /login"
+		c := op.Responses.Status(409)
+		if (c != nil) != write {
+			t.Errorf("%s: 409 documented %v, want %v", r.Key(), c != nil, write)
+		}
+		if c != nil && (c.Value.Headers["Retry-After"] == nil || c.Value.Headers["Retry-After"].Value.Required) {
+			t.Errorf("%s: 409 without an optional Retry-After", r.Key())
 		}
 	}
 }

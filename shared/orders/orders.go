@@ -52,8 +52,10 @@ type Purchase struct {
 type Store interface {
 	// Pay debits p.Total from the user's balance, creates the order o
 	// (which it fills in before the transaction) and, for a cart, empties
-	// it, all in one transaction. ECONFLICT, with nothing changed, when the account is closed,
-	// its balance is short, or a product or the cart changed since read.
+	// it, all in one transaction. With nothing changed: EACCOUNTCLOSED
+	// when the account is closed (or gone), EINSUFFICIENTFUNDS when its
+	// balance is short, ECONFLICT when the account, a product or the cart
+	// changed since read (a retry reads them again).
 	Pay(ctx context.Context, p Purchase, o *Order) error
 	// Get returns the order id: of the user, or anyone's when anyUser is set.
 	Get(ctx context.Context, user, id quire.ID, anyUser bool) (*Order, error)
@@ -129,7 +131,7 @@ func (h *Handlers) pay(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(c.Items) == 0 {
-		return quire.Errorf(quire.ECONFLICT, "The cart is empty: add books with POST /cart first.")
+		return quire.Errorf(quire.ECARTEMPTY, "The cart is empty: add books with POST /cart first.")
 	}
 	products, err := h.Catalog.ProductsByID(r.Context(), c.ProductIDs())
 	if err != nil {
@@ -139,7 +141,7 @@ func (h *Handlers) pay(w http.ResponseWriter, r *http.Request) error {
 	for _, id := range c.ProductIDs() {
 		p, ok := products[id]
 		if !ok {
-			return quire.Errorf(quire.ECONFLICT, "The product %d of the cart does not exist; remove it.", id)
+			return quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d of the cart does not exist; remove it.", id)
 		}
 		if err := buyable(r, &p); err != nil {
 			return err
@@ -156,7 +158,7 @@ func (h *Handlers) pay(w http.ResponseWriter, r *http.Request) error {
 
 func buyable(r *http.Request, p *catalog.Product) error {
 	if p.Status != catalog.StatusAvailable {
-		return quire.Errorf(quire.ECONFLICT, "The product %d is %s: it cannot be bought.", p.ID, p.Status.In(rest.Version(r)))
+		return quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d is %s: it cannot be bought.", p.ID, p.Status.In(rest.Version(r)))
 	}
 	return nil
 }

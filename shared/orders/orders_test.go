@@ -83,6 +83,13 @@ func (s *shop) pay(t *testing.T, status int) servicetest.Response {
 	return r
 }
 
+// refusePay pays the cart with a new idempotency key and checks that it is
+// refused with a 409 of code's type.
+func (s *shop) refusePay(t *testing.T, code string) {
+	t.Helper()
+	s.c.ExpectProblem(t, "POST", "/pay", "", 409, code, "Idempotency-Key", newKey())
+}
+
 var keys atomic.Int64
 
 func newKey() string { return fmt.Sprintf("test-key-%d", keys.Add(1)) }
@@ -128,9 +135,9 @@ func TestBuy(t *testing.T) {
 	}
 
 	// Refusals pay nothing and order nothing.
-	s.c.Expect(t, "POST", "/products/1/buy", `{"quantity":1}`, 409)   // 12.99 > 4.02
-	s.c.Expect(t, "POST", "/products/4/buy", `{"quantity":1}`, 409)   // discontinued
-	s.c.Expect(t, "POST", "/products/999/buy", `{"quantity":1}`, 404) // no such book
+	s.c.ExpectProblem(t, "POST", "/products/1/buy", `{"quantity":1}`, 409, quire.EINSUFFICIENTFUNDS)  // 12.99 > 4.02
+	s.c.ExpectProblem(t, "POST", "/products/4/buy", `{"quantity":1}`, 409, quire.EPRODUCTUNAVAILABLE) // discontinued
+	s.c.Expect(t, "POST", "/products/999/buy", `{"quantity":1}`, 404)                                 // no such book
 	for _, bad := range []string{`{"quantity":0}`, `{"quantity":100}`, `{}`, `{"quantity":1.5}`} {
 		s.c.Expect(t, "POST", "/products/3/buy", bad, 400)
 	}
@@ -151,7 +158,7 @@ func TestBuy(t *testing.T) {
 
 func TestPay(t *testing.T) {
 	s := newShop(t, "50")
-	s.pay(t, 409) // empty cart
+	s.refusePay(t, quire.ECARTEMPTY)
 	s.c.Expect(t, "POST", "/cart", `{"product_id":1,"quantity":1}`, 200)
 	s.c.Expect(t, "POST", "/cart", `{"product_id":3,"quantity":2}`, 200)
 	o := decode[order](t, s.pay(t, 201))
@@ -165,7 +172,7 @@ func TestPay(t *testing.T) {
 	if c := s.cart(t); c != `{"items":[],"total":0.00}` {
 		t.Errorf("cart after paying: %s", c)
 	}
-	s.pay(t, 409) // empty again
+	s.refusePay(t, quire.ECARTEMPTY) // empty again
 }
 
 // TestPayRefusalsChangeNothing: a short balance, a closed account and an
@@ -180,17 +187,17 @@ func TestPayRefusalsChangeNothing(t *testing.T) {
 			t.Errorf("%s: balance %s, cart %s, %d orders", when, b, c, n)
 		}
 	}
-	s.pay(t, 409)
+	s.refusePay(t, quire.EINSUFFICIENTFUNDS)
 	check("short balance")
 
 	s.c.Expect(t, "POST", fmt.Sprintf("/users/%d/deposit", s.id), `{"amount":10}`, 200)
 	s.admin.Expect(t, "PUT", "/api/v2/admin/products/5", `{"name":"Moby-Dick","price":14.50,"status":"ARCHIVED","author_id":3}`, 200)
-	s.pay(t, 409)
-	s.c.Expect(t, "POST", "/products/5/buy", `{"quantity":1}`, 409)
+	s.refusePay(t, quire.EPRODUCTUNAVAILABLE)
+	s.c.ExpectProblem(t, "POST", "/products/5/buy", `{"quantity":1}`, 409, quire.EPRODUCTUNAVAILABLE)
 	s.admin.Expect(t, "PUT", "/admin/products/5", `{"name":"Moby-Dick","price":14.50,"status":"AVAILABLE","author_id":3}`, 200)
 	s.c.Expect(t, "POST", fmt.Sprintf("/users/%d/close", s.id), "", 200)
-	s.pay(t, 409)
-	s.c.Expect(t, "POST", "/products/1/buy", `{"quantity":1}`, 409)
+	s.refusePay(t, quire.EACCOUNTCLOSED)
+	s.c.ExpectProblem(t, "POST", "/products/1/buy", `{"quantity":1}`, 409, quire.EACCOUNTCLOSED)
 	if b, n := s.balance(t), len(s.orders(t)); b != "30.00" || n != 0 {
 		t.Errorf("closed account: balance %s, %d orders", b, n)
 	}

@@ -10,22 +10,37 @@ import (
 
 // Error codes. Each maps to one HTTP status and one problem type in package
 // rest; a plain error is an internal error.
+//
+// ECONFLICT is a collision with another request (the data changed while
+// the request ran, or an idempotency key's first request is committing):
+// the same request sent again in a moment can succeed. The refusals after
+// it (EINSUFFICIENTFUNDS to EEMAILTAKEN) are conflicts with the current
+// state too, but sending the same request again does not help until the
+// state changes: each has a code of its own, so that a client can tell it
+// from a collision and say what to do.
 const (
-	EINVALID       = "invalid"        // the request is malformed or fails validation
-	EUNAUTHORIZED  = "unauthorized"   // no valid credentials: a missing, invalid or expired token, or a failed login
-	EFORBIDDEN     = "forbidden"      // valid credentials without the role the route needs
-	ENOTFOUND      = "not-found"      // the resource does not exist
-	ECONFLICT      = "conflict"       // the request conflicts with the current state
-	EKEYREUSED     = "key-reused"     // an idempotency key comes again with another request
-	EPRECONDITION  = "precondition"   // an If-Match or If-None-Match condition of a write failed
-	ETOOLARGE      = "too-large"      // the request body is over the size limit
-	EMEDIATYPE     = "media-type"     // the request body is not JSON
-	EMETHOD        = "method"         // the path exists but not with this method
-	ENOTACCEPTABLE = "not-acceptable" // the Accept header takes no representation the route has
-	EUNAVAILABLE   = "unavailable"    // a dependency does not answer; retry later
-	ETHROTTLED     = "throttled"      // too many requests; retry later
-	EGATEWAY       = "gateway"        // the gateway could not get an answer from a function
-	EINTERNAL      = "internal"       // anything else: a bug or an unexpected failure
+	EINVALID            = "invalid"             // the request is malformed or fails validation
+	EUNAUTHORIZED       = "unauthorized"        // no valid credentials: a missing, invalid or expired token, or a failed login
+	EFORBIDDEN          = "forbidden"           // valid credentials without the role the route needs
+	ENOTFOUND           = "not-found"           // the resource does not exist
+	ECONFLICT           = "conflict"            // another request changed the same data meanwhile; retry the same request
+	EINSUFFICIENTFUNDS  = "insufficient-funds"  // the balance is short of the total to pay; deposit first
+	EACCOUNTCLOSED      = "account-closed"      // the account is closed (or gone): it takes no deposits, pays nothing and closes once
+	EBALANCELIMIT       = "balance-limit"       // a deposit would take the balance past its cap
+	ECARTEMPTY          = "cart-empty"          // there is nothing in the cart to pay
+	EPRODUCTUNAVAILABLE = "product-unavailable" // a book is not for sale (discontinued, archived or gone)
+	ECARTFULL           = "cart-full"           // the cart would pass its limit of copies of a book or of different books
+	EEMAILTAKEN         = "email-taken"         // another user has the email
+	EKEYREUSED          = "key-reused"          // an idempotency key comes again with another request
+	EPRECONDITION       = "precondition"        // an If-Match or If-None-Match condition of a write failed
+	ETOOLARGE           = "too-large"           // the request body is over the size limit
+	EMEDIATYPE          = "media-type"          // the request body is not JSON
+	EMETHOD             = "method"              // the path exists but not with this method
+	ENOTACCEPTABLE      = "not-acceptable"      // the Accept header takes no representation the route has
+	EUNAVAILABLE        = "unavailable"         // a dependency does not answer; retry later
+	ETHROTTLED          = "throttled"           // too many requests; retry later
+	EGATEWAY            = "gateway"             // the gateway could not get an answer from a function
+	EINTERNAL           = "internal"            // anything else: a bug or an unexpected failure
 )
 
 // FieldError says what is wrong with one field of a request body. Pointer is

@@ -84,7 +84,9 @@ func Commit(w http.ResponseWriter, r *http.Request, render func() (idempotency.R
 // runs as it is (unless the route requires one). With one, an answer
 // recorded for the key in the caller's scope is sent again, an answer
 // recorded for another payload is 422, and otherwise h runs with the
-// pending record in its context, which its transaction writes.
+// pending record in its context, which its transaction writes. A refusal
+// of h (a 409 that no retry fixes) is checked against the record once
+// more, and the first answer replayed if the key got one meanwhile.
 func idempotent(w http.ResponseWriter, r *http.Request, rt routes.Route, records idempotency.Store, h HandlerFunc) error {
 	key, ok, err := idempotency.Key(r.Header)
 	switch {
@@ -114,15 +116,21 @@ func idempotent(w http.ResponseWriter, r *http.Request, rt routes.Route, records
 	}
 	p := records.Begin(scope, fingerprint)
 	err = h(w, r.WithContext(idempotency.WithPending(r.Context(), p)))
-	switch {
+	switch code := quire.ErrorCode(err); {
 	case errors.Is(err, idempotency.ErrRaced):
 		rec, err := records.Get(r.Context(), scope)
 		if err != nil || rec == nil {
-			return inFlight(w, err)
+			return inFlight(err)
 		}
 		return replay(w, rec, fingerprint)
-	case quire.ErrorCode(err) == quire.ECONFLICT:
-		w.Header().Set("Retry-After", "1")
+	case Status(code) == http.StatusConflict && !Retryable(code):
+		// The state that refuses the request (an empty cart, a short
+		// balance) may be the effect of the key's first request, which
+		// committed while this one ran: then the answer is the first's.
+		// Should the record not be read, the refusal stands.
+		if rec, gerr := records.Get(r.Context(), scope); gerr == nil && rec != nil {
+			return replay(w, rec, fingerprint)
+		}
 	}
 	return err
 }
@@ -136,7 +144,6 @@ func replay(w http.ResponseWriter, rec *idempotency.Record, fingerprint string) 
 	return nil
 }
 
-func inFlight(w http.ResponseWriter, cause error) error {
-	w.Header().Set("Retry-After", "1")
+func inFlight(cause error) error {
 	return &quire.Error{Code: quire.ECONFLICT, Message: "A request with this key is still running; retry in a moment.", Err: cause}
 }

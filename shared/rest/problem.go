@@ -4,10 +4,13 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,7 +43,19 @@ var codes = map[string]struct {
 	quire.EINTERNAL:      {http.StatusInternalServerError, "Internal error"},
 	quire.ETHROTTLED:     {http.StatusTooManyRequests, "Too many requests"},
 	quire.EGATEWAY:       {http.StatusBadGateway, "Gateway error"},
+
+	// Refusals: conflicts with the current state that no retry fixes.
+	quire.EINSUFFICIENTFUNDS:  {http.StatusConflict, "Insufficient funds"},
+	quire.EACCOUNTCLOSED:      {http.StatusConflict, "Account closed"},
+	quire.EBALANCELIMIT:       {http.StatusConflict, "Balance limit reached"},
+	quire.ECARTEMPTY:          {http.StatusConflict, "Cart empty"},
+	quire.EPRODUCTUNAVAILABLE: {http.StatusConflict, "Product unavailable"},
+	quire.ECARTFULL:           {http.StatusConflict, "Cart full"},
+	quire.EEMAILTAKEN:         {http.StatusConflict, "Email taken"},
 }
+
+// Codes returns every error code, sorted.
+func Codes() []string { return slices.Sorted(maps.Keys(codes)) }
 
 // Status returns the HTTP status for an error code; 500 for an unknown code.
 func Status(code string) int {
@@ -61,6 +76,15 @@ func Title(code string) string {
 // ProblemType returns the problem type URI of an error code.
 func ProblemType(code string) string { return ProblemTypeBase + code }
 
+// Retryable reports whether a problem of code is one that the same request,
+// sent again in a moment, can get past: a service unavailable (503) and a
+// collision with another request (ECONFLICT). Error answers these, and only
+// these, with Retry-After; a refusal of the current state (such as
+// EINSUFFICIENTFUNDS, also 409) is not retryable.
+func Retryable(code string) bool {
+	return code == quire.ECONFLICT || Status(code) == http.StatusServiceUnavailable
+}
+
 // Problem is an RFC 9457 problem details body.
 type Problem struct {
 	Type      string             `json:"type"`
@@ -78,11 +102,19 @@ func NewProblem(code, detail string) Problem {
 }
 
 // Error writes err as problem+json. A *quire.Error shows its code, message and
-// fields; any other error is an internal error whose body says nothing about
-// it, while the log gets the error with the request id.
+// fields; a request that ran out of time (its deadline passed, or its caller
+// went away) is EUNAVAILABLE; any other error is an internal error whose body
+// says nothing about it, while the log gets the error with the request id.
+// A retryable problem (see Retryable) carries Retry-After: 1, unless the
+// handler set another; no other problem does. A 401 carries its challenge.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	var p Problem
+	if _, ok := errors.AsType[*quire.Error](err); !ok && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		err = &quire.Error{Code: quire.EUNAVAILABLE, Message: "The request did not complete in time. Retry in a moment; a write retried with the same Idempotency-Key takes effect once.", Err: err}
+	}
+	code := quire.EINTERNAL
 	if e, ok := errors.AsType[*quire.Error](err); ok && e.Code != quire.EINTERNAL {
+		code = e.Code
 		p = NewProblem(e.Code, e.Message)
 		p.Errors = e.Fields
 		if e.Err != nil || p.Status >= 500 {
@@ -95,12 +127,12 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	p.Instance = r.URL.Path
 	p.RequestID = RequestID(r)
-	switch p.Status {
-	case http.StatusServiceUnavailable:
+	switch {
+	case Retryable(code):
 		if w.Header().Get("Retry-After") == "" {
 			w.Header().Set("Retry-After", "1")
 		}
-	case http.StatusUnauthorized:
+	case p.Status == http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", challenge(r))
 	}
 	WriteProblem(w, p)

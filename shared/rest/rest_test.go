@@ -135,7 +135,9 @@ func TestErrorShowsClientErrors(t *testing.T) {
 
 func TestEveryCodeHasAStatus(t *testing.T) {
 	for _, code := range []string{quire.EINVALID, quire.ENOTFOUND, quire.ECONFLICT, quire.ETOOLARGE, quire.EMEDIATYPE,
-		quire.EMETHOD, quire.EUNAVAILABLE, quire.ETHROTTLED, quire.EGATEWAY, quire.EINTERNAL} {
+		quire.EMETHOD, quire.EUNAVAILABLE, quire.ETHROTTLED, quire.EGATEWAY, quire.EINTERNAL,
+		quire.EINSUFFICIENTFUNDS, quire.EACCOUNTCLOSED, quire.EBALANCELIMIT, quire.ECARTEMPTY,
+		quire.EPRODUCTUNAVAILABLE, quire.ECARTFULL, quire.EEMAILTAKEN} {
 		if _, ok := codes[code]; !ok {
 			t.Errorf("code %s has no status", code)
 		}

@@ -236,7 +236,7 @@ func Groups() []Group {
 			Name:        GroupConfig,
 			Description: "The configuration document: GET /config, PUT /admin/config",
 			Grants: []Grant{{TableConfig, []string{
-				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:BatchWriteItem",
+				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:DeleteItem",
 			}}},
 			// Compressing a 2 MiB document on PUT wants more CPU than
 			// serving JSON does.

@@ -108,13 +108,13 @@ func TestDeposit(t *testing.T) {
 			t.Fatalf("deposit: %d %s", r.StatusCode, r.Body)
 		}
 	}
-	wantProblem(t, a.Do(t, "POST", path, `{"amount": 10000}`), 409, quire.ECONFLICT)
+	wantProblem(t, a.Do(t, "POST", path, `{"amount": 10000}`), 409, quire.EBALANCELIMIT)
 	if r := a.Do(t, "POST", path, `{"amount": 9974.89}`); r.StatusCode != 200 || decode[account](t, r).Balance != "1000000.00" {
 		t.Errorf("deposit up to the limit: %d %s", r.StatusCode, r.Body)
 	}
 
 	c.Do(t, "POST", fmt.Sprintf("/users/%d/close", u.ID), "")
-	wantProblem(t, a.Do(t, "POST", path, `{"amount": 1}`), 409, quire.ECONFLICT)
+	wantProblem(t, a.Do(t, "POST", path, `{"amount": 1}`), 409, quire.EACCOUNTCLOSED)
 	if got := balance(); got != "1000000.00" {
 		t.Errorf("after a deposit to a closed account, balance %s", got)
 	}
@@ -148,7 +148,7 @@ func TestClose(t *testing.T) {
 	if r := c.Do(t, "POST", path, ""); r.StatusCode != 200 {
 		t.Fatalf("close: %d %s", r.StatusCode, r.Body)
 	}
-	wantProblem(t, c.Do(t, "POST", path, ""), 409, quire.ECONFLICT)
+	wantProblem(t, c.Do(t, "POST", path, ""), 409, quire.EACCOUNTCLOSED)
 	wantProblem(t, as(t, api, signUp(t, api, "eve@example.com")).Do(t, "POST", path, ""), 404, quire.ENOTFOUND)
 	// Closed accounts leave the active lists, and an admin may reopen them.
 	a := admin(t, api)

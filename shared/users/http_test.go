@@ -185,7 +185,7 @@ func TestDuplicateEmail(t *testing.T) {
 	api := servicetest.New(t)
 	signUp(t, api, "ada@example.com")
 	r := api.Do(t, "POST", "/users", `{"email":"ADA@example.com","first_name":"Other","last_name":"One","password":"correct horse"}`)
-	wantProblem(t, r, 409, "conflict")
+	wantProblem(t, r, 409, quire.EEMAILTAKEN)
 	if all, _ := listAll(t, admin(t, api), "/admin/users", 10); len(all) != 1 {
 		t.Errorf("%d users stored, want 1", len(all))
 	}
@@ -300,9 +300,9 @@ func TestAdminReplaces(t *testing.T) {
 	}
 	// The old email is free again; the new one is taken.
 	signUp(t, api, "ada@example.com")
-	wantProblem(t, api.Do(t, "POST", "/users", `{"email":"Countess@example.com","first_name":"A","last_name":"B","password":"correct horse"}`), 409, "conflict")
-	// Taking another user's email is a conflict and changes nothing.
-	wantProblem(t, c.Do(t, "PUT", path, `{"email":"grace@example.com","first_name":"A","last_name":"B","role":"admin","status":"ACTIVE"}`), 409, "conflict")
+	wantProblem(t, api.Do(t, "POST", "/users", `{"email":"Countess@example.com","first_name":"A","last_name":"B","password":"correct horse"}`), 409, quire.EEMAILTAKEN)
+	// Taking another user's email is refused and changes nothing.
+	wantProblem(t, c.Do(t, "PUT", path, `{"email":"grace@example.com","first_name":"A","last_name":"B","role":"admin","status":"ACTIVE"}`), 409, quire.EEMAILTAKEN)
 	if stored := c.Do(t, "GET", path, ""); stored.Body != r.Body {
 		t.Errorf("a failed PUT changed the user: %s", stored.Body)
 	}

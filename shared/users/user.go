@@ -156,7 +156,8 @@ type ListQuery struct {
 }
 
 // Store keeps users. Its methods return *quire.Error with ENOTFOUND for a
-// missing user and ECONFLICT for an email another user has.
+// missing user, EEMAILTAKEN for an email another user has, and ECONFLICT
+// when another request changed the user meanwhile.
 type Store interface {
 	// Create stores u under u.ID, or under a new id it sets when u.ID is 0,
 	// with a zero balance, the times and the password hash.
@@ -176,11 +177,13 @@ type Store interface {
 	// the user as stored: EPRECONDITION as Replace.
 	ReplaceProfile(ctx context.Context, id quire.ID, p Profile, pre quire.Precondition) (*User, error)
 	// Deposit adds amount to the balance of the active user id, filling
-	// *out with the user as stored before it commits: ECONFLICT for a
-	// closed account or a balance that would pass MaxBalance.
+	// *out with the user as stored before it commits: EACCOUNTCLOSED for
+	// a closed account, EBALANCELIMIT for a balance that would pass
+	// MaxBalance.
 	Deposit(ctx context.Context, id quire.ID, amount quire.Money, out *User) error
 	// Close sets the status of the active user id to CLOSED, keeping its
-	// balance, filling *out as Deposit does: ECONFLICT if it is closed.
+	// balance, filling *out as Deposit does: EACCOUNTCLOSED if it is
+	// closed.
 	Close(ctx context.Context, id quire.ID, out *User) error
 	// Delete removes the user id and frees its email: EPRECONDITION as
 	// Replace.

@@ -45,6 +45,8 @@ var router = sync.OnceValues(func() (routers.Router, error) {
 // CheckContract returns why the response to req (status, header, body)
 // does not match the OpenAPI document, or nil. A response to a method or
 // path the document does not have (404 or 405) must still be a problem. A
+// problem carries Retry-After exactly when its type is retryable, as the
+// document says in words (rest.Retryable). A
 // gzip-encoded body is checked as the client reads it, uncompressed; a 304
 // is not checked (it has no body, and kin-openapi skips it).
 func CheckContract(req *http.Request, status int, header http.Header, body []byte) error {
@@ -62,7 +64,10 @@ func CheckContract(req *http.Request, status int, header http.Header, body []byt
 		if status != http.StatusNotFound && status != http.StatusMethodNotAllowed {
 			return fmt.Errorf("%s %s answered %d but is no operation of the document", req.Method, req.URL.Path, status)
 		}
-		return checkProblem(header, body)
+		if err := checkProblem(header, body); err != nil {
+			return err
+		}
+		return checkRetryAfter(header, body)
 	}
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{
@@ -77,7 +82,28 @@ func CheckContract(req *http.Request, status int, header http.Header, body []byt
 			MultiError:            true,
 		},
 	}
-	return openapi3filter.ValidateResponse(context.Background(), in)
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		return err
+	}
+	return checkRetryAfter(header, body)
+}
+
+// checkRetryAfter checks that a problem carries Retry-After when the same
+// request can get past it, and only then: a client that sees Retry-After
+// retries, and one that does not, does not.
+func checkRetryAfter(header http.Header, body []byte) error {
+	if header.Get("Content-Type") != rest.ProblemMediaType || len(body) == 0 { // no body: an answer to HEAD
+		return nil
+	}
+	var p rest.Problem
+	if err := json.Unmarshal(body, &p); err != nil {
+		return fmt.Errorf("a problem that is not JSON: %w", err)
+	}
+	code := strings.TrimPrefix(p.Type, rest.ProblemTypeBase)
+	if retry := header.Get("Retry-After"); (retry != "") != rest.Retryable(code) {
+		return fmt.Errorf("a problem of type %s with Retry-After %q: only a retryable problem has one, and each has one", p.Type, retry)
+	}
+	return nil
 }
 
 // checkProblem checks a body against the document's Problem schema.

@@ -4,6 +4,7 @@
 package servicetest
 
 import (
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
@@ -146,6 +148,21 @@ func (c *Client) Expect(tb testing.TB, method, path, body string, status int) Re
 	return r
 }
 
+// ExpectProblem sends a request as Do does and fails the test unless it
+// answers status with a problem of code's type, and returns the problem.
+func (c *Client) ExpectProblem(tb testing.TB, method, path, body string, status int, code string, header ...string) rest.Problem {
+	tb.Helper()
+	r := c.Do(tb, method, path, body, header...)
+	var p rest.Problem
+	if r.StatusCode != status || r.Header.Get("Content-Type") != rest.ProblemMediaType || json.Unmarshal([]byte(r.Body), &p) != nil {
+		tb.Fatalf("%s %s %s = %d %s %s, want a %d problem", method, path, body, r.StatusCode, r.Header.Get("Content-Type"), r.Body, status)
+	}
+	if p.Type != rest.ProblemType(code) {
+		tb.Errorf("%s %s %s: problem type %s, want %s", method, path, body, p.Type, rest.ProblemType(code))
+	}
+	return p
+}
+
 // client sends requests as they are: it neither asks for gzip nor
 // decompresses, so tests see the Content-Encoding the API chose.
 var client = &http.Client{Transport: &http.Transport{DisableCompression: true}}
@@ -187,4 +204,18 @@ func (a *API) Do(tb testing.TB, method, path, body string, header ...string) Res
 		tb.Errorf("%s %s: the answer does not match the OpenAPI document: %v\n%d %s", method, path, err, resp.StatusCode, b)
 	}
 	return Response{Response: resp, Body: string(b)}
+}
+
+// Faults returns a fault proxy in front of the test's DynamoDB, with no
+// rules yet, and the Option that has the functions call DynamoDB through
+// it. Tests seed data through API.DB, which goes around it. The proxy
+// stops when the test ends.
+func Faults(tb testing.TB) (*ddbfault.Proxy, Option) {
+	tb.Helper()
+	p, err := ddbfault.Start(dynamotest.Endpoint(tb), 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { p.Close() })
+	return p, Option{Config: func(c *service.Config) { c.DynamoDB.Endpoint = p.URL() }}
 }

@@ -1,0 +1,102 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/quireapi/quire/shared/ddbfault"
+	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/dynamo/dynamotest"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/service"
+	"github.com/quireapi/quire/shared/service/servicetest"
+)
+
+// faultEvents are, per function, a sample event whose handling reads
+// DynamoDB.
+var faultEvents = map[string]string{
+	routes.GroupUsers:   "get.json",
+	routes.GroupCatalog: "product-v1.json",
+	routes.GroupCarts:   "get.json",
+	routes.GroupOrders:  "orders.json",
+	routes.GroupConfig:  "get.json",
+	routes.GroupAuth:    "login.json",
+	routes.GroupHealth:  "health.json",
+}
+
+// Through each function's Lambda handler, as Lambda runs it: a DynamoDB
+// that throttles, fails or hangs gets a 503 problem with Retry-After,
+// before the invocation's deadline, never a handler error (which API
+// Gateway would turn into a 502).
+func TestFunctionsUnderFaults(t *testing.T) {
+	all := samples(t)
+	for _, g := range routes.Groups() {
+		file, ok := faultEvents[g.Name]
+		if !ok {
+			t.Errorf("function %s has no fault event", g.Name)
+			continue
+		}
+		var ev events.APIGatewayProxyRequest
+		for _, s := range all {
+			if s.group == g.Name && s.file == file {
+				ev = s.event
+			}
+		}
+		for _, c := range []struct {
+			name     string
+			rule     ddbfault.Rule
+			lifetime time.Duration // the invocation's remaining time
+		}{
+			{"throttled", ddbfault.Rule{Fault: ddbfault.Throttle}, 10 * time.Second},
+			{"server error", ddbfault.Rule{Fault: ddbfault.Internal}, 10 * time.Second},
+			{"reset", ddbfault.Rule{Fault: ddbfault.Reset}, 10 * time.Second},
+			{"hanging", ddbfault.Rule{Fault: ddbfault.Delay, Delay: time.Minute}, 1500 * time.Millisecond},
+		} {
+			t.Run(g.Name+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
+				cfg, db, tables := servicetest.Config(t)
+				if _, err := demo.Load(t.Context(), db, tables, demo.DefaultOptions()); err != nil {
+					t.Fatal(err)
+				}
+				p, err := ddbfault.Start(dynamotest.Endpoint(t), 1, c.rule)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer p.Close()
+				cfg.DynamoDB.Endpoint = p.URL()
+				fns, err := service.Handlers(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				deadline := time.Now().Add(c.lifetime)
+				ctx, cancel := context.WithDeadline(t.Context(), deadline)
+				defer cancel()
+				resp, err := fns[g.Name](ctx, ev)
+				if err != nil {
+					t.Fatalf("handler error (a 502 from API Gateway): %v", err)
+				}
+				if time.Now().After(deadline) {
+					t.Errorf("the handler answered after the invocation's deadline: Lambda would have stopped it")
+				}
+				h := http.Header(resp.MultiValueHeaders)
+				var prob rest.Problem
+				json.Unmarshal([]byte(resp.Body), &prob)
+				if resp.StatusCode != http.StatusServiceUnavailable || h.Get("Retry-After") == "" ||
+					h.Get("Content-Type") != rest.ProblemMediaType || prob.Type != rest.ProblemType(quire.EUNAVAILABLE) {
+					t.Errorf("%d, Retry-After %q, Content-Type %q: %s; want a 503 problem with Retry-After",
+						resp.StatusCode, h.Get("Retry-After"), h.Get("Content-Type"), resp.Body)
+				}
+				if len(p.Injected()) == 0 {
+					t.Error("no fault was injected")
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package service_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quireapi/quire/shared/ddbfault"
+	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/service/servicetest"
+)
+
+// faultyShop runs Quire with the demo data behind a fault proxy, and
+// returns it with clients of the demo admin and of Grace (id 2).
+func faultyShop(t *testing.T) (p *ddbfault.Proxy, api *servicetest.API, admin, grace *servicetest.Client) {
+	t.Helper()
+	p, opt := servicetest.Faults(t)
+	api = servicetest.New(t, opt)
+	if _, err := demo.Load(t.Context(), api.DB, api.Tables, demo.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	return p, api, api.As(t, 1, quire.RoleAdmin), api.As(t, 2, quire.RoleCustomer)
+}
+
+// wantUnavailable fails unless r is a 503 problem of type unavailable with
+// Retry-After.
+func wantUnavailable(t *testing.T, r servicetest.Response) {
+	t.Helper()
+	var p rest.Problem
+	json.Unmarshal([]byte(r.Body), &p)
+	if r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Content-Type") != rest.ProblemMediaType ||
+		p.Type != rest.ProblemType(quire.EUNAVAILABLE) || r.Header.Get("Retry-After") == "" {
+		t.Errorf("%s %s = %d %q, Retry-After %q: %s; want 503 problem %s with Retry-After",
+			r.Request.Method, r.Request.URL.Path, r.StatusCode, r.Header.Get("Content-Type"), r.Header.Get("Retry-After"),
+			r.Body, quire.EUNAVAILABLE)
+	}
+}
+
+// Every way DynamoDB fails a call, after the SDK's bounded retries, is a
+// 503 problem with Retry-After, never a 500 or the gateway's 502, and a
+// write it fails changes nothing.
+func TestDynamoDBFailuresAre503(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		rule     ddbfault.Rule
+		method   string
+		path     string
+		body     string
+		attempts int // calls of rule's operation the request makes; 0: not counted
+	}{
+		{"throttled read", ddbfault.Rule{Fault: ddbfault.Throttle, Operation: "GetItem", Table: "users"}, "GET", "/users/2", "", dynamo.MaxAttempts},
+		{"throughput exceeded", ddbfault.Rule{Fault: ddbfault.Throughput, Operation: "GetItem"}, "GET", "/products/1", "", dynamo.MaxAttempts},
+		{"server error on a query", ddbfault.Rule{Fault: ddbfault.Internal, Operation: "Query"}, "GET", "/orders", "", dynamo.MaxAttempts},
+		{"connection reset", ddbfault.Rule{Fault: ddbfault.Reset}, "GET", "/cart", "", 0},
+		{"throttled transaction", ddbfault.Rule{Fault: ddbfault.TransactionThrottle, Operation: "TransactWriteItems"}, "POST", "/users/2/deposit", `{"amount": 5.00}`, dynamo.MaxAttempts},
+		{"throttled cart write", ddbfault.Rule{Fault: ddbfault.Throttle, Operation: "TransactWriteItems"}, "POST", "/cart", `{"product_id": 1, "quantity": 1}`, dynamo.MaxAttempts},
+		{"throttled payment", ddbfault.Rule{Fault: ddbfault.Throttle, Operation: "TransactWriteItems", Table: "orders"}, "POST", "/products/1/buy", `{"quantity": 1}`, dynamo.MaxAttempts},
+		{"slow configuration", ddbfault.Rule{Fault: ddbfault.Delay, Delay: 15 * time.Second, Operation: "GetItem", Table: "config"}, "GET", "/config", "", dynamo.MaxAttempts},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			p, _, _, grace := faultyShop(t)
+			before := grace.Expect(t, "GET", "/users/2", "", http.StatusOK).Body
+			cart := grace.Expect(t, "GET", "/cart", "", http.StatusOK).Body
+			calls := p.Calls(c.rule.Operation)
+			p.Set(c.rule)
+			wantUnavailable(t, grace.Do(t, c.method, c.path, c.body))
+			if c.attempts > 0 {
+				if got := p.Calls(c.rule.Operation) - calls; got != c.attempts {
+					t.Errorf("%d %s calls, want %d: the SDK's attempts, bounded", got, c.rule.Operation, c.attempts)
+				}
+			}
+			if p.Injected()[c.rule.Fault] == 0 {
+				t.Fatal("no fault was injected")
+			}
+			p.Set()
+			if after := grace.Expect(t, "GET", "/users/2", "", http.StatusOK).Body; after != before {
+				t.Errorf("the user changed:\n%s\n%s", before, after)
+			}
+			if after := grace.Expect(t, "GET", "/cart", "", http.StatusOK).Body; after != cart {
+				t.Errorf("the cart changed:\n%s\n%s", cart, after)
+			}
+			orders := grace.Expect(t, "GET", "/orders", "", http.StatusOK).Body
+			if n := strings.Count(orders, `"user_id"`); n != 1 {
+				t.Errorf("%d orders after a failed request, want the demo's 1", n)
+			}
+		})
+	}
+}
+
+// A DynamoDB that refuses connections is a 503, and Quire recovers once it
+// takes them again.
+func TestRefusedConnectionsAre503(t *testing.T) {
+	p, _, _, grace := faultyShop(t)
+	if err := p.Refuse(); err != nil {
+		t.Fatal(err)
+	}
+	wantUnavailable(t, grace.Do(t, "GET", "/users/2", ""))
+	wantUnavailable(t, grace.Do(t, "POST", "/users/2/deposit", `{"amount": 5.00}`))
+	if err := p.Accept(); err != nil {
+		t.Fatal(err)
+	}
+	r := grace.Expect(t, "GET", "/users/2", "", http.StatusOK)
+	if !strings.Contains(r.Body, `"balance":50.00`) {
+		t.Errorf("balance changed by a refused deposit: %s", r.Body)
+	}
+}
+
+// The health check answers 503 with Retry-After when its GetItem fails,
+// without retrying it.
+func TestHealthWhenDynamoDBFails(t *testing.T) {
+	p, api, _, _ := faultyShop(t)
+	p.Set(ddbfault.Rule{Fault: ddbfault.Internal, Operation: "GetItem"})
+	r := api.Do(t, "GET", "/health", "")
+	if r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Errorf("GET /health = %d, Retry-After %q, want 503 with Retry-After", r.StatusCode, r.Header.Get("Retry-After"))
+	}
+	if n := p.Calls("GetItem"); n != 1 {
+		t.Errorf("the health check made %d GetItem calls, want 1", n)
+	}
+}
+
+// A throttled request is logged once, as a warning naming the operation and
+// the table, and never as an internal error.
+func TestThrottlingIsLoggedOnce(t *testing.T) {
+	var buf bytes.Buffer
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.NewJSONHandler(&buf, nil)))
+	p, api, _, grace := faultyShop(t)
+	p.Set(ddbfault.Rule{Fault: ddbfault.Throttle, Operation: "GetItem", Table: "users"})
+	wantUnavailable(t, grace.Do(t, "GET", "/users/2", ""))
+	var lines []map[string]any
+	for line := range strings.Lines(buf.String()) {
+		var l map[string]any
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		lines = append(lines, l)
+	}
+	if len(lines) != 1 {
+		t.Fatalf("%d log lines, want 1:\n%s", len(lines), buf.String())
+	}
+	msg, _ := lines[0]["err"].(string)
+	if lines[0]["level"] != "WARN" || !strings.Contains(msg, "GetItem") || !strings.Contains(msg, api.Tables.Physical("users")) ||
+		!strings.Contains(msg, "ThrottlingException") {
+		t.Errorf("log line %v, want a warning naming GetItem, the users table and ThrottlingException", lines[0])
+	}
+}
+
+// One failed attempt is retried by the SDK, and the request succeeds with
+// its effect once.
+func TestOneFailedAttemptIsRetried(t *testing.T) {
+	for _, fault := range []ddbfault.Kind{ddbfault.Throttle, ddbfault.Throughput, ddbfault.Internal, ddbfault.TransactionThrottle, ddbfault.Reset, ddbfault.Lost} {
+		t.Run(string(fault), func(t *testing.T) {
+			t.Parallel()
+			p, _, admin, grace := faultyShop(t)
+			p.Set(ddbfault.Rule{Fault: fault, Operation: "TransactWriteItems", Count: 1})
+			r := admin.Expect(t, "POST", "/users/2/deposit", `{"amount": 5.00}`, http.StatusOK)
+			if !strings.Contains(r.Body, `"balance":55.00`) {
+				t.Errorf("answer %s, want the balance 55.00", r.Body)
+			}
+			if p.Injected()[fault] != 1 {
+				t.Fatalf("faults injected: %v", p.Injected())
+			}
+			contains(t, grace, "/users/2", 1, `"balance":55.00`)
+		})
+	}
+}

@@ -1,0 +1,134 @@
+package service_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/quireapi/quire/shared/carts"
+	"github.com/quireapi/quire/shared/catalog"
+	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/service/servicetest"
+	"github.com/quireapi/quire/shared/users"
+)
+
+// refusalShop is the demo shop for one refusal: its API, the admin, and
+// Grace (id 2, a balance of 50.00, Pride and Prejudice and Moby-Dick in her
+// cart, one order).
+type refusalShop struct {
+	api          *servicetest.API
+	admin, grace *servicetest.Client
+}
+
+// newRefusalShop runs Quire with the demo data.
+func newRefusalShop(t *testing.T) refusalShop {
+	t.Helper()
+	api := servicetest.New(t)
+	if _, err := demo.Load(t.Context(), api.DB, api.Tables, demo.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	return refusalShop{api: api, admin: api.As(t, 1, quire.RoleAdmin), grace: api.As(t, 2, quire.RoleCustomer)}
+}
+
+// state is what a refused request must leave as it was: every user (with
+// balance, status and email), and Grace's account, cart and orders.
+func (s refusalShop) state(t *testing.T) string {
+	t.Helper()
+	return strings.Join([]string{
+		s.admin.Expect(t, "GET", "/admin/users?limit=100", "", 200).Body,
+		s.grace.Expect(t, "GET", "/users/2?embed=profile", "", 200).Body,
+		s.grace.Expect(t, "GET", "/cart", "", 200).Body,
+		s.grace.Expect(t, "GET", "/orders", "", 200).Body,
+	}, "\n")
+}
+
+// TestRefusalsChangeNothing: each conflict with the current state that no
+// retry fixes is a 409 with a problem type of its own, without Retry-After
+// (a client that sees none does not retry), and changes nothing stored.
+func TestRefusalsChangeNothing(t *testing.T) {
+	closeGrace := func(t *testing.T, s refusalShop) { s.grace.Expect(t, "POST", "/users/2/close", "", 200) }
+	for _, tc := range []struct {
+		name               string
+		setup              func(*testing.T, refusalShop)
+		method, path, body string // sent by Grace, or with no token to POST /users
+		code               string
+	}{
+		{"buy beyond the balance", nil, "POST", "/products/1/buy", `{"quantity":4}`, quire.EINSUFFICIENTFUNDS}, // 51.96 > 50.00
+		{"pay beyond the balance", func(t *testing.T, s refusalShop) {
+			s.grace.Expect(t, "POST", "/cart", `{"product_id":1,"quantity":2}`, 200) // 24.49 + 25.98 = 50.47
+		}, "POST", "/pay", "", quire.EINSUFFICIENTFUNDS},
+		{"deposit to a closed account", closeGrace, "POST", "/users/2/deposit", `{"amount":5}`, quire.EACCOUNTCLOSED},
+		{"close a closed account", closeGrace, "POST", "/users/2/close", "", quire.EACCOUNTCLOSED},
+		{"buy from a closed account", closeGrace, "POST", "/products/3/buy", `{"quantity":1}`, quire.EACCOUNTCLOSED},
+		{"pay from a closed account", closeGrace, "POST", "/pay", "", quire.EACCOUNTCLOSED},
+		{"deposit past the cap", func(t *testing.T, s refusalShop) {
+			store := dynamo.NewUserStore(s.api.DB, s.api.Tables)
+			for balance := demo.CustomerBalance; balance+users.MaxDeposit <= users.MaxBalance; balance += users.MaxDeposit {
+				if err := store.Deposit(t.Context(), 2, users.MaxDeposit, new(users.User)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, "POST", "/users/2/deposit", `{"amount":10000}`, quire.EBALANCELIMIT},
+		{"pay an empty cart", func(t *testing.T, s refusalShop) {
+			s.grace.Expect(t, "DELETE", "/cart/items/3", "", 204)
+			s.grace.Expect(t, "DELETE", "/cart/items/5", "", 204)
+		}, "POST", "/pay", "", quire.ECARTEMPTY},
+		{"add a discontinued book", nil, "POST", "/cart", `{"product_id":4,"quantity":1}`, quire.EPRODUCTUNAVAILABLE},
+		{"buy a discontinued book", nil, "POST", "/products/4/buy", `{"quantity":1}`, quire.EPRODUCTUNAVAILABLE},
+		{"pay for an archived book", func(t *testing.T, s refusalShop) {
+			s.admin.Expect(t, "PUT", "/api/v2/admin/products/5", `{"name":"Moby-Dick","price":14.50,"status":"ARCHIVED","author_id":3}`, 200)
+		}, "POST", "/pay", "", quire.EPRODUCTUNAVAILABLE},
+		{"99 copies of a book", nil, "POST", "/cart", `{"product_id":3,"quantity":99}`, quire.ECARTFULL}, // 1 + 99 > 99
+		{"51 books", func(t *testing.T, s refusalShop) {
+			store, cs := dynamo.NewCatalogStore(s.api.DB, s.api.Tables), dynamo.NewCartStore(s.api.DB, s.api.Tables)
+			for i := range carts.MaxItems - 2 { // the cart holds 2
+				p := catalog.Product{ID: quire.ID(100 + i), Name: fmt.Sprint("Book ", i), Price: 100, Status: catalog.StatusAvailable, AuthorID: 1, AuthorName: "Mary Shelley"}
+				if err := store.PutProduct(t.Context(), p, 0); err != nil {
+					t.Fatal(err)
+				}
+				if err := cs.Add(t.Context(), 2, p.ID, 1, func(*carts.Cart) error { return nil }, new(carts.Cart)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, "POST", "/cart", `{"product_id":1,"quantity":1}`, quire.ECARTFULL},
+		{"sign up with a taken email", nil, "POST", "/users",
+			`{"email":"GRACE@quire.example","first_name":"G","last_name":"H","password":"correct horse"}`, quire.EEMAILTAKEN},
+		{"take another user's email", nil, "PUT", "/users/2",
+			`{"email":"alan@quire.example","first_name":"Grace","last_name":"Hopper"}`, quire.EEMAILTAKEN},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newRefusalShop(t)
+			if tc.setup != nil {
+				tc.setup(t, s)
+			}
+			before := s.state(t)
+			// Every POST takes an idempotency key (and POST /pay needs
+			// one): a refusal is checked against the key's record again.
+			var header []string
+			if tc.method == "POST" {
+				header = []string{"Idempotency-Key", "refusal-" + strings.ReplaceAll(tc.name, " ", "-")}
+			}
+			var r servicetest.Response
+			if tc.path == "/users" {
+				r = s.api.Do(t, tc.method, tc.path, tc.body, header...)
+			} else {
+				r = s.grace.Do(t, tc.method, tc.path, tc.body, header...)
+			}
+			var p rest.Problem
+			if r.StatusCode != 409 || json.Unmarshal([]byte(r.Body), &p) != nil || p.Type != rest.ProblemType(tc.code) || p.Status != 409 {
+				t.Errorf("%s %s = %d %s; want 409 of type %s", tc.method, tc.path, r.StatusCode, r.Body, rest.ProblemType(tc.code))
+			}
+			if ra := r.Header.Get("Retry-After"); ra != "" {
+				t.Errorf("a refusal with Retry-After %q", ra)
+			}
+			if after := s.state(t); after != before {
+				t.Errorf("the refusal changed what is stored:\n%s\nthen\n%s", before, after)
+			}
+		})
+	}
+}
