@@ -43,8 +43,11 @@ const (
 	Reset               Kind = "reset"       // connection reset, the call not forwarded
 	Lost                Kind = "lost"        // forwarded and applied, then the connection reset
 	noFault             Kind = ""            // forwarded as it is
-	maxBody                  = 16 << 20      // DynamoDB's largest request is a 4 MB transaction
-	target                   = "DynamoDB_20120810."
+)
+
+const (
+	maxBody = 16 << 20             // DynamoDB's largest request is a 4 MB transaction
+	target  = "DynamoDB_20120810." // the X-Amz-Target prefix of every operation
 )
 
 // Kinds lists every fault a rule can name.

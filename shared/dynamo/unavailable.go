@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 
@@ -112,22 +111,7 @@ func throttledTransaction(err error) aws.Ternary {
 
 // throttled reports a transaction that DynamoDB cancelled because an item's
 // table or index was throttled, and for no failed condition.
-func throttled(err error) bool {
-	tce, ok := errors.AsType[*types.TransactionCanceledException](err)
-	if !ok {
-		return false
-	}
-	throttled := false
-	for _, r := range tce.CancellationReasons {
-		switch aws.ToString(r.Code) {
-		case "ThrottlingError":
-			throttled = true
-		case "ConditionalCheckFailed":
-			return false
-		}
-	}
-	return throttled
-}
+func throttled(err error) bool { return cancelledFor(err, "ThrottlingError") }
 
 // tableOf names the table (or the first of the tables) an operation's input
 // is about, for the log.

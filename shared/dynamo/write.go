@@ -104,21 +104,26 @@ func pause(ctx context.Context, attempt int) error {
 
 // conflicted reports whether err is a transaction cancelled for a conflict
 // with another transaction, with no condition failing.
-func conflicted(err error) bool {
+func conflicted(err error) bool { return cancelledFor(err, "TransactionConflict") }
+
+// cancelledFor reports whether err is a transaction cancelled because of
+// reason (a cancellation reason's code) for some item, and no item failed
+// its condition.
+func cancelledFor(err error, reason string) bool {
 	tce, ok := errors.AsType[*types.TransactionCanceledException](err)
 	if !ok {
 		return false
 	}
-	conflict := false
+	found := false
 	for _, r := range tce.CancellationReasons {
 		switch aws.ToString(r.Code) {
-		case "TransactionConflict":
-			conflict = true
+		case reason:
+			found = true
 		case "ConditionalCheckFailed":
 			return false
 		}
 	}
-	return conflict
+	return found
 }
 
 // reason returns why item i of a cancelled transaction failed, or "".
