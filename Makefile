@@ -1,4 +1,4 @@
-# Quire's interface: run, test, build, synth, deploy, bench, lint.
+# Quire's interface: run, test, build, synth, deploy, bench, soak, lint.
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -9,7 +9,7 @@ DDB_LOCAL := .cache/dynamodb-local/DynamoDBLocal.jar
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export GOFLAGS := -buildvcs=false
 
-.PHONY: help run test build synth deploy bench fuzz lint deps clean
+.PHONY: help run test build synth deploy bench soak fuzz lint deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -52,6 +52,10 @@ test: deps build lint ## gofmt, vet, unit, integration (DynamoDB Local), infra, 
 
 bench: deps ## measure bootstraps, init time, cold requests and DynamoDB requests per route
 	go run ./bench
+
+SOAK_ARGS ?=
+soak: deps ## send mixed traffic through DynamoDB faults and check invariants (SOAK_ARGS: -requests, -clients, -profile, -seed...)
+	go run ./bench/soak $(SOAK_ARGS)
 
 FUZZTIME ?= 30s
 fuzz: ## run every fuzz target for FUZZTIME each
