@@ -127,7 +127,7 @@ func (s *CatalogStore) ProductsByID(ctx context.Context, ids []quire.ID) (map[qu
 	return out, nil
 }
 
-// Authors returns a page of authors in one Query of the kind index.
+// Authors returns a page of authors from the kind index (see queryPage).
 func (s *CatalogStore) Authors(ctx context.Context, q catalog.ListQuery) ([]catalog.Author, quire.ID, error) {
 	as, next, err := queryPage(ctx, s.db, s.pageQuery(indexKind, attrKind, str(kindAuthor), q.After), q.Limit, parseAuthor)
 	if err != nil {
@@ -136,7 +136,7 @@ func (s *CatalogStore) Authors(ctx context.Context, q catalog.ListQuery) ([]cata
 	return as, next, nil
 }
 
-// Products returns a page of products, or of one author's, in one Query.
+// Products returns a page of products, or of one author's (see queryPage).
 func (s *CatalogStore) Products(ctx context.Context, q catalog.ListQuery) ([]catalog.Product, quire.ID, error) {
 	in := s.pageQuery(indexKind, attrKind, str(kindProduct), q.After)
 	if q.AuthorID != 0 {

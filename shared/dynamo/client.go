@@ -58,7 +58,6 @@ func NewClient(c Config, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, e
 				MaxIdleConnsPerHost:   64, // the local gateway's functions serve many requests at once
 				IdleConnTimeout:       90 * time.Second,
 				ExpectContinueTimeout: time.Second,
-				ForceAttemptHTTP2:     true,
 			},
 		},
 		Retryer:    retryer(),

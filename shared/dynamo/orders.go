@@ -174,7 +174,7 @@ func (s *OrderStore) Get(ctx context.Context, user, id quire.ID, anyUser bool) (
 	return parseOrder(item)
 }
 
-// List returns a page of the user's orders in one Query.
+// List returns a page of the user's orders, read consistently (see queryPage).
 func (s *OrderStore) List(ctx context.Context, user, after quire.ID, limit int) ([]orders.Order, quire.ID, error) {
 	os, next, err := queryPage(ctx, s.db, &dynamodb.QueryInput{
 		TableName:              &s.orders,

@@ -101,7 +101,7 @@ func (s *UserStore) Get(ctx context.Context, id quire.ID) (*users.User, error) {
 	return parseUser(out.Item)
 }
 
-// List returns a page of users in one Query of a sparse index: "active"
+// List returns a page of users from a sparse index (see queryPage): "active"
 // for active users, "list" for all. It reads one item more than it returns
 // to know whether a next page exists.
 func (s *UserStore) List(ctx context.Context, q users.ListQuery) ([]users.User, quire.ID, error) {
