@@ -58,6 +58,7 @@ func TestFunctionsUnderFaults(t *testing.T) {
 			{"server error", ddbfault.Rule{Fault: ddbfault.Internal}, 10 * time.Second},
 			{"reset", ddbfault.Rule{Fault: ddbfault.Reset}, 10 * time.Second},
 			{"hanging", ddbfault.Rule{Fault: ddbfault.Delay, Delay: time.Minute}, 1500 * time.Millisecond},
+			{"refused", ddbfault.Rule{}, 10 * time.Second}, // no rule: the proxy's port is closed
 		} {
 			t.Run(g.Name+"/"+c.name, func(t *testing.T) {
 				t.Parallel()
@@ -65,11 +66,16 @@ func TestFunctionsUnderFaults(t *testing.T) {
 				if _, err := demo.Load(t.Context(), db, tables, demo.DefaultOptions()); err != nil {
 					t.Fatal(err)
 				}
-				p, err := ddbfault.Start(dynamotest.Endpoint(t), 1, c.rule)
+				p, err := ddbfault.Start(dynamotest.Endpoint(t), 1)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer p.Close()
+				if c.rule.Fault != "" {
+					p.Set(c.rule)
+				} else if err := p.Refuse(); err != nil {
+					t.Fatal(err)
+				}
 				cfg.DynamoDB.Endpoint = p.URL()
 				fns, err := service.Handlers(cfg)
 				if err != nil {
@@ -93,7 +99,7 @@ func TestFunctionsUnderFaults(t *testing.T) {
 					t.Errorf("%d, Retry-After %q, Content-Type %q: %s; want a 503 problem with Retry-After",
 						resp.StatusCode, h.Get("Retry-After"), h.Get("Content-Type"), resp.Body)
 				}
-				if len(p.Injected()) == 0 {
+				if c.rule.Fault != "" && len(p.Injected()) == 0 {
 					t.Error("no fault was injected")
 				}
 			})

@@ -82,3 +82,27 @@ func FuzzParseProfile(f *testing.F) {
 		}
 	})
 }
+
+// Any request body parses to the tables it names, or to none, without a
+// panic; a transaction's item count is its number of items.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"TableName":"t-users","Key":{}}`,
+		`{"RequestItems":{"a":{},"b":{}}}`,
+		`{"TransactItems":[{"Put":{"TableName":"x"}},{"ConditionCheck":{"TableName":"y"}}]}`,
+		`{"TransactItems":[{}]}`, `[]`, `null`, `{`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		tables, items := parse(body)
+		if items < 0 || items > len(body) {
+			t.Fatalf("%d items in %d bytes", items, len(body))
+		}
+		for _, tb := range tables {
+			if len(tb) > len(body) {
+				t.Fatalf("table name %q longer than the body", tb)
+			}
+		}
+	})
+}
