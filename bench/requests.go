@@ -137,20 +137,14 @@ type localAPI struct {
 func newLocalAPI(cfg service.Config) (*localAPI, error) {
 	c := &dynamotest.Counter{}
 	cfg.DynamoDBOptions = []func(*dynamodb.Options){c.Option}
-	fns, err := service.Handlers(cfg)
+	gw, err := service.Gateway(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, err
 	}
-	authorizer, err := service.Authorizer(cfg)
-	if err != nil {
-		return nil, err
-	}
-	authorizer.Log = slog.New(slog.DiscardHandler)
 	tokens, err := demoTokens(cfg)
 	if err != nil {
 		return nil, err
 	}
-	gw := &apigw.Gateway{Functions: fns, Authorizer: authorizer.Handle, Log: slog.New(slog.DiscardHandler)}
 	return &localAPI{gw: gw, counter: c, tokens: tokens}, nil
 }
 

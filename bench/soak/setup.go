@@ -13,7 +13,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/ddblocal"
@@ -104,18 +103,9 @@ func start(ctx context.Context, o options) (_ *env, err error) {
 		Tokens:      auth.TokenConfig{Issuer: auth.DefaultIssuer, Audience: auth.DefaultAudience, Lifetime: auth.MaxLifetime},
 		SigningKeys: keys,
 	}
-	fns, err := service.Handlers(cfg)
+	gw, err := service.Gateway(cfg, slog.New(e.logs))
 	if err != nil {
 		return nil, err
-	}
-	authorizer, err := service.Authorizer(cfg)
-	if err != nil {
-		return nil, err
-	}
-	authorizer.Log = slog.New(slog.DiscardHandler)
-	gw := &apigw.Gateway{
-		Functions: fns, Authorizer: authorizer.Handle, AuthorizerTTL: auth.CacheTTL(cfg.Tokens.Lifetime),
-		Log: slog.New(e.logs),
 	}
 	e.api = httptest.NewServer(gw)
 	e.stops = append(e.stops, e.api.Close)

@@ -18,7 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/ddbfault"
@@ -108,20 +107,10 @@ func run(ctx context.Context, getenv func(string) string) error {
 		}
 	}
 
-	fns, err := service.Handlers(cfg)
-	if err != nil {
-		return err
-	}
-	authorizer, err := service.Authorizer(cfg)
-	if err != nil {
-		return err
-	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	gw := &apigw.Gateway{
-		Functions:     fns,
-		Authorizer:    authorizer.Handle,
-		AuthorizerTTL: auth.CacheTTL(cfg.Tokens.Lifetime),
-		Log:           log,
+	gw, err := service.Gateway(cfg, log)
+	if err != nil {
+		return err
 	}
 	srv := &http.Server{
 		Handler:           gw,

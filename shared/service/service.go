@@ -253,6 +253,22 @@ func Handlers(c Config) (map[string]apigw.Handler, error) {
 	return out, nil
 }
 
+// Gateway builds the local gateway in front of every group's handler and
+// the authorizer, whose decisions it caches as the stack does, both logging
+// to log: what `make run`, the integration tests and the benchmarks serve.
+func Gateway(c Config, log *slog.Logger) (*apigw.Gateway, error) {
+	fns, err := Handlers(c)
+	if err != nil {
+		return nil, err
+	}
+	a, err := Authorizer(c)
+	if err != nil {
+		return nil, err
+	}
+	a.Log = log
+	return &apigw.Gateway{Functions: fns, Authorizer: a.Handle, AuthorizerTTL: auth.CacheTTL(c.Tokens.Lifetime), Log: log}, nil
+}
+
 // Run is the main of a function: it logs as JSON, builds the group's handler
 // with build from the environment (exiting when that fails, so a broken
 // configuration fails the cold start, not every request) and serves Lambda

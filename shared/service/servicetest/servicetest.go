@@ -76,20 +76,15 @@ func New(tb testing.TB, opts ...Option) *API {
 			o.Config(&cfg)
 		}
 	}
-	fns, err := service.Handlers(cfg)
+	gw, err := service.Gateway(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	for _, o := range opts {
 		if o.Functions != nil {
-			o.Functions(fns)
+			o.Functions(gw.Functions)
 		}
 	}
-	authorizer, err := service.Authorizer(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	authorizer.Log = slog.New(slog.DiscardHandler)
 	keys, err := auth.ParseKeySet([]byte(cfg.SigningKeys))
 	if err != nil {
 		tb.Fatal(err)
@@ -98,12 +93,7 @@ func New(tb testing.TB, opts ...Option) *API {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := httptest.NewServer(&apigw.Gateway{
-		Functions:     fns,
-		Authorizer:    authorizer.Handle,
-		AuthorizerTTL: auth.CacheTTL(cfg.Tokens.Lifetime),
-		Log:           slog.New(slog.DiscardHandler),
-	})
+	srv := httptest.NewServer(gw)
 	tb.Cleanup(srv.Close)
 	return &API{URL: srv.URL, DB: db, Tables: tables, Keys: keys, issuer: issuer}
 }
