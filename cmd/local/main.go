@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -38,15 +39,11 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	port := getenv("PORT")
-	if port == "" {
-		port = "8080"
-	}
 	// Listen first: a port in use is the most common failure, and should
 	// not wait for DynamoDB Local to start.
-	ln, err := net.Listen("tcp", net.JoinHostPort(getenv("HOST"), port))
+	ln, err := listen(getenv)
 	if err != nil {
-		return fmt.Errorf("cannot listen on port %s (%w); stop what uses it or set PORT", port, err)
+		return err
 	}
 	defer ln.Close()
 
@@ -119,7 +116,16 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	base := "http://localhost:" + port
+	addr := ln.Addr().(*net.TCPAddr)
+	base := "http://" + addr.String()
+	if addr.IP.IsUnspecified() {
+		base = "http://localhost:" + strconv.Itoa(addr.Port)
+	}
+	if addr.IP.IsLoopback() {
+		step("listening on %s only: this machine alone can reach it (HOST=0.0.0.0 opens it to the network)", ln.Addr())
+	} else {
+		step("listening on %s: reachable from the network, with the demo accounts' well-known passwords", ln.Addr())
+	}
 	fmt.Fprintf(os.Stderr, `
 Quire is ready at %[1]s (Ctrl-C stops it)
 
@@ -166,6 +172,23 @@ Public routes need no token:
 		return err
 	}
 	return nil
+}
+
+// listen listens on HOST (default 127.0.0.1: the demo accounts have
+// well-known passwords) and PORT (default 8080).
+func listen(getenv func(string) string) (net.Listener, error) {
+	host, port := getenv("HOST"), getenv("PORT")
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if port == "" {
+		port = "8080"
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return nil, fmt.Errorf("cannot listen on %s (%w); stop what uses it or set PORT or HOST", net.JoinHostPort(host, port), err)
+	}
+	return ln, nil
 }
 
 // demoConfigTag is the ETag of the demo configuration document in v1.
