@@ -66,7 +66,7 @@ func cases() ([]requestCase, error) {
 		{"POST /users", "", "POST", "/users", `{"email":"new@example.com","first_name":"N","last_name":"U","password":"correct horse"}`, "", 201, 1, nil},
 		{"GET /users/{id}/profile", "", "GET", "/users/2/profile", "", "customer", 200, 1, nil},
 		{"PUT /users/{id}/profile", "", "PUT", "/users/2/profile", `{"bio":"Admiral.","newsletter":true}`, "customer", 200, 2, nil},
-		{"POST /users/{id}/deposit", "", "POST", "/users/2/deposit", `{"amount":25.00}`, "customer", 200, 2, nil},
+		{"POST /users/{id}/deposit", "", "POST", "/users/2/deposit", `{"amount":25.00}`, "admin", 200, 2, nil},
 		{"POST /users/{id}/close", "", "POST", "/users/2/close", "", "customer", 200, 2, nil},
 		{"PUT /users/{id}", "same email", "PUT", "/users/2", put, "admin", 200, 2, nil},
 		{"PUT /users/{id}", "new email", "PUT", "/users/2", moved, "admin", 200, 2, nil},

@@ -129,12 +129,16 @@ func run(ctx context.Context, getenv func(string) string) error {
 	fmt.Fprintf(os.Stderr, `
 Quire is ready at %[1]s (Ctrl-C stops it)
 
-Log in as the demo admin (%[2]s, password %[3]s):
+Log in as the demo admin (%[2]s, password %[3]s),
+list the users, and record 20.00 that Grace paid the shop outside the API
+(deposits are the back office's; a customer cannot make one):
 
   TOKEN=$(curl -s %[1]s/login -H 'Content-Type: application/json' \
        -d '{"email":"%[2]s","password":"%[3]s"}' | jq -r .access_token)
   curl -i %[1]s/users -H "Authorization: Bearer $TOKEN"
   curl -i %[1]s/admin/users -H "Authorization: Bearer $TOKEN"
+  curl -i -X POST %[1]s/users/2/deposit -H "Authorization: Bearer $TOKEN" \
+       -H 'Content-Type: application/json' -d '{"amount": 20.00}'
 
 As the demo customer (%[4]s, password %[5]s), see her cart and pay it
 from her balance:

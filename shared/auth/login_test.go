@@ -150,7 +150,7 @@ func TestLoginBadRequests(t *testing.T) {
 func TestPasswordChange(t *testing.T) {
 	api := seeded(t)
 	c := api.As(t, 2, quire.RoleCustomer)
-	r := c.Do(t, "PUT", "/users/2", `{"email":"grace@quire.example","first_name":"Grace","last_name":"Hopper","password":"a new passphrase"}`)
+	r := c.Do(t, "PUT", "/users/2", `{"email":"grace@quire.example","first_name":"Grace","last_name":"Hopper","password":"a new passphrase","current_password":"`+demo.CustomerPassword+`"}`)
 	if r.StatusCode != 200 {
 		t.Fatalf("PUT = %d %s", r.StatusCode, r.Body)
 	}

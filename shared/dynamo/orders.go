@@ -139,7 +139,7 @@ func (s *OrderStore) buyer(ctx context.Context, p orders.Purchase) (*users.User,
 	case u.Status != users.StatusActive:
 		return nil, quire.Errorf(quire.EACCOUNTCLOSED, "The account %d is closed: it cannot pay.", p.User)
 	case u.Balance < p.Total:
-		return nil, quire.Errorf(quire.EINSUFFICIENTFUNDS, "The balance is %s, short of the %s to pay; deposit money first.", u.Balance, p.Total)
+		return nil, quire.Errorf(quire.EINSUFFICIENTFUNDS, "The balance is %s, short of the %s to pay: the shop must fund the account first.", u.Balance, p.Total)
 	}
 	return u, nil
 }

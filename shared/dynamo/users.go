@@ -389,6 +389,27 @@ func (s *UserStore) Delete(ctx context.Context, id quire.ID, pre quire.Precondit
 	}
 }
 
+// Credentials returns the email and the password hash of the user id, in
+// one consistent GetItem: ENOTFOUND if there is no such user.
+func (s *UserStore) Credentials(ctx context.Context, id quire.ID) (email, passwordHash string, err error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.table, Key: userKey(id), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String("email, " + attrPassword),
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("get credentials of user %d: %w", id, err)
+	}
+	if out.Item == nil {
+		return "", "", userNotFound(id)
+	}
+	var r reader
+	email, passwordHash = r.str(out.Item, "email"), r.optStr(out.Item, attrPassword)
+	if r.err != nil {
+		return "", "", fmt.Errorf("read credentials of user %d: %w", id, r.err)
+	}
+	return email, passwordHash, nil
+}
+
 // Account returns the id, role and password hash of the user with email,
 // read consistently (a user who just signed up can log in at once), or
 // ENOTFOUND. It reads the email's reservation, then the user; for an email

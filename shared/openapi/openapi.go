@@ -74,11 +74,11 @@ func operations() map[string]operation {
 		"GET /users":                      {summary: "List users: all active ones for an admin, oneself for a customer", query: []string{"limit", "cursor", "role", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
 		"POST /users":                     {summary: "Sign up", body: perVersion("UserWrite"), status: 201, result: perVersion("User"), headers: []string{"Location"}, refusals: []string{quire.EEMAILTAKEN}},
 		"GET /users/{id}":                 {summary: "Get a user", query: []string{"embed"}, status: 200, result: perVersion("User")},
-		"PUT /users/{id}":                 {summary: "Replace a user", body: perVersion("UserWrite"), status: 200, result: perVersion("User"), refusals: []string{quire.EEMAILTAKEN}},
+		"PUT /users/{id}":                 {summary: "Replace a user; one's own email or password only with current_password", body: perVersion("UserWrite"), status: 200, result: perVersion("User"), refusals: []string{quire.EEMAILTAKEN}},
 		"DELETE /users/{id}":              {summary: "Delete a user", status: 204},
 		"GET /users/{id}/profile":         {summary: "Get a user's profile", status: 200, result: same(ref("Profile"))},
 		"PUT /users/{id}/profile":         {summary: "Replace a user's profile", body: same(ref("Profile")), status: 200, result: same(ref("Profile"))},
-		"POST /users/{id}/deposit":        {summary: "Add money to an active account", body: same(ref("Deposit")), status: 200, result: perVersion("User"), refusals: []string{quire.EACCOUNTCLOSED, quire.EBALANCELIMIT}},
+		"POST /users/{id}/deposit":        {summary: "Record money received for an active account (admin)", note: "The back office's record of money the shop received outside the API; a customer's account is funded by the shop, never by the customer.", body: same(ref("Deposit")), status: 200, result: perVersion("User"), refusals: []string{quire.EACCOUNTCLOSED, quire.EBALANCELIMIT}},
 		"POST /users/{id}/close":          {summary: "Close an account, keeping its balance", status: 200, result: perVersion("User"), refusals: []string{quire.EACCOUNTCLOSED}},
 		"GET /admin/users":                {summary: "List every user in any status (admin)", query: []string{"limit", "cursor", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
 		"GET /cart":                       {summary: "The caller's cart at current prices", status: 200, result: perVersion("Cart")},
@@ -422,15 +422,20 @@ func schemas() schema {
 		"id": id, "email": str, "role": schema{"enum": []any{"customer", "admin"}},
 		"status": schema{"enum": []any{"ACTIVE", "CLOSED"}}, "balance": money, "profile": ref("Profile"),
 		"created_at": time, "updated_at": time,
-		"_links": object(schema{"deposit": str, "close_account": str}, "deposit", "close_account"),
+		"_links": with(object(schema{"deposit": str, "close_account": str}, "deposit", "close_account"), schema{
+			"description": "The actions the caller may take on the account now, as paths: they follow the caller " +
+				"(deposit for an admin, close_account for the owner or an admin) and the state (none once CLOSED), " +
+				"and are empty for an anonymous caller, as in sign-up's answer."}),
 	}
 	userWrite := schema{
 		"email": str, "role": schema{"enum": []any{"customer", "admin"}}, "status": schema{"enum": []any{"ACTIVE", "CLOSED"}},
 		"password": schema{"type": "string", "minLength": 8, "maxLength": 128, "writeOnly": true},
-		"id":       schema{"readOnly": true}, "balance": schema{"readOnly": true}, "profile": schema{"readOnly": true},
+		"current_password": schema{"type": "string", "writeOnly": true,
+			"description": "Required to change one's own email or password: the password now (403 wrong-password otherwise)."},
+		"id": schema{"readOnly": true}, "balance": schema{"readOnly": true}, "profile": schema{"readOnly": true},
 		"_links": schema{"readOnly": true}, "created_at": schema{"readOnly": true}, "updated_at": schema{"readOnly": true},
 	}
-	writeOptional := []string{"role", "status", "password", "id", "balance", "profile", "_links", "created_at", "updated_at"}
+	writeOptional := []string{"role", "status", "password", "current_password", "id", "balance", "profile", "_links", "created_at", "updated_at"}
 	product := func(v int) schema {
 		return schema{"id": id, "name": str, "price": money, "status": status(v), "author_id": id, "links": links}
 	}

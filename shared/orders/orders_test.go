@@ -68,7 +68,7 @@ func newShop(t *testing.T, balance string) *shop {
 	json.Unmarshal([]byte(r.Body), &u)
 	s := &shop{api: api, c: api.As(t, quire.ID(u.ID), quire.RoleCustomer), admin: api.As(t, 1, quire.RoleAdmin), id: u.ID}
 	if balance != "0" {
-		s.c.Expect(t, "POST", fmt.Sprintf("/users/%d/deposit", u.ID), `{"amount":`+balance+`}`, 200)
+		s.admin.Expect(t, "POST", fmt.Sprintf("/users/%d/deposit", u.ID), `{"amount":`+balance+`}`, 200)
 	}
 	return s
 }
@@ -190,7 +190,7 @@ func TestPayRefusalsChangeNothing(t *testing.T) {
 	s.refusePay(t, quire.EINSUFFICIENTFUNDS)
 	check("short balance")
 
-	s.c.Expect(t, "POST", fmt.Sprintf("/users/%d/deposit", s.id), `{"amount":10}`, 200)
+	s.admin.Expect(t, "POST", fmt.Sprintf("/users/%d/deposit", s.id), `{"amount":10}`, 200)
 	s.admin.Expect(t, "PUT", "/api/v2/admin/products/5", `{"name":"Moby-Dick","price":14.50,"status":"ARCHIVED","author_id":3}`, 200)
 	s.refusePay(t, quire.EPRODUCTUNAVAILABLE)
 	s.c.ExpectProblem(t, "POST", "/products/5/buy", `{"quantity":1}`, 409, quire.EPRODUCTUNAVAILABLE)

@@ -24,13 +24,14 @@ const (
 	EFORBIDDEN          = "forbidden"           // valid credentials without the role the route needs
 	ENOTFOUND           = "not-found"           // the resource does not exist
 	ECONFLICT           = "conflict"            // another request changed the same data meanwhile; retry the same request
-	EINSUFFICIENTFUNDS  = "insufficient-funds"  // the balance is short of the total to pay; deposit first
+	EINSUFFICIENTFUNDS  = "insufficient-funds"  // the balance is short of the total to pay; the shop funds accounts
 	EACCOUNTCLOSED      = "account-closed"      // the account is closed (or gone): it takes no deposits, pays nothing and closes once
 	EBALANCELIMIT       = "balance-limit"       // a deposit would take the balance past its cap
 	ECARTEMPTY          = "cart-empty"          // there is nothing in the cart to pay
 	EPRODUCTUNAVAILABLE = "product-unavailable" // a book is not for sale (discontinued, archived or gone)
 	ECARTFULL           = "cart-full"           // the cart would pass its limit of copies of a book or of different books
 	EEMAILTAKEN         = "email-taken"         // another user has the email
+	EWRONGPASSWORD      = "wrong-password"      // the current password given to change the email or password is wrong
 	EKEYREUSED          = "key-reused"          // an idempotency key comes again with another request
 	EPRECONDITION       = "precondition"        // an If-Match or If-None-Match condition of a write failed
 	ETOOLARGE           = "too-large"           // the request body is over the size limit

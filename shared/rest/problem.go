@@ -52,6 +52,8 @@ var codes = map[string]struct {
 	quire.EPRODUCTUNAVAILABLE: {http.StatusConflict, "Product unavailable"},
 	quire.ECARTFULL:           {http.StatusConflict, "Cart full"},
 	quire.EEMAILTAKEN:         {http.StatusConflict, "Email taken"},
+
+	quire.EWRONGPASSWORD: {http.StatusForbidden, "Wrong password"},
 }
 
 // Codes returns every error code, sorted.

@@ -35,7 +35,7 @@ func TestRetryAfter(t *testing.T) {
 		{"unavailable", quire.Errorf(quire.EUNAVAILABLE, "The database does not answer."), "", 503, quire.EUNAVAILABLE, "1"},
 		{"unavailable, handler's Retry-After", quire.Errorf(quire.EUNAVAILABLE, "The database does not answer."), "5", 503, quire.EUNAVAILABLE, "5"},
 		{"deadline", fmt.Errorf("get user 2: %w", context.DeadlineExceeded), "", 503, quire.EUNAVAILABLE, "1"},
-		{"short balance", quire.Errorf(quire.EINSUFFICIENTFUNDS, "The balance is 4.02, short of the 12.99 to pay; deposit money first."), "", 409, quire.EINSUFFICIENTFUNDS, ""},
+		{"short balance", quire.Errorf(quire.EINSUFFICIENTFUNDS, "The balance is 4.02, short of the 12.99 to pay: the shop must fund the account first."), "", 409, quire.EINSUFFICIENTFUNDS, ""},
 		{"closed account", quire.Errorf(quire.EACCOUNTCLOSED, "The account 2 is closed: it cannot pay."), "", 409, quire.EACCOUNTCLOSED, ""},
 		{"balance cap", quire.Errorf(quire.EBALANCELIMIT, "A balance may not exceed 1000000.00."), "", 409, quire.EBALANCELIMIT, ""},
 		{"empty cart", quire.Errorf(quire.ECARTEMPTY, "The cart is empty."), "", 409, quire.ECARTEMPTY, ""},

@@ -151,7 +151,7 @@ var all = expand(
 		{Method: "DELETE", Path: "/users/{id}", Group: GroupUsers, Access: User},
 		{Method: "GET", Path: "/users/{id}/profile", Group: GroupUsers, Access: User},
 		{Method: "PUT", Path: "/users/{id}/profile", Group: GroupUsers, Access: User},
-		{Method: "POST", Path: "/users/{id}/deposit", Group: GroupUsers, Access: User, Idempotency: KeyOptional},
+		{Method: "POST", Path: "/users/{id}/deposit", Group: GroupUsers, Access: Admin, Idempotency: KeyOptional},
 		{Method: "POST", Path: "/users/{id}/close", Group: GroupUsers, Access: User, Idempotency: KeyOptional},
 		{Method: "GET", Path: "/admin/users", Group: GroupUsers, Access: Admin},
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/quireapi/quire/shared/ddbfault"
+	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
@@ -53,7 +54,7 @@ var lostAnswers = []lostAnswer{
 			contains(t, grace, "/users/2", 1, `"first_name":"Amazing"`, `"balance":50.00`)
 		}},
 	{route: "PUT /users/{id}", name: "new email", op: "TransactWriteItems", method: "PUT", path: "/users/2",
-		body:   `{"email": "hopper@example.com", "first_name": "Grace", "last_name": "Hopper"}`,
+		body:   `{"email": "hopper@example.com", "first_name": "Grace", "last_name": "Hopper", "current_password": "` + demo.CustomerPassword + `"}`,
 		status: http.StatusOK, answer: []string{`"email":"hopper@example.com"`},
 		check: func(t *testing.T, _, grace *servicetest.Client) {
 			contains(t, grace, "/users/2", 1, `"email":"hopper@example.com"`)

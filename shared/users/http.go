@@ -161,7 +161,8 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 // replace stores the user's fields: email and names; a new password when
-// the body has one; role and status only from an admin.
+// the body has one; role and status only from an admin. A change of one's
+// own email or password needs the current password (see proveIdentity).
 func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 	id, err := ownID(r)
 	if err != nil {
@@ -180,6 +181,9 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	u.ID = id
+	if err := h.proveIdentity(r, u, f); err != nil {
+		return err
+	}
 	var hash string
 	if f.Password != nil {
 		hash = password.Hash(*f.Password)
@@ -190,6 +194,30 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 	}
 	rest.SetETag(w, r, stored.Hash)
 	return rest.JSON(w, r, http.StatusOK, represent(r, stored, false))
+}
+
+// proveIdentity asks for the current password when the caller changes the
+// email or the password of their own account, so that a stolen access
+// token cannot take the account over: none given is EINVALID, a wrong one
+// EWRONGPASSWORD. An admin changing another user's account needs none.
+func (h *Handlers) proveIdentity(r *http.Request, u *User, f Fields) error {
+	if rest.CallerOf(r).ID != u.ID {
+		return nil
+	}
+	email, hash, err := h.Store.Credentials(r.Context(), u.ID)
+	if err != nil {
+		return err
+	}
+	if f.Password == nil && EmailKey(email) == EmailKey(u.Email) {
+		return nil
+	}
+	if f.CurrentPassword == nil {
+		return quire.Invalid(quire.FieldError{Pointer: "/current_password", Detail: "is required to change the email or the password"})
+	}
+	if !password.Match(hash, *f.CurrentPassword) {
+		return quire.Errorf(quire.EWRONGPASSWORD, "The current password is wrong; nothing was changed.")
+	}
+	return nil
 }
 
 func (h *Handlers) getProfile(w http.ResponseWriter, r *http.Request) error {
@@ -230,7 +258,8 @@ func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request) error 
 }
 
 // deposit adds money to an active account and answers the user as it is
-// now.
+// now. Only an admin may (the route table's access): a deposit is money the
+// shop received outside the API, recorded by its back office.
 func (h *Handlers) deposit(w http.ResponseWriter, r *http.Request) error {
 	id, err := ownID(r)
 	if err != nil {

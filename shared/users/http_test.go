@@ -131,9 +131,15 @@ func TestCreateAndGet(t *testing.T) {
 	if want := fmt.Sprintf("%s/users/%d", api.URL, u.ID); r.Header.Get("Location") != want {
 		t.Errorf("Location = %q, want %q", r.Header.Get("Location"), want)
 	}
+	// Sign-up's caller is nobody yet, who may take no action; the owner
+	// reads the same user with the action the owner may take.
+	if !strings.HasSuffix(r.Body, `,"_links":{}}`) {
+		t.Errorf("sign-up's answer offers actions to an anonymous caller: %s", r.Body)
+	}
+	want := strings.TrimSuffix(r.Body, `{}}`) + fmt.Sprintf(`{"close_account":"/users/%d/close"}}`, u.ID)
 	got := as(t, api, u).Do(t, "GET", fmt.Sprintf("/users/%d", u.ID), "")
-	if got.StatusCode != 200 || got.Body != r.Body {
-		t.Errorf("GET = %d %s\nwant the created body %s", got.StatusCode, got.Body, r.Body)
+	if got.StatusCode != 200 || got.Body != want {
+		t.Errorf("GET = %d %s\nwant the created body with the owner's links %s", got.StatusCode, got.Body, want)
 	}
 }
 
@@ -325,7 +331,7 @@ func TestCustomerReplacesOwnUser(t *testing.T) {
 	u := signUp(t, api, "ada@example.com")
 	c := as(t, api, u)
 	path := fmt.Sprintf("/users/%d", u.ID)
-	r := c.Do(t, "PUT", path, `{"email":"countess@example.com","first_name":"Augusta","last_name":"King","role":"admin","status":"CLOSED","balance":1000000}`)
+	r := c.Do(t, "PUT", path, `{"email":"countess@example.com","first_name":"Augusta","last_name":"King","role":"admin","status":"CLOSED","balance":1000000,"current_password":"correct horse"}`)
 	if r.StatusCode != 200 {
 		t.Fatalf("PUT = %d %s", r.StatusCode, r.Body)
 	}

@@ -8,8 +8,11 @@ import (
 	"github.com/quireapi/quire/shared/rest"
 )
 
-// Links are the actions a user's account allows now, as paths: deposit and
-// close_account while it is active, neither once it is closed.
+// Links are the actions that the caller may take now on a user's account,
+// as paths: while it is active, deposit for an admin (money comes from the
+// back office, never from the account's owner) and close_account for its
+// owner or an admin; neither once it is closed, nor for a caller who would
+// be refused.
 type Links struct {
 	Deposit      string `json:"deposit,omitempty"`
 	CloseAccount string `json:"close_account,omitempty"`
@@ -48,9 +51,14 @@ type V2 struct {
 // embed is true.
 func represent(r *http.Request, u *User, embed bool) any {
 	var links Links
-	if u.Status == StatusActive {
+	if caller := rest.CallerOf(r); u.Status == StatusActive {
 		base := "/users/" + u.ID.String()
-		links = Links{Deposit: rest.Path(r, base+"/deposit"), CloseAccount: rest.Path(r, base+"/close")}
+		if caller.Admin() {
+			links.Deposit = rest.Path(r, base+"/deposit")
+		}
+		if caller.Owns(u.ID) {
+			links.CloseAccount = rest.Path(r, base+"/close")
+		}
 	}
 	var profile *Profile
 	if embed {

@@ -122,7 +122,8 @@ func (d Deposit) check() (quire.Money, error) {
 // first_name and last_name in API v1, name in v2. The read-only fields (id,
 // balance, created_at, updated_at, profile, _links) are accepted and
 // ignored, so that a client may PUT back what it got from a GET; so are role
-// and status, except from an admin. The password is write-only.
+// and status, except from an admin. The password and the current password
+// are write-only.
 type Fields struct {
 	Email     *string     `json:"email"`
 	FirstName *string     `json:"first_name"`
@@ -131,6 +132,8 @@ type Fields struct {
 	Role      *quire.Role `json:"role"`
 	Status    *Status     `json:"status"`
 	Password  *string     `json:"password"`
+	// CurrentPassword proves a change of one's own email or password.
+	CurrentPassword *string `json:"current_password"`
 
 	ID        json.RawMessage `json:"id"`
 	Balance   json.RawMessage `json:"balance"`
@@ -163,6 +166,8 @@ type Store interface {
 	// with a zero balance, the times and the password hash.
 	Create(ctx context.Context, u *User, passwordHash string) error
 	Get(ctx context.Context, id quire.ID) (*User, error)
+	// Credentials returns the email and the password hash of the user id.
+	Credentials(ctx context.Context, id quire.ID) (email, passwordHash string, err error)
 	// List returns up to q.Limit users ordered by id, after q.After, and
 	// the id the next page starts after, or 0.
 	List(ctx context.Context, q ListQuery) (us []User, next quire.ID, err error)
