@@ -50,11 +50,12 @@ func tokenEnv(c auth.TokenConfig) map[string]*string {
 	}
 }
 
-// newSigningKeys defines the secret of the signing keys, which only the
-// auth function may read and write, and the Custom::SigningKeys resource
-// the auth function serves: it writes the first key, rotates keys when the
-// generation changes, and answers with the public keys (attribute Jwks).
-func newSigningKeys(stack awscdk.Stack, authFn awslambda.Function) awscdk.CustomResource {
+// newSigningKeys defines the secret of the signing keys; the keys function,
+// the only one that may write it, which serves the Custom::SigningKeys
+// resource: it writes the first key, rotates keys when the generation
+// changes, and answers with the public keys (attribute Jwks); and the auth
+// function's right to read it, and nothing more.
+func newSigningKeys(stack awscdk.Stack, authFn awslambda.Function, tokens auth.TokenConfig, assetDir string) awscdk.CustomResource {
 	secret := awssecretsmanager.NewSecret(stack, jsii.String("SigningKeySecret"), &awssecretsmanager.SecretProps{
 		Description: jsii.String("Quire's token signing keys (a JWK Set), written by the SigningKeys resource"),
 		// Keys are disposable: without them, users log in again.
@@ -62,6 +63,14 @@ func newSigningKeys(stack awscdk.Stack, authFn awslambda.Function) awscdk.Custom
 	})
 	authFn.AddEnvironment(jsii.String("SIGNING_KEY_SECRET"), secret.SecretArn(), nil)
 	authFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("secretsmanager:GetSecretValue"),
+		Resources: &[]*string{secret.SecretArn()},
+	}))
+	// The keys it keeps depend on how long tokens live.
+	keysFn := newLambda(stack, "keys", "Writes and rotates the token signing keys (Custom::SigningKeys)", 256,
+		map[string]*string{"SIGNING_KEY_SECRET": secret.SecretArn(), "TOKEN_LIFETIME": jsii.String(tokens.Lifetime.String())},
+		filepath.Join(assetDir, "keys"))
+	keysFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"),
 		Resources: &[]*string{secret.SecretArn()},
 	}))
@@ -70,9 +79,9 @@ func newSigningKeys(stack awscdk.Stack, authFn awslambda.Function) awscdk.Custom
 		generation = fmt.Sprint(v)
 	}
 	// The ServiceToken makes the resource wait for the function, which
-	// waits for its role's policy: it can read the secret when called.
+	// waits for its role's policy: it can write the secret when called.
 	return awscdk.NewCustomResource(stack, jsii.String("SigningKeys"), &awscdk.CustomResourceProps{
-		ServiceToken: authFn.FunctionArn(),
+		ServiceToken: keysFn.FunctionArn(),
 		ResourceType: jsii.String("Custom::SigningKeys"),
 		Properties:   &map[string]any{"SecretId": secret.SecretArn(), "Generation": generation},
 	})

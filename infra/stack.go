@@ -30,18 +30,17 @@ type QuireStackProps struct {
 	AssetDir string
 }
 
-// Limits of the API stage: requests per second and burst, across all
-// clients. Raise them for real traffic; they bound the bill of a mistake.
-const (
-	rateLimit  = 100
-	burstLimit = 200
-)
+// stageName is the API's one stage: the first segment of its execute-api
+// URL's paths.
+const stageName = "prod"
 
 // NewQuireStack defines Quire: the tables, one function per resource group
 // with only the table actions it uses, the signing keys and the
-// authorizer, and the REST API built from the route table.
+// authorizer, the REST API built from the route table with its limits, and
+// the web ACL when the CDK context switches it on.
 func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps) awscdk.Stack {
 	stack := awscdk.NewStack(scope, &id, &props.StackProps)
+	limits, waf := stageThrottle(stack), wafEnabled(stack)
 	tables := map[string]awsdynamodb.Table{}
 	for _, t := range dynamo.Tables() {
 		tables[t.Name] = newTable(stack, t)
@@ -54,9 +53,12 @@ func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps
 	for k, v := range tokenEnv(tokens) {
 		fns[routes.GroupAuth].AddEnvironment(jsii.String(k), v, nil)
 	}
-	keys := newSigningKeys(stack, fns[routes.GroupAuth])
+	keys := newSigningKeys(stack, fns[routes.GroupAuth], tokens, props.AssetDir)
 	authorizer := newAuthorizer(stack, tokens, keys.GetAttString(jsii.String("Jwks")), props.AssetDir)
-	api := newAPI(stack, fns, authorizer)
+	api := newAPI(stack, fns, authorizer, limits)
+	if waf {
+		newWebACL(stack, api)
+	}
 	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{
 		Value:       api.Url(),
 		Description: jsii.String("Base URL of the Quire API"),
@@ -153,8 +155,10 @@ func newLambda(stack awscdk.Stack, name, description string, memoryMB int, env m
 // integrated with its group's function, and an ANY method on every path
 // integrated with the path's owner, which answers other methods with 405
 // and Allow (without it API Gateway answers 403 MISSING_AUTHENTICATION_TOKEN).
-// Protected methods run the authorizer first.
-func newAPI(stack awscdk.Stack, fns map[string]awslambda.Function, authorizer awsapigateway.IAuthorizer) awsapigateway.RestApi {
+// Protected methods run the authorizer first. Each method may take limits
+// requests per second, but the costly public routes fewer.
+func newAPI(stack awscdk.Stack, fns map[string]awslambda.Function, authorizer awsapigateway.IAuthorizer, limits throttle) awsapigateway.RestApi {
+	throttles := methodThrottles(limits)
 	api := awsapigateway.NewRestApi(stack, jsii.String("Api"), &awsapigateway.RestApiProps{
 		RestApiName:    jsii.String("quire"),
 		Description:    jsii.String("Quire: a bookshop with prepaid accounts"),
@@ -168,9 +172,10 @@ func newAPI(stack awscdk.Stack, fns map[string]awslambda.Function, authorizer aw
 		// which the proxy decodes.
 		BinaryMediaTypes: jsii.Strings("*/*"),
 		DeployOptions: &awsapigateway.StageOptions{
-			StageName:            jsii.String("prod"),
-			ThrottlingRateLimit:  jsii.Number(rateLimit),
-			ThrottlingBurstLimit: jsii.Number(burstLimit),
+			StageName:            jsii.String(stageName),
+			ThrottlingRateLimit:  jsii.Number(limits.rate),
+			ThrottlingBurstLimit: jsii.Number(limits.burst),
+			MethodOptions:        &throttles,
 		},
 	})
 	integrations := map[string]awsapigateway.LambdaIntegration{}
@@ -233,6 +238,9 @@ func gatewayResponses() []gatewayResponse {
 		{awsapigateway.ResponseType_UNSUPPORTED_MEDIA_TYPE(), 415, quire.EMEDIATYPE, message, nil},
 		{awsapigateway.ResponseType_THROTTLED(), 429, quire.ETHROTTLED, message, retry},
 		{awsapigateway.ResponseType_QUOTA_EXCEEDED(), 429, quire.ETHROTTLED, message, retry},
+		// A request a web ACL blocks without a response of its own (the
+		// stack's, or one Firewall Manager attaches).
+		{awsapigateway.ResponseType_WAF_FILTERED(), 403, quire.EFORBIDDEN, quoted("A web application firewall refused this request."), nil},
 	}
 }
 

@@ -36,7 +36,7 @@ var synth = sync.OnceValues(func() (assertions.Template, error) {
 // synthWith synthesizes the stack with the CDK context values, bootstraps
 // being placeholders in dir.
 func synthWith(dir string, context map[string]any) (assertions.Template, error) {
-	for _, name := range append(groupNames(), "authorizer") {
+	for _, name := range append(groupNames(), "authorizer", "keys") {
 		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
 			return nil, err
 		}
@@ -201,8 +201,9 @@ func TestFunctions(t *testing.T) {
 			}
 		}
 	}
-	// The groups' functions and the authorizer; nothing else runs code.
-	tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(len(routes.Groups())+1))
+	// The groups' functions, the authorizer and the keys function; nothing
+	// else runs code.
+	tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(len(routes.Groups())+2))
 	for _, g := range routes.Groups() {
 		if mem := res[exportName(g.Name)+"Function"].Properties["MemorySize"]; mem != float64(g.MemoryMB) {
 			t.Errorf("%s: memory %v, want %d", g.Name, mem, g.MemoryMB)
@@ -467,8 +468,8 @@ func env(res map[string]resource, fn string) map[string]any {
 	return vars
 }
 
-// TestSigningKeySecret: one secret, which only the auth function may read
-// (and write); the authorizer may touch nothing.
+// TestSigningKeySecret: one secret, which only the keys function may write,
+// and the auth function only read; the authorizer may touch nothing.
 func TestSigningKeySecret(t *testing.T) {
 	tmpl, res := template(t)
 	tmpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(1))
@@ -510,18 +511,24 @@ func TestSigningKeySecret(t *testing.T) {
 			}
 		}
 	}
-	want := []string{fmt.Sprintf("AuthFunction [secretsmanager:GetSecretValue secretsmanager:PutSecretValue] %s", secretID)}
+	want := []string{
+		fmt.Sprintf("AuthFunction [secretsmanager:GetSecretValue] %s", secretID),
+		fmt.Sprintf("KeysFunction [secretsmanager:GetSecretValue secretsmanager:PutSecretValue] %s", secretID),
+	}
+	slices.Sort(secretStatements)
 	if diff := cmp.Diff(want, secretStatements); diff != "" {
 		t.Errorf("statements on the secret (-want +got):\n%s", diff)
 	}
-	if ref(env(res, "AuthFunction")["SIGNING_KEY_SECRET"]) != secretID {
-		t.Errorf("AuthFunction SIGNING_KEY_SECRET = %v", env(res, "AuthFunction")["SIGNING_KEY_SECRET"])
+	for _, fn := range []string{"AuthFunction", "KeysFunction"} {
+		if ref(env(res, fn)["SIGNING_KEY_SECRET"]) != secretID {
+			t.Errorf("%s SIGNING_KEY_SECRET = %v", fn, env(res, fn)["SIGNING_KEY_SECRET"])
+		}
 	}
 }
 
-// TestSigningKeyResource: the auth function serves Custom::SigningKeys,
-// whose public keys the authorizer verifies with; both share the token
-// settings.
+// TestSigningKeyResource: the keys function serves Custom::SigningKeys,
+// whose public keys the authorizer verifies with; it, the authorizer and
+// the auth function share the token settings.
 func TestSigningKeyResource(t *testing.T) {
 	_, res := template(t)
 	var keysID string
@@ -532,7 +539,7 @@ func TestSigningKeyResource(t *testing.T) {
 			}
 			keysID = id
 			p := r.Properties
-			if ref(p["ServiceToken"]) != "AuthFunction" || p["Generation"] != "1" || ref(p["SecretId"]) == "" {
+			if ref(p["ServiceToken"]) != "KeysFunction" || p["Generation"] != "1" || ref(p["SecretId"]) == "" {
 				t.Errorf("Custom::SigningKeys %+v", p)
 			}
 		}
@@ -545,8 +552,9 @@ func TestSigningKeyResource(t *testing.T) {
 		t.Errorf("authorizer JWKS (-want +got):\n%s", diff)
 	}
 	if authz["TOKEN_ISSUER"] != "quire/Quire" || login["TOKEN_ISSUER"] != authz["TOKEN_ISSUER"] ||
-		login["TOKEN_AUDIENCE"] != authz["TOKEN_AUDIENCE"] || login["TOKEN_LIFETIME"] != auth.DefaultLifetime.String() {
-		t.Errorf("token settings: auth %v, authorizer %v", login, authz)
+		login["TOKEN_AUDIENCE"] != authz["TOKEN_AUDIENCE"] || login["TOKEN_LIFETIME"] != auth.DefaultLifetime.String() ||
+		env(res, "KeysFunction")["TOKEN_LIFETIME"] != login["TOKEN_LIFETIME"] {
+		t.Errorf("token settings: auth %v, authorizer %v, keys %v", login, authz, env(res, "KeysFunction"))
 	}
 }
 

@@ -1,6 +1,6 @@
-// Command auth is the auth function: POST /login, GET /.well-known/jwks.json,
-// and the custom resource that writes and rotates the signing keys in their
-// Secrets Manager secret.
+// Command auth is the auth function: POST /login and GET
+// /.well-known/jwks.json, signing with the keys it reads from their Secrets
+// Manager secret (the keys function writes them).
 package main
 
 import (

@@ -5,13 +5,10 @@ package apigw
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"time"
 
-	"github.com/aws/aws-lambda-go/cfn"
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 )
@@ -47,31 +44,5 @@ func NewHandler(h http.Handler) Handler {
 		// (a 502 for a client's typo) and "/users/1%3F" loses its "?".
 		ev.Path = (&url.URL{Path: ev.Path}).EscapedPath()
 		return a.ProxyWithContext(ctx, ev)
-	}
-}
-
-// WithCustomResource returns a Lambda handler that serves API Gateway proxy
-// events with h and CloudFormation custom resource requests with cr,
-// answering CloudFormation at the request's response URL. One function can
-// then both serve routes and provision what only it may touch.
-func WithCustomResource(h Handler, cr cfn.CustomResourceFunction) func(context.Context, json.RawMessage) (any, error) {
-	wrapped := cfn.LambdaWrap(cr)
-	return func(ctx context.Context, raw json.RawMessage) (any, error) {
-		var probe struct{ RequestType, ResponseURL, StackId string }
-		if err := json.Unmarshal(raw, &probe); err != nil {
-			return nil, fmt.Errorf("decode event: %w", err)
-		}
-		if probe.RequestType != "" && probe.ResponseURL != "" && probe.StackId != "" {
-			var ev cfn.Event
-			if err := json.Unmarshal(raw, &ev); err != nil {
-				return nil, fmt.Errorf("decode custom resource event: %w", err)
-			}
-			return wrapped(ctx, ev)
-		}
-		var ev events.APIGatewayProxyRequest
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			return nil, fmt.Errorf("decode proxy event: %w", err)
-		}
-		return h(ctx, ev)
 	}
 }

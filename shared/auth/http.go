@@ -3,8 +3,10 @@ package auth
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
@@ -28,28 +30,42 @@ type Accounts interface {
 type Handlers struct {
 	Accounts Accounts
 	Tokens   TokenConfig
-	// LoadKeys, when set, reads the key set for Reload.
+	// LoadKeys, when set, reads the key set for Reload: login then reads
+	// it again KeyRefresh after its last read, so that a rotation reaches
+	// every warm instance (see KeySet).
 	LoadKeys func(context.Context) (KeySet, error)
 	// signer holds the keys; nil until SetKeys (a stack whose first key is
 	// not written yet), and login is then 503.
 	signer atomic.Pointer[signer]
+	now    func() time.Time // time.Now; tests set it
 }
 
 type signer struct {
 	issuer *Issuer
-	keys   KeySet // public halves, as published
+	keys   KeySet    // public halves, as published
+	read   time.Time // when the keys were set
 }
 
-// SetKeys makes keys' newest private key sign the tokens login issues from
-// now on, and publishes their public halves. It returns an error when keys
-// has no private key.
+// SetKeys makes keys' signing key (see KeySet.Signing) sign the tokens
+// login issues from now on, and publishes their public halves. It returns an
+// error when keys has no private key.
 func (h *Handlers) SetKeys(keys KeySet) error {
 	iss, err := NewIssuer(keys, h.Tokens)
 	if err != nil {
 		return err
 	}
-	h.signer.Store(&signer{issuer: iss, keys: keys.PublicSet()})
+	now := h.clock()
+	iss.now = h.clock
+	iss.key, _ = keys.Signing(now)
+	h.signer.Store(&signer{issuer: iss, keys: keys.PublicSet(), read: now})
 	return nil
+}
+
+func (h *Handlers) clock() time.Time {
+	if h.now != nil {
+		return h.now()
+	}
+	return time.Now()
 }
 
 // Reload sets the keys LoadKeys reads.
@@ -64,15 +80,27 @@ func (h *Handlers) Reload(ctx context.Context) error {
 	return h.SetKeys(keys)
 }
 
-// current returns the signer, reading the keys again when there is none.
+// current returns the signer, reading the keys again when there is none
+// or, with LoadKeys, when they were read KeyRefresh ago or more. When they
+// cannot be read, the keys read last serve until they are KeyMaxStale old,
+// and login is 503 after that.
 func (h *Handlers) current(ctx context.Context) (*signer, error) {
-	if s := h.signer.Load(); s != nil {
+	s := h.signer.Load()
+	if s != nil && (h.LoadKeys == nil || h.clock().Sub(s.read) < KeyRefresh) {
 		return s, nil
 	}
-	if err := h.Reload(ctx); err != nil {
+	err := h.Reload(ctx)
+	switch {
+	case err == nil:
+		return h.signer.Load(), nil
+	case s != nil && h.clock().Sub(s.read) < KeyMaxStale:
+		slog.WarnContext(ctx, "signing keys not read again; the keys read last still sign", "read", s.read, "err", err)
+		return s, nil
+	case s != nil:
+		return nil, &quire.Error{Code: quire.EUNAVAILABLE, Message: "The signing keys cannot be read.", Err: err}
+	default:
 		return nil, &quire.Error{Code: quire.EUNAVAILABLE, Message: "The signing keys are not set up yet.", Err: err}
 	}
-	return h.signer.Load(), nil
 }
 
 // Routes returns the handler of each auth route, keyed as in the route table.

@@ -22,15 +22,51 @@ type Key struct {
 	Private *ecdsa.PrivateKey
 }
 
-// KeySet is an ordered set of keys, newest first: the newest private key
-// signs, and every key verifies. Rotation adds a key at the front and keeps
-// the previous ones, so tokens they signed stay valid until they expire.
+// KeySet is an ordered set of keys, newest first: a published private key
+// signs (see Signing), and every key verifies. Rotation adds a key at the
+// front and keeps the previous ones while tokens they signed may live.
 type KeySet struct {
 	Keys []Key
 }
 
-// MaxKeys bounds a rotated set: the new key and the two before it.
-const MaxKeys = 3
+// The timing of a rotation, from the secret's write by the keys function.
+// The same deployment then gives the authorizer the new public set, within
+// minutes; a login instance reads the secret again KeyRefresh after its
+// last read (and keeps signing with what it read, for at most KeyMaxStale,
+// while the secret cannot be read). So:
+//
+//   - a new key signs only once it is PublishDelay old, when every
+//     authorizer knows it (until then the key before it signs);
+//   - a key stays in the set while a token it signed may still be live:
+//     until its successor is PublishDelay + KeyMaxStale + the token
+//     lifetime old (see Rotate);
+//
+// and no login instance signs with a key the authorizer no longer has, at
+// any pace of rotation up to MaxKeys keys in that window.
+const (
+	PublishDelay = 5 * time.Minute
+	KeyRefresh   = time.Minute
+	KeyMaxStale  = 5 * time.Minute
+	// MaxKeys bounds a set: the authorizer carries it in an environment
+	// variable (4 KB in all), about 180 bytes a key.
+	MaxKeys = 8
+)
+
+// keyTime is the layout of the creation time that starts a key's id.
+const keyTime = "20060102T150405Z"
+
+// Created returns when k was made, from its id; the zero time for an id
+// GenerateKey did not make, which counts as long ago.
+func (k Key) Created() time.Time {
+	if len(k.ID) < len(keyTime) {
+		return time.Time{}
+	}
+	t, err := time.Parse(keyTime, k.ID[:len(keyTime)])
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
 
 // GenerateKey returns a new private key whose id says when it was made.
 func GenerateKey(now time.Time) (Key, error) {
@@ -40,25 +76,46 @@ func GenerateKey(now time.Time) (Key, error) {
 	}
 	var suffix [4]byte
 	rand.Read(suffix[:])
-	id := now.UTC().Format("20060102T150405Z") + "-" + base64.RawURLEncoding.EncodeToString(suffix[:])
+	id := now.UTC().Format(keyTime) + "-" + base64.RawURLEncoding.EncodeToString(suffix[:])
 	return Key{ID: id, Public: &priv.PublicKey, Private: priv}, nil
 }
 
-// Rotate returns a set with k in front of s's keys, keeping at most MaxKeys.
-func (s KeySet) Rotate(k Key) KeySet {
-	keys := append([]Key{k}, s.Keys...)
-	return KeySet{Keys: keys[:min(len(keys), MaxKeys)]}
+// Rotate returns a set with k, made at now, in front of s's keys. It keeps
+// the key before k, which signs until k is published, and each older key
+// while the key that replaced it is younger than PublishDelay + KeyMaxStale
+// + lifetime (the tokens' lifetime): the longest a token the older key
+// signed may live. It keeps at most MaxKeys.
+func (s KeySet) Rotate(k Key, now time.Time, lifetime time.Duration) KeySet {
+	keys := []Key{k}
+	retain := PublishDelay + KeyMaxStale + lifetime
+	for i, old := range s.Keys {
+		successor := k
+		if i > 0 {
+			successor = s.Keys[i-1]
+		}
+		if len(keys) == MaxKeys || i > 0 && now.Sub(successor.Created()) >= retain {
+			break
+		}
+		keys = append(keys, old)
+	}
+	return KeySet{Keys: keys}
 }
 
-// Signing returns the newest key with a private half, or false when the set
-// has none.
-func (s KeySet) Signing() (Key, bool) {
+// Signing returns the key that signs at now: the newest private key that
+// has been published for PublishDelay, else the oldest private key (the
+// one published longest); false when the set has none.
+func (s KeySet) Signing(now time.Time) (Key, bool) {
+	var oldest Key
 	for _, k := range s.Keys {
-		if k.Private != nil {
+		if k.Private == nil {
+			continue
+		}
+		if now.Sub(k.Created()) >= PublishDelay {
 			return k, true
 		}
+		oldest = k
 	}
-	return Key{}, false
+	return oldest, oldest.Private != nil
 }
 
 // Lookup returns the public key named id, or nil.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -17,7 +18,7 @@ func ids(s KeySet) []string {
 }
 
 func TestKeySetRoundTrip(t *testing.T) {
-	set := KeySet{}.Rotate(newKey(t)).Rotate(newKey(t))
+	set := KeySet{}.Rotate(newKey(t), testNow, time.Hour).Rotate(newKey(t), testNow, time.Hour)
 	private, err := set.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
@@ -42,11 +43,14 @@ func TestKeySetRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := pub.Signing(); ok {
+	if _, ok := pub.Signing(testNow); ok {
 		t.Error("a public set has a signing key")
 	}
-	if signing, _ := back.Signing(); signing.ID != set.Keys[0].ID {
-		t.Errorf("signing key %s, want the newest %s", signing.ID, set.Keys[0].ID)
+	if signing, _ := back.Signing(testNow.Add(PublishDelay)); signing.ID != set.Keys[0].ID {
+		t.Errorf("signing key %s once published, want the newest %s", signing.ID, set.Keys[0].ID)
+	}
+	if signing, _ := back.Signing(testNow); signing.ID != set.Keys[1].ID {
+		t.Errorf("signing key %s before the newest is published, want the one before, %s", signing.ID, set.Keys[1].ID)
 	}
 	if pub.Lookup(set.Keys[1].ID) == nil || pub.Lookup("nope") != nil {
 		t.Error("Lookup")
@@ -59,10 +63,39 @@ func TestRotateKeepsMaxKeys(t *testing.T) {
 	for range MaxKeys + 2 {
 		k := newKey(t)
 		made = append([]string{k.ID}, made...)
-		set = set.Rotate(k)
+		set = set.Rotate(k, testNow, time.Hour)
 	}
 	if diff := cmp.Diff(made[:MaxKeys], ids(set)); diff != "" {
 		t.Errorf("kept (-want +got):\n%s", diff)
+	}
+}
+
+// A rotation keeps the key before the new one, however old, and each older
+// key while the key that replaced it is younger than PublishDelay +
+// KeyMaxStale + the tokens' lifetime.
+func TestRotateKeepsWhatTokensNeed(t *testing.T) {
+	lifetime := 15 * time.Minute
+	retain := PublishDelay + KeyMaxStale + lifetime
+	at := func(d time.Duration) Key {
+		k, err := GenerateKey(testNow.Add(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	ancient := at(-10 * retain)
+	for _, c := range []struct {
+		name string
+		set  KeySet
+		want int
+	}{
+		{"the key before", KeySet{Keys: []Key{ancient}}, 2},
+		{"a key replaced retain ago", KeySet{Keys: []Key{at(-retain), ancient}}, 2},
+		{"a key replaced less than retain ago", KeySet{Keys: []Key{at(-retain + time.Second), ancient}}, 3},
+	} {
+		if got := c.set.Rotate(at(0), testNow, lifetime); len(got.Keys) != c.want {
+			t.Errorf("%s: kept %d keys, want %d", c.name, len(got.Keys), c.want)
+		}
 	}
 }
 

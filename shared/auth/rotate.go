@@ -15,20 +15,20 @@ type SecretStore interface {
 }
 
 // KeyResource is the CloudFormation custom resource (Custom::SigningKeys)
-// that creates the signing keys in their secret and rotates them. The
-// login function serves it, being the only one that may read the secret.
+// that creates the signing keys in their secret and rotates them. The keys
+// function serves it, being the only one that may write the secret; login
+// only reads it.
 //
 // Create writes a new key set of one key. Update with a new Generation
-// property adds a key in front and keeps the previous ones (MaxKeys in
-// all); another Update changes nothing. Delete leaves the secret to the
-// stack. Each answers with the public key set as the attribute Jwks, which
-// the stack gives the authorizer, and the signing key's id as SigningKeyId.
+// property adds a key in front and keeps the previous ones that tokens of
+// Lifetime may still need (see KeySet.Rotate); another Update changes
+// nothing. Delete leaves the secret to the stack. Each answers with the
+// public key set as the attribute Jwks, which the stack gives the
+// authorizer, and the id of the key that signs now as SigningKeyId.
 type KeyResource struct {
-	Secret SecretStore
-	// OnSave, when set, gets every key set written, so that the instance
-	// that wrote it signs with it at once.
-	OnSave func(KeySet)
-	Now    func() time.Time
+	Secret   SecretStore
+	Lifetime time.Duration // of access tokens
+	Now      func() time.Time
 }
 
 // Handle answers one custom resource request.
@@ -36,6 +36,10 @@ func (k *KeyResource) Handle(ctx context.Context, ev cfn.Event) (string, map[str
 	physicalID, _ := ev.ResourceProperties["SecretId"].(string)
 	if physicalID == "" {
 		return "", nil, fmt.Errorf("signing keys: the SecretId property is missing")
+	}
+	now := time.Now()
+	if k.Now != nil {
+		now = k.Now()
 	}
 	var keys KeySet
 	switch {
@@ -52,18 +56,14 @@ func (k *KeyResource) Handle(ctx context.Context, ev cfn.Event) (string, map[str
 			return "", nil, fmt.Errorf("signing keys in the secret: %w", err)
 		}
 		if fmt.Sprint(ev.ResourceProperties["Generation"]) == fmt.Sprint(ev.OldResourceProperties["Generation"]) {
-			return physicalID, attributes(keys), nil
+			return physicalID, attributes(keys, now), nil
 		}
 	}
-	now := time.Now
-	if k.Now != nil {
-		now = k.Now
-	}
-	key, err := GenerateKey(now())
+	key, err := GenerateKey(now)
 	if err != nil {
 		return "", nil, err
 	}
-	keys = keys.Rotate(key)
+	keys = keys.Rotate(key, now, k.Lifetime)
 	data, err := keys.MarshalJSON()
 	if err != nil {
 		return "", nil, err
@@ -71,14 +71,11 @@ func (k *KeyResource) Handle(ctx context.Context, ev cfn.Event) (string, map[str
 	if err := k.Secret.Save(ctx, data); err != nil {
 		return "", nil, err
 	}
-	if k.OnSave != nil {
-		k.OnSave(keys)
-	}
-	return physicalID, attributes(keys), nil
+	return physicalID, attributes(keys, now), nil
 }
 
-func attributes(keys KeySet) map[string]any {
+func attributes(keys KeySet, now time.Time) map[string]any {
 	public, _ := keys.PublicSet().MarshalJSON() // parsed keys always marshal
-	signing, _ := keys.Signing()
+	signing, _ := keys.Signing(now)
 	return map[string]any{"Jwks": string(public), "SigningKeyId": signing.ID}
 }

@@ -82,7 +82,7 @@ type Issuer struct {
 // NewIssuer returns an Issuer that signs with keys' signing key. It returns
 // an error when the set has no private key.
 func NewIssuer(keys KeySet, c TokenConfig) (*Issuer, error) {
-	k, ok := keys.Signing()
+	k, ok := keys.Signing(time.Now())
 	if !ok {
 		return nil, errors.New("new issuer: the key set has no private key")
 	}

@@ -179,7 +179,7 @@ func TestRotation(t *testing.T) {
 	set := KeySet{}
 	var tokens []string
 	for range MaxKeys + 1 {
-		set = set.Rotate(newKey(t))
+		set = set.Rotate(newKey(t), testNow, testConfig.Lifetime)
 		iss, err := NewIssuer(set, testConfig)
 		if err != nil {
 			t.Fatal(err)

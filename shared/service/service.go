@@ -13,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/aws/aws-lambda-go/cfn"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -150,42 +151,40 @@ func Configuration(c Config) (http.Handler, error) {
 
 // Auth builds the handler of the auth group (login and JWKS) with the keys
 // in SigningKeys.
-func Auth(c Config) (http.Handler, error) {
-	h, _, err := authGroup(c, nil)
-	return h, err
-}
+func Auth(c Config) (http.Handler, error) { return authGroup(c, nil) }
 
 // OpenSecret opens the secret that holds the signing keys, by id. Only the
-// auth function's main links the Secrets Manager client (see package
-// secrets), whose package init other functions need not pay for.
+// mains of the auth and keys functions link the Secrets Manager client (see
+// package secrets), whose package init other functions need not pay for.
 type OpenSecret func(c Config, id string) (auth.SecretStore, error)
 
-// authGroup builds the auth group's HTTP handler and, when its keys live in
-// a secret, the custom resource that writes and rotates them there.
-func authGroup(c Config, open OpenSecret) (http.Handler, *auth.KeyResource, error) {
+// authGroup builds the auth group's HTTP handler, signing with the keys in
+// SigningKeys, or else in the secret SigningKeySecret, which it reads (see
+// auth.Handlers.LoadKeys) and never writes.
+func authGroup(c Config, open OpenSecret) (http.Handler, error) {
 	db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("auth: %w", err)
+		return nil, fmt.Errorf("auth: %w", err)
 	}
 	h := &auth.Handlers{Accounts: dynamo.NewUserStore(db, c.DynamoDB.Tables), Tokens: c.Tokens}
 	router, err := rest.NewRouter(routes.GroupAuth, h.Routes(), nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	switch {
 	case c.SigningKeys != "":
 		keys, err := auth.ParseKeySet([]byte(c.SigningKeys))
 		if err != nil {
-			return nil, nil, fmt.Errorf("auth: SIGNING_KEYS: %w", err)
+			return nil, fmt.Errorf("auth: SIGNING_KEYS: %w", err)
 		}
 		if err := h.SetKeys(keys); err != nil {
-			return nil, nil, fmt.Errorf("auth: SIGNING_KEYS: %w", err)
+			return nil, fmt.Errorf("auth: SIGNING_KEYS: %w", err)
 		}
-		return router, nil, nil
+		return router, nil
 	case c.SigningKeySecret != "" && open != nil:
 		secret, err := open(c, c.SigningKeySecret)
 		if err != nil {
-			return nil, nil, fmt.Errorf("auth: %w", err)
+			return nil, fmt.Errorf("auth: %w", err)
 		}
 		h.LoadKeys = func(ctx context.Context) (auth.KeySet, error) {
 			data, err := secret.Load(ctx)
@@ -202,10 +201,9 @@ func authGroup(c Config, open OpenSecret) (http.Handler, *auth.KeyResource, erro
 		if err := h.Reload(ctx); err != nil {
 			slog.Warn("no signing keys yet", "err", err)
 		}
-		rotate := &auth.KeyResource{Secret: secret, OnSave: func(k auth.KeySet) { h.SetKeys(k) }}
-		return router, rotate, nil
+		return router, nil
 	default:
-		return nil, nil, errors.New("auth: set SIGNING_KEYS or SIGNING_KEY_SECRET")
+		return nil, errors.New("auth: set SIGNING_KEYS or SIGNING_KEY_SECRET")
 	}
 }
 
@@ -280,17 +278,25 @@ func Run(build func(Config) (http.Handler, error)) {
 	lambda.Start(apigw.NewHandler(h))
 }
 
-// RunAuth is the main of the auth function, which also serves the
-// CloudFormation custom resource of its signing keys in the secret open
-// opens.
+// RunAuth is the main of the auth function: login and the public keys.
 func RunAuth(open OpenSecret) {
-	h, rotate, err := authGroup(fromEnv(), open)
+	h, err := authGroup(fromEnv(), open)
 	check(err)
-	if rotate == nil {
-		lambda.Start(apigw.NewHandler(h))
-		return
+	lambda.Start(apigw.NewHandler(h))
+}
+
+// RunKeys is the main of the keys function, the only one that may write the
+// signing keys' secret: it serves the CloudFormation custom resource that
+// writes and rotates them (auth.KeyResource), and nothing else.
+func RunKeys(open OpenSecret) {
+	c := fromEnv()
+	if c.SigningKeySecret == "" {
+		check(errors.New("keys: set SIGNING_KEY_SECRET"))
 	}
-	lambda.Start(apigw.WithCustomResource(apigw.NewHandler(h), rotate.Handle))
+	secret, err := open(c, c.SigningKeySecret)
+	check(err)
+	rotate := &auth.KeyResource{Secret: secret, Lifetime: c.Tokens.Lifetime}
+	lambda.Start(cfn.LambdaWrap(rotate.Handle))
 }
 
 // RunAuthorizer is the main of the authorizer function.

@@ -1,0 +1,433 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// synthWAF synthesizes the stack once with the web ACL switched on.
+var synthWAF = sync.OnceValues(func() (assertions.Template, error) {
+	dir, err := os.MkdirTemp("", "quire-assets")
+	if err != nil {
+		return nil, err
+	}
+	return synthWith(dir, map[string]any{contextWAF: "true"})
+})
+
+// resourcesOf returns a template's resources as plain JSON.
+func resourcesOf(t *testing.T, tmpl assertions.Template) map[string]resource {
+	t.Helper()
+	b, err := json.Marshal(tmpl.ToJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Resources map[string]resource }
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Resources
+}
+
+// routePaths returns the paths the table serves a route on ("POST /users"
+// in every version), none when it does not have the route.
+func routePaths(key string) []string {
+	var out []string
+	for _, r := range routes.All() {
+		if r.Resource().Key() == key {
+			out = append(out, r.Path)
+		}
+	}
+	return out
+}
+
+// stageThrottles returns the stage's throttling per method, as
+// "METHOD /path" ("* /*" for the stage's default) -> [rate, burst].
+func stageThrottles(t *testing.T, res map[string]resource) map[string][2]float64 {
+	t.Helper()
+	var stages []resource
+	for _, r := range res {
+		if r.Type == "AWS::ApiGateway::Stage" {
+			stages = append(stages, r)
+		}
+	}
+	if len(stages) != 1 {
+		t.Fatalf("%d stages, want 1", len(stages))
+	}
+	got := map[string][2]float64{}
+	for _, s := range stages[0].Properties["MethodSettings"].([]any) {
+		m := s.(map[string]any)
+		// "/~1api~1v1~1users" is /api/v1/users; "/*" every path.
+		path := m["ResourcePath"].(string)
+		if path != "/*" {
+			path = strings.ReplaceAll(strings.TrimPrefix(path, "/"), "~1", "/")
+		}
+		rate, _ := m["ThrottlingRateLimit"].(float64)
+		burst, _ := m["ThrottlingBurstLimit"].(float64)
+		got[m["HttpMethod"].(string)+" "+path] = [2]float64{rate, burst}
+	}
+	return got
+}
+
+// wantThrottles is the stage's throttling: the default for every method,
+// and the costly public routes' own, wherever the table serves them.
+func wantThrottles(rate, burst float64, routeLimits map[string][2]float64) map[string][2]float64 {
+	want := map[string][2]float64{"* /*": {rate, burst}}
+	for key, limit := range routeLimits {
+		method, _, _ := strings.Cut(key, " ")
+		for _, p := range routePaths(key) {
+			want[method+" "+p] = limit
+		}
+	}
+	return want
+}
+
+// TestMethodThrottles: the stage lets each method take 100 requests a
+// second (burst 200), login and token refresh 10 (burst 20), sign-up 2
+// (burst 5), in every version the route is served in.
+func TestMethodThrottles(t *testing.T) {
+	_, res := template(t)
+	for _, key := range []string{"POST /login", "POST /users"} {
+		if len(routePaths(key)) == 0 {
+			t.Errorf("the route table has no %s", key)
+		}
+	}
+	want := wantThrottles(100, 200, map[string][2]float64{
+		"POST /login": {10, 20}, "POST /tokens": {10, 20}, "POST /users": {2, 5},
+	})
+	if _, ok := want["POST /api/v2/users"]; !ok {
+		t.Errorf("sign-up is not limited under /api/v2: %v", want)
+	}
+	if diff := cmp.Diff(want, stageThrottles(t, res)); diff != "" {
+		t.Errorf("stage method settings (-want +got):\n%s", diff)
+	}
+}
+
+// TestPublicPostsAreLimited: every public POST route is a costly route
+// with limits of its own, or the stage's default lets one client spend it.
+func TestPublicPostsAreLimited(t *testing.T) {
+	for _, r := range routes.All() {
+		if r.Method != "POST" || r.Access != routes.Public {
+			continue
+		}
+		if !slices.ContainsFunc(costlyRoutes, func(c costlyRoute) bool { return c.key == r.Resource().Key() }) {
+			t.Errorf("%s is public and not in costlyRoutes", r.Key())
+		}
+	}
+}
+
+// TestThrottleContext: quire:throttleRate and quire:throttleBurst set the
+// stage's default, which caps the costly routes' own; a value out of
+// bounds, or not a number, fails the synth and names the key.
+func TestThrottleContext(t *testing.T) {
+	for _, tc := range []struct {
+		rate, burst any
+		want        map[string][2]float64
+	}{
+		{"50", "80", wantThrottles(50, 80, map[string][2]float64{
+			"POST /login": {10, 20}, "POST /tokens": {10, 20}, "POST /users": {2, 5},
+		})},
+		// As cdk.json holds them: JSON numbers.
+		{float64(2500), float64(5000), wantThrottles(2500, 5000, map[string][2]float64{
+			"POST /login": {10, 20}, "POST /tokens": {10, 20}, "POST /users": {2, 5},
+		})},
+		{"5", "8", wantThrottles(5, 8, map[string][2]float64{
+			"POST /login": {5, 8}, "POST /tokens": {5, 8}, "POST /users": {2, 5},
+		})},
+	} {
+		tmpl, err := synthWith(t.TempDir(), map[string]any{contextThrottleRate: tc.rate, contextThrottleBurst: tc.burst})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, stageThrottles(t, resourcesOf(t, tmpl))); diff != "" {
+			t.Errorf("rate %v, burst %v: stage method settings (-want +got):\n%s", tc.rate, tc.burst, diff)
+		}
+	}
+	for _, bad := range []struct {
+		key   string
+		value any
+	}{
+		{contextThrottleRate, "0"}, {contextThrottleRate, "-5"}, {contextThrottleRate, "10001"},
+		{contextThrottleRate, "fast"}, {contextThrottleRate, "NaN"},
+		{contextThrottleBurst, "0"}, {contextThrottleBurst, "5001"}, {contextThrottleBurst, "1.5"}, {contextThrottleBurst, "lots"},
+		{contextWAF, "maybe"},
+	} {
+		func() {
+			defer func() {
+				if msg := fmt.Sprint(recover()); !strings.Contains(msg, bad.key) {
+					t.Errorf("%s = %v: synth failed with %q, want a failure that names the key", bad.key, bad.value, msg)
+				}
+			}()
+			synthWith(t.TempDir(), map[string]any{bad.key: bad.value})
+		}()
+	}
+}
+
+// TestNoWebACLByDefault: AWS WAF bills by the month, so the stack has no
+// WAF resource unless quire:waf is true; API Gateway's answer to a request
+// a web ACL blocks is a problem all the same.
+func TestNoWebACLByDefault(t *testing.T) {
+	tmpl, res := template(t)
+	off, err := synthWith(t.TempDir(), map[string]any{contextWAF: "false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, res := range map[string]map[string]resource{"default": res, "quire:waf=false": resourcesOf(t, off)} {
+		for id, r := range res {
+			if strings.HasPrefix(r.Type, "AWS::WAFv2::") {
+				t.Errorf("%s: %s is a %s", name, id, r.Type)
+			}
+		}
+	}
+	tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::GatewayResponse"), map[string]any{
+		"ResponseType": "WAF_FILTERED",
+		"StatusCode":   "403",
+		"ResponseParameters": assertions.Match_ObjectLike(&map[string]any{
+			"gatewayresponse.header.Content-Type": "'application/problem+json'",
+		}),
+		"ResponseTemplates": map[string]any{"application/json": assertions.Match_StringLikeRegexp(jsii.String(
+			regexp.QuoteMeta(`"type":"` + rest.ProblemType(quire.EFORBIDDEN) + `"`)))},
+	})
+}
+
+// webACL returns the template with the web ACL on, and the ACL's
+// properties.
+func webACL(t *testing.T) (map[string]resource, map[string]any) {
+	t.Helper()
+	tmpl, err := synthWAF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := resourcesOf(t, tmpl)
+	var acls []map[string]any
+	for _, r := range res {
+		if r.Type == "AWS::WAFv2::WebACL" {
+			acls = append(acls, r.Properties)
+		}
+	}
+	if len(acls) != 1 {
+		t.Fatalf("%d web ACLs, want 1", len(acls))
+	}
+	return res, acls[0]
+}
+
+// rules returns a web ACL's rules by name.
+func rules(acl map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, r := range acl["Rules"].([]any) {
+		rule := r.(map[string]any)
+		out[rule["Name"].(string)] = rule
+	}
+	return out
+}
+
+// TestWebACLAssociation: one regional web ACL, on the API's stage.
+func TestWebACLAssociation(t *testing.T) {
+	res, acl := webACL(t)
+	if acl["Scope"] != "REGIONAL" || !cmp.Equal(acl["DefaultAction"], map[string]any{"Allow": map[string]any{}}) {
+		t.Errorf("web ACL scope %v, default action %v", acl["Scope"], acl["DefaultAction"])
+	}
+	var aclID, apiID, stageID string
+	for id, r := range res {
+		switch r.Type {
+		case "AWS::WAFv2::WebACL":
+			aclID = id
+		case "AWS::ApiGateway::RestApi":
+			apiID = id
+		case "AWS::ApiGateway::Stage":
+			stageID = id
+		}
+	}
+	var assocs []map[string]any
+	for _, r := range res {
+		if r.Type == "AWS::WAFv2::WebACLAssociation" {
+			assocs = append(assocs, r.Properties)
+		}
+	}
+	if len(assocs) != 1 {
+		t.Fatalf("%d web ACL associations, want 1", len(assocs))
+	}
+	if diff := cmp.Diff(map[string]any{"Fn::GetAtt": []any{aclID, "Arn"}}, assocs[0]["WebACLArn"]); diff != "" {
+		t.Errorf("association's web ACL (-want +got):\n%s", diff)
+	}
+	arn, _ := json.Marshal(assocs[0]["ResourceArn"])
+	if !strings.Contains(string(arn), `":apigateway:"`) ||
+		!strings.Contains(string(arn), `"::/restapis/",{"Ref":"`+apiID+`"},"/stages/",{"Ref":"`+stageID+`"}`) {
+		t.Errorf("association on %s, want stage %s of API %s", arn, stageID, apiID)
+	}
+}
+
+// TestWebACLRateRules: each costly route the table has gets a per-address
+// rule over 5 minutes, on POST to the route's paths with or without the
+// stage's name before them, answered 429 problem+json with Retry-After.
+func TestWebACLRateRules(t *testing.T) {
+	_, acl := webACL(t)
+	byName := rules(acl)
+	for _, tc := range []struct {
+		key, rule        string
+		limit            float64
+		match, dontMatch []string
+	}{
+		{"POST /login", "login-per-ip", 100,
+			[]string{"/login", "/prod/login", "/prod/login/"},
+			[]string{"/prod/login/x", "/prod/loginx", "/a/b/login", "/prod/users", "/prod/tokens"}},
+		{"POST /tokens", "tokens-per-ip", 100,
+			[]string{"/tokens", "/prod/tokens", "/prod/tokens/"},
+			[]string{"/prod/tokens/1", "/prod/login"}},
+		{"POST /users", "sign-up-per-ip", 20,
+			[]string{"/users", "/prod/users", "/prod/api/v1/users", "/prod/api/v2/users/", "/api/v1/users"},
+			[]string{"/prod/users/42", "/prod/users/42/close", "/prod/api/v3/users", "/prod/login"}},
+	} {
+		rule, ok := byName[tc.rule]
+		if len(routePaths(tc.key)) == 0 {
+			if ok {
+				t.Errorf("%s: a rule for a route the table does not have", tc.rule)
+			}
+			continue
+		}
+		if !ok {
+			t.Errorf("no rule %s for %s", tc.rule, tc.key)
+			continue
+		}
+		stmt := rule["Statement"].(map[string]any)["RateBasedStatement"].(map[string]any)
+		if stmt["Limit"] != tc.limit || stmt["EvaluationWindowSec"] != float64(300) || stmt["AggregateKeyType"] != "IP" {
+			t.Errorf("%s: limit %v per %v s per %v, want %v per 300 s per IP",
+				tc.rule, stmt["Limit"], stmt["EvaluationWindowSec"], stmt["AggregateKeyType"], tc.limit)
+		}
+		wantAction := map[string]any{"Block": map[string]any{"CustomResponse": map[string]any{
+			"ResponseCode": float64(429), "CustomResponseBodyKey": "throttled",
+			"ResponseHeaders": []any{
+				map[string]any{"Name": "Retry-After", "Value": "300"},
+				map[string]any{"Name": "Cache-Control", "Value": "no-store"},
+			},
+		}}}
+		if diff := cmp.Diff(wantAction, rule["Action"]); diff != "" {
+			t.Errorf("%s: action (-want +got):\n%s", tc.rule, diff)
+		}
+		and := stmt["ScopeDownStatement"].(map[string]any)["AndStatement"].(map[string]any)["Statements"].([]any)
+		var method, pattern string
+		var transforms []string
+		for _, s := range and {
+			s := s.(map[string]any)
+			if bm, ok := s["ByteMatchStatement"].(map[string]any); ok && cmp.Equal(bm["FieldToMatch"], map[string]any{"Method": map[string]any{}}) &&
+				bm["PositionalConstraint"] == "EXACTLY" {
+				method = bm["SearchString"].(string)
+			}
+			if rm, ok := s["RegexMatchStatement"].(map[string]any); ok && cmp.Equal(rm["FieldToMatch"], map[string]any{"UriPath": map[string]any{}}) {
+				pattern = rm["RegexString"].(string)
+				for _, tt := range rm["TextTransformations"].([]any) {
+					transforms = append(transforms, tt.(map[string]any)["Type"].(string))
+				}
+			}
+		}
+		if method != "POST" || len(and) != 2 {
+			t.Errorf("%s: scope-down %v, want POST and a path", tc.rule, and)
+		}
+		if !slices.Contains(transforms, "NORMALIZE_PATH") || !slices.Contains(transforms, "URL_DECODE") {
+			t.Errorf("%s: path transformations %v, want URL_DECODE and NORMALIZE_PATH", tc.rule, transforms)
+		}
+		re, err := regexp.Compile(pattern)
+		if err != nil {
+			t.Errorf("%s: path pattern %q: %v", tc.rule, pattern, err)
+			continue
+		}
+		for _, p := range tc.match {
+			if !re.MatchString(p) {
+				t.Errorf("%s: %q does not match %s", tc.rule, pattern, p)
+			}
+		}
+		for _, p := range tc.dontMatch {
+			if re.MatchString(p) {
+				t.Errorf("%s: %q matches %s", tc.rule, pattern, p)
+			}
+		}
+	}
+}
+
+// TestWebACLThrottledBody: WAF's 429 body is the problem a client gets from
+// API Gateway's own throttling.
+func TestWebACLThrottledBody(t *testing.T) {
+	_, acl := webACL(t)
+	body, _ := acl["CustomResponseBodies"].(map[string]any)["throttled"].(map[string]any)
+	if body["ContentType"] != "APPLICATION_JSON" {
+		t.Errorf("body content type %v", body["ContentType"])
+	}
+	var p rest.Problem
+	if err := json.Unmarshal([]byte(fmt.Sprint(body["Content"])), &p); err != nil {
+		t.Fatalf("body %v: %v", body["Content"], err)
+	}
+	if p.Type != rest.ProblemType(quire.ETHROTTLED) || p.Status != 429 || p.Title != rest.Title(quire.ETHROTTLED) || p.Detail == "" {
+		t.Errorf("body %+v", p)
+	}
+}
+
+// TestWebACLCommonRuleSet: AWS's common rule set runs after the rate
+// rules, its 8 KB body limit only counting: the configuration document
+// (PUT /admin/config) is up to 2 MiB. The ACL's fixed cost is $5 a month
+// and $1 per rule.
+func TestWebACLCommonRuleSet(t *testing.T) {
+	_, acl := webACL(t)
+	byName := rules(acl)
+	crs, ok := byName["common-rule-set"]
+	if !ok {
+		t.Fatalf("no common-rule-set rule in %v", slices.Sorted(maps.Keys(byName)))
+	}
+	want := map[string]any{
+		"VendorName": "AWS",
+		"Name":       "AWSManagedRulesCommonRuleSet",
+		"RuleActionOverrides": []any{map[string]any{
+			"Name": "SizeRestrictions_BODY", "ActionToUse": map[string]any{"Count": map[string]any{}},
+		}},
+	}
+	if diff := cmp.Diff(want, crs["Statement"].(map[string]any)["ManagedRuleGroupStatement"]); diff != "" {
+		t.Errorf("managed rule group (-want +got):\n%s", diff)
+	}
+	if !cmp.Equal(crs["OverrideAction"], map[string]any{"None": map[string]any{}}) {
+		t.Errorf("override action %v, want None", crs["OverrideAction"])
+	}
+	priorities := map[float64]string{}
+	for name, r := range byName {
+		p := r["Priority"].(float64)
+		if other, ok := priorities[p]; ok {
+			t.Errorf("%s and %s share priority %v", name, other, p)
+		}
+		priorities[p] = name
+		if name != "common-rule-set" && p >= crs["Priority"].(float64) {
+			t.Errorf("%s (priority %v) runs after the common rule set (%v)", name, p, crs["Priority"])
+		}
+	}
+	costly := 0
+	for _, c := range costlyRoutes {
+		if len(routePaths(c.key)) > 0 {
+			costly++
+		}
+	}
+	if len(byName) != costly+1 {
+		t.Errorf("%d rules, want %d rate rules and the common rule set", len(byName), costly)
+	}
+	t.Logf("web ACL: %d rules, $%d.00 a month before requests", len(byName), 5+len(byName))
+}
+
+// TestQuotasWithWebACL: the web ACL's resources keep the stack inside
+// CloudFormation's 500.
+func TestQuotasWithWebACL(t *testing.T) {
+	res, _ := webACL(t)
+	if len(res) > 500 {
+		t.Errorf("%d resources with the web ACL (at most 500)", len(res))
+	}
+	t.Logf("%d resources in the stack with the web ACL", len(res))
+}
