@@ -12,7 +12,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/service"
@@ -73,8 +72,8 @@ func authorizerCosts(cfg service.Config, token string) ([]verifyCost, error) {
 	return out, nil
 }
 
-// loginTime is the median time of a login outcome through the local
-// gateway, against DynamoDB Local.
+// loginTime is the median time of a login outcome, a refresh or a logout
+// through the local gateway, against DynamoDB Local.
 type loginTime struct {
 	name   string
 	status int
@@ -83,35 +82,71 @@ type loginTime struct {
 
 // loginTimes times a successful login, a wrong password and an unknown
 // email, interleaved: the two failures should take about as long, so that
-// timing does not tell which emails have accounts.
+// timing does not tell which emails have accounts. Each successful login's
+// session is then refreshed (POST /tokens) and ended (DELETE /session with
+// the refreshed access token), each timed too.
 func loginTimes(cfg service.Config) ([]loginTime, error) {
-	fns, err := service.Handlers(cfg)
+	gw, err := service.Gateway(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, err
 	}
-	gw := &apigw.Gateway{Functions: fns, Log: slog.New(slog.DiscardHandler)}
 	out := []loginTime{
 		{name: "success", status: 200},
 		{name: "wrong password", status: 401},
 		{name: "unknown email", status: 401},
+		{name: "refresh (`POST /tokens`)", status: 200},
+		{name: "logout (`DELETE /session`)", status: 204},
 	}
-	bodies := []string{
-		fmt.Sprintf(`{"email":%q,"password":%q}`, demo.CustomerEmail, demo.CustomerPassword),
-		fmt.Sprintf(`{"email":%q,"password":"wrong password"}`, demo.CustomerEmail),
-		`{"email":"nobody@quire.example","password":"wrong password"}`,
+	// Each run's success clears the wrong password's count of failed
+	// logins; each unknown email is another, so that neither is locked.
+	bodies := func(run int) []string {
+		return []string{
+			fmt.Sprintf(`{"email":%q,"password":%q}`, demo.CustomerEmail, demo.CustomerPassword),
+			fmt.Sprintf(`{"email":%q,"password":"wrong password"}`, demo.CustomerEmail),
+			fmt.Sprintf(`{"email":"nobody%d@quire.example","password":"wrong password"}`, run),
+		}
 	}
 	times := make([][]time.Duration, len(out))
-	for range runs {
-		for i, body := range bodies {
-			req := httptest.NewRequest("POST", "/login", strings.NewReader(body))
+	send := func(i int, method, path, body, token string) (*httptest.ResponseRecorder, error) {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		if body != "" {
 			req.Header.Set("Content-Type", "application/json")
-			rec := httptest.NewRecorder()
-			start := time.Now()
-			gw.ServeHTTP(rec, req)
-			times[i] = append(times[i], time.Since(start))
-			if rec.Code != out[i].status {
-				return nil, fmt.Errorf("login %s = %d: %s", out[i].name, rec.Code, rec.Body)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		rec := httptest.NewRecorder()
+		start := time.Now()
+		gw.ServeHTTP(rec, req)
+		times[i] = append(times[i], time.Since(start))
+		if rec.Code != out[i].status {
+			return nil, fmt.Errorf("%s = %d: %s", out[i].name, rec.Code, rec.Body)
+		}
+		return rec, nil
+	}
+	for run := range runs {
+		var session auth.TokenResponse
+		for i, body := range bodies(run) {
+			rec, err := send(i, "POST", "/login", body, "")
+			if err != nil {
+				return nil, err
 			}
+			if i == 0 {
+				if err := json.Unmarshal(rec.Body.Bytes(), &session); err != nil {
+					return nil, err
+				}
+			}
+		}
+		body, _ := json.Marshal(auth.RefreshRequest{RefreshToken: &session.RefreshToken})
+		rec, err := send(3, "POST", "/tokens", string(body), "")
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &session); err != nil {
+			return nil, err
+		}
+		if _, err := send(4, "DELETE", "/session", "", session.AccessToken); err != nil {
+			return nil, err
 		}
 	}
 	for i := range out {

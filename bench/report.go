@@ -73,7 +73,7 @@ func printAuth(costs []verifyCost, logins []loginTime) {
 	for _, c := range costs {
 		fmt.Printf("| `%s` | %.1f µs | %d | %d B |\n", c.name, float64(c.nsPerOp)/1000, c.allocsPerOp, c.bytesPerOp)
 	}
-	fmt.Printf("\nPOST /login through the local gateway, medians of %d (argon2id, 19 MiB, 2 passes):\n\n", runs)
+	fmt.Printf("\nPOST /login, then POST /tokens and DELETE /session of its session, through the local gateway, medians of %d (login: argon2id, 19 MiB, 2 passes):\n\n", runs)
 	fmt.Println("| outcome | status | time |")
 	fmt.Println("|---|---:|---:|")
 	for _, l := range logins {

@@ -23,7 +23,7 @@ import (
 type requestCase struct {
 	route, name    string
 	method, path   string
-	body, as       string      // as: "admin", "customer" or "" for no token
+	body, as       string      // as: "admin", "customer", "session" (the customer's, of demo.CustomerSessionID) or "" for no token
 	status, target int         // target 0: no target
 	header         http.Header // more request headers, or nil
 }
@@ -39,13 +39,17 @@ func cases() ([]requestCase, error) {
 	put := `{"email":"grace@quire.example","first_name":"Grace","last_name":"Hopper","role":"customer","status":"ACTIVE"}`
 	moved := strings.Replace(put, "grace@", "grace.hopper@", 1)
 	login := func(email, pw string) string { return fmt.Sprintf(`{"email":%q,"password":%q}`, email, pw) }
+	refresh := fmt.Sprintf(`{"refresh_token":%q}`, demo.CustomerRefreshToken)
 	return []requestCase{
 		{"GET /health", "", "GET", "/health", "", "", 200, 1, nil},
 		{"GET /status", "", "GET", "/status", "", "", 200, 1, nil},
 		{"GET /openapi.json", "", "GET", "/openapi.json", "", "", 200, 0, nil},
-		{"POST /login", "success", "POST", "/login", login(demo.CustomerEmail, demo.CustomerPassword), "", 200, 2, nil},
-		{"POST /login", "wrong password", "POST", "/login", login(demo.CustomerEmail, "wrong password"), "", 401, 2, nil},
-		{"POST /login", "unknown email", "POST", "/login", login("nobody@quire.example", "wrong password"), "", 401, 2, nil},
+		{"POST /login", "success", "POST", "/login", login(demo.CustomerEmail, demo.CustomerPassword), "", 200, 3, nil},
+		{"POST /login", "wrong password", "POST", "/login", login(demo.CustomerEmail, "wrong password"), "", 401, 3, nil},
+		{"POST /login", "unknown email", "POST", "/login", login("nobody@quire.example", "wrong password"), "", 401, 3, nil},
+		{"POST /tokens", "the demo session's refresh token", "POST", "/tokens", refresh, "", 200, 2, nil},
+		{"DELETE /session", "the demo session", "DELETE", "/session", "", "session", 204, 1, nil},
+		{"POST /tokens", "the demo session's, ended", "POST", "/tokens", refresh, "", 401, 1, nil},
 		{"GET /.well-known/jwks.json", "", "GET", "/.well-known/jwks.json", "", "", 200, 0, nil},
 		{"GET /landing", "", "GET", "/landing", "", "", 200, 1, nil},
 		{"GET /authors", "one page of 2", "GET", "/authors?limit=2", "", "customer", 200, 1, nil},
@@ -78,7 +82,7 @@ func cases() ([]requestCase, error) {
 		{"POST /pay", "the same key again: a replay", "POST", "/pay", "", "customer", 201, 1, http.Header{"Idempotency-Key": {"bench-pay-1"}}},
 		{"GET /orders", "", "GET", "/orders", "", "customer", 200, 1, nil},
 		{"GET /orders/{id}", "", "GET", "/orders/1", "", "customer", 200, 1, nil},
-		{"DELETE /users/{id}", "", "DELETE", "/users/3", "", "admin", 204, 2, nil},
+		{"DELETE /users/{id}", "", "DELETE", "/users/3", "", "admin", 204, 3, nil},
 		{"GET /config", "the demo's, 568 B", "GET", "/config", "", "customer", 200, 2, nil},
 		{"GET /config", "If-None-Match: its ETag", "GET", "/config", "", "customer", 304, 1, http.Header{"If-None-Match": {demoTag}}},
 		{"PUT /admin/config", "replace it", "PUT", "/admin/config", `{"shop":{"name":"Quire Books","currency":"EUR"}}`, "admin", 204, 2, nil},
@@ -175,7 +179,8 @@ func (l *localAPI) do(method, path, body, as string, header http.Header, status 
 	return rec, took, nil
 }
 
-// demoTokens signs a token for the demo admin (id 1) and customer (id 2).
+// demoTokens signs a token for the demo admin (id 1) and customer (id 2),
+// and one of the customer in the demo session.
 func demoTokens(cfg service.Config) (map[string]string, error) {
 	keys, err := auth.ParseKeySet([]byte(cfg.SigningKeys))
 	if err != nil {
@@ -193,6 +198,9 @@ func demoTokens(cfg service.Config) (map[string]string, error) {
 		if out[name], err = issuer.Issue(u.id, u.role); err != nil {
 			return nil, err
 		}
+	}
+	if out["session"], err = issuer.IssueInSession(2, quire.RoleCustomer, demo.CustomerSessionID); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -62,15 +62,15 @@ func (a *Authorizer) Handle(ctx context.Context, ev events.APIGatewayCustomAutho
 	if err != nil {
 		return events.APIGatewayCustomAuthorizerResponse{}, err
 	}
-	return events.APIGatewayCustomAuthorizerResponse{
-		PrincipalID:    id.UserID.String(),
-		PolicyDocument: policy,
-		Context: map[string]any{
-			rest.ContextUserID:  id.UserID.String(),
-			rest.ContextRole:    string(id.Role),
-			rest.ContextExpires: strconv.FormatInt(id.Expires.Unix(), 10),
-		},
-	}, nil
+	context := map[string]any{
+		rest.ContextUserID:  id.UserID.String(),
+		rest.ContextRole:    string(id.Role),
+		rest.ContextExpires: strconv.FormatInt(id.Expires.Unix(), 10),
+	}
+	if id.SessionID != "" {
+		context[rest.ContextSession] = id.SessionID
+	}
+	return events.APIGatewayCustomAuthorizerResponse{PrincipalID: id.UserID.String(), PolicyDocument: policy, Context: context}, nil
 }
 
 // header returns the value of the header name in h, whatever its case.

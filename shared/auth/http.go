@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -18,17 +19,29 @@ type Account struct {
 	ID           quire.ID
 	Role         quire.Role
 	PasswordHash string
+	// Epoch is the user's session epoch: a change of password, role or
+	// status moves it on, ending every session started before.
+	Epoch int64
 }
 
-// Accounts finds the account of an email, whatever its case. It returns
-// *quire.Error with ENOTFOUND when no user has the email.
+// Accounts finds the account of an email, whatever its case, and counts its
+// failed logins (see Attempts).
 type Accounts interface {
-	Account(ctx context.Context, email string) (Account, error)
+	// Account returns the account of email and the email's failed logins;
+	// *quire.Error with ENOTFOUND when no user has the email, with the
+	// failed logins still.
+	Account(ctx context.Context, email string) (Account, Attempts, error)
+	// FailedLogin counts a failed login of email at now.
+	FailedLogin(ctx context.Context, email string, now time.Time) error
+	// ClearLogins forgets email's failed logins.
+	ClearLogins(ctx context.Context, email string) error
 }
 
-// Handlers serves login and the public keys of the tokens it issues.
+// Handlers serves login, token refresh, logout and the public keys of the
+// tokens it issues.
 type Handlers struct {
 	Accounts Accounts
+	Sessions Sessions
 	Tokens   TokenConfig
 	// LoadKeys, when set, reads the key set for Reload: login then reads
 	// it again KeyRefresh after its last read, so that a rotation reaches
@@ -107,6 +120,8 @@ func (h *Handlers) current(ctx context.Context) (*signer, error) {
 func (h *Handlers) Routes() rest.Handlers {
 	return rest.Handlers{
 		"POST /login":                h.login,
+		"POST /tokens":               h.refresh,
+		"DELETE /session":            h.logout,
 		"GET /.well-known/jwks.json": h.jwks,
 	}
 }
@@ -117,11 +132,19 @@ type Credentials struct {
 	Password *string `json:"password"`
 }
 
-// TokenResponse is the body of a successful login (RFC 6749 section 5.1).
+// TokenResponse is the body of a successful login or refresh (RFC 6749
+// section 5.1).
 type TokenResponse struct {
-	AccessToken string `json:"access_token"`
-	TokenType   string `json:"token_type"`
-	ExpiresIn   int64  `json:"expires_in"` // seconds
+	AccessToken      string `json:"access_token"`
+	TokenType        string `json:"token_type"`
+	ExpiresIn        int64  `json:"expires_in"` // seconds
+	RefreshToken     string `json:"refresh_token"`
+	RefreshExpiresIn int64  `json:"refresh_expires_in"` // seconds
+}
+
+// RefreshRequest is the body of POST /tokens.
+type RefreshRequest struct {
+	RefreshToken *string `json:"refresh_token"`
 }
 
 // errBadCredentials is the one answer to an unknown email and a wrong
@@ -147,25 +170,140 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	acct, err := h.Accounts.Account(r.Context(), *c.Email)
+	acct, tries, err := h.Accounts.Account(r.Context(), *c.Email)
 	if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
 		return err
 	}
+	now := h.clock()
+	// A locked email, known or not, is refused before its password costs
+	// a hash.
+	if err := tries.Check(now); err != nil {
+		return err
+	}
 	// An unknown email has no hash: Match then checks against a decoy, so
-	// both failures cost one hash and look alike.
+	// both failures cost one hash and look alike, and both are counted.
 	if !password.Match(acct.PasswordHash, *c.Password) {
+		if err := h.Accounts.FailedLogin(r.Context(), *c.Email, now); err != nil {
+			return err
+		}
 		return errBadCredentials
 	}
-	token, err := s.issuer.Issue(acct.ID, acct.Role)
+	if !tries.Clean(now) {
+		if err := h.Accounts.ClearLogins(r.Context(), *c.Email); err != nil {
+			return err
+		}
+	}
+	session, refresh := NewSession(acct.ID, acct.Epoch, h.clock())
+	if err := h.Sessions.Start(r.Context(), session); err != nil {
+		return err
+	}
+	return h.tokens(w, r, s, acct.ID, acct.Role, session, refresh)
+}
+
+// tokens answers a new access token and refresh token of session.
+func (h *Handlers) tokens(w http.ResponseWriter, r *http.Request, s *signer, user quire.ID, role quire.Role, session Session, refresh string) error {
+	access, err := s.issuer.IssueInSession(user, role, session.ID)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	return rest.JSON(w, r, http.StatusOK, TokenResponse{
-		AccessToken: token,
-		TokenType:   "Bearer",
-		ExpiresIn:   int64(s.issuer.Lifetime().Seconds()),
+		AccessToken:      access,
+		TokenType:        "Bearer",
+		ExpiresIn:        int64(s.issuer.Lifetime().Seconds()),
+		RefreshToken:     refresh,
+		RefreshExpiresIn: int64(session.Expiry().Sub(h.clock()).Seconds()),
 	})
+}
+
+// errBadRefresh is the one answer to a refresh token that is malformed,
+// unknown, expired, reused or revoked: none tells an attacker more.
+var errBadRefresh = quire.Errorf(quire.EUNAUTHORIZED, "The refresh token is not valid; log in again.")
+
+// refresh trades a refresh token for a new access token and a new refresh
+// token of the same session; the old one dies. A refresh token that is not
+// its session's live one (used before) ends the session.
+func (h *Handlers) refresh(w http.ResponseWriter, r *http.Request) error {
+	var body RefreshRequest
+	if err := rest.Decode(r, &body); err != nil {
+		return err
+	}
+	if body.RefreshToken == nil {
+		return quire.Invalid(quire.FieldError{Pointer: "/refresh_token", Detail: "is required"})
+	}
+	user, sid, hash, ok := parseRefreshToken(*body.RefreshToken)
+	if !ok {
+		return errBadRefresh
+	}
+	s, err := h.current(r.Context())
+	if err != nil {
+		return err
+	}
+	session, user, role, err := h.resume(r, user, sid, hash)
+	if err != nil {
+		return err
+	}
+	refresh, _, next := newRefreshToken(user, sid)
+	idle := h.clock().Add(RefreshIdle)
+	err = h.Sessions.Rotate(r.Context(), session, next, idle)
+	if quire.ErrorCode(err) == quire.ECONFLICT || quire.ErrorCode(err) == quire.ENOTFOUND {
+		// The same token, used by another request meanwhile: reuse.
+		return h.revoke(r, session, "refresh token used twice at once")
+	}
+	if err != nil {
+		return err
+	}
+	session.TokenHash, session.IdleUntil = next, idle
+	return h.tokens(w, r, s, user, role, session, refresh)
+}
+
+// resume returns the session sid of user and the user's role when the
+// refresh token of hash is the session's live one, the session has not
+// expired and the user's sessions have not been revoked since it started;
+// else it ends the session and answers errBadRefresh.
+func (h *Handlers) resume(r *http.Request, user quire.ID, sid, hash string) (Session, quire.ID, quire.Role, error) {
+	session, acct, err := h.Sessions.Resume(r.Context(), user, sid)
+	switch {
+	case quire.ErrorCode(err) == quire.ENOTFOUND:
+		return Session{}, 0, "", errBadRefresh
+	case err != nil:
+		return Session{}, 0, "", err
+	case subtle.ConstantTimeCompare([]byte(session.TokenHash), []byte(hash)) != 1:
+		return Session{}, 0, "", h.revoke(r, session, "refresh token reused")
+	case !h.clock().Before(session.Expiry()):
+		return Session{}, 0, "", h.revoke(r, session, "session expired")
+	case acct.Epoch != session.Epoch:
+		return Session{}, 0, "", h.revoke(r, session, "sessions revoked since")
+	}
+	return session, user, acct.Role, nil
+}
+
+// revoke ends session, logs why (never the token), and answers
+// errBadRefresh.
+func (h *Handlers) revoke(r *http.Request, session Session, why string) error {
+	slog.WarnContext(r.Context(), "session ended", "reason", why, "user_id", session.UserID, "session_id", session.ID,
+		"request_id", rest.RequestID(r))
+	if err := h.Sessions.End(r.Context(), session.UserID, session.ID); err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
+		return err
+	}
+	return errBadRefresh
+}
+
+// logout ends the session of the caller's access token. The access token
+// itself stays valid until it expires.
+func (h *Handlers) logout(w http.ResponseWriter, r *http.Request) error {
+	c := rest.CallerOf(r)
+	if c.SessionID == "" {
+		return quire.Errorf(quire.ENOTFOUND, "This access token belongs to no session.")
+	}
+	if err := h.Sessions.End(r.Context(), c.ID, c.SessionID); err != nil {
+		if quire.ErrorCode(err) == quire.ENOTFOUND {
+			return quire.Errorf(quire.ENOTFOUND, "The session has ended already.")
+		}
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 func (h *Handlers) jwks(w http.ResponseWriter, r *http.Request) error {

@@ -59,17 +59,20 @@ func TokenConfigFromEnv(getenv func(string) string) (TokenConfig, error) {
 }
 
 // Claims are the claims of a Quire access token: the registered ones, with
-// the user id as sub, and the user's role.
+// the user id as sub, the user's role, and the id of the session login
+// started (absent from a token issued without one).
 type Claims struct {
 	jwt.RegisteredClaims
-	Role quire.Role `json:"role"`
+	Role      quire.Role `json:"role"`
+	SessionID string     `json:"sid,omitempty"`
 }
 
 // Identity is who a verified token speaks for.
 type Identity struct {
-	UserID  quire.ID
-	Role    quire.Role
-	Expires time.Time
+	UserID    quire.ID
+	Role      quire.Role
+	SessionID string
+	Expires   time.Time
 }
 
 // Issuer signs access tokens with the newest key of a set.
@@ -90,8 +93,14 @@ func NewIssuer(keys KeySet, c TokenConfig) (*Issuer, error) {
 }
 
 // Issue returns a signed token for a user, valid from now for the
-// configured lifetime.
+// configured lifetime, of no session.
 func (i *Issuer) Issue(id quire.ID, role quire.Role) (string, error) {
+	return i.IssueInSession(id, role, "")
+}
+
+// IssueInSession returns a signed token for a user in the session sid, which
+// logout ends.
+func (i *Issuer) IssueInSession(id quire.ID, role quire.Role, sid string) (string, error) {
 	now := i.now().Truncate(time.Second)
 	claims := Claims{
 		RegisteredClaims: jwt.RegisteredClaims{
@@ -102,7 +111,8 @@ func (i *Issuer) Issue(id quire.ID, role quire.Role) (string, error) {
 			NotBefore: jwt.NewNumericDate(now),
 			ExpiresAt: jwt.NewNumericDate(now.Add(i.config.Lifetime)),
 		},
-		Role: role,
+		Role:      role,
+		SessionID: sid,
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
 	t.Header["kid"] = i.key.ID
@@ -178,5 +188,8 @@ func (v *Verifier) Verify(token string) (Identity, error) {
 	if c.NotBefore == nil || c.IssuedAt == nil {
 		return Identity{}, fmt.Errorf("%w: nbf and iat are required", ErrInvalidToken)
 	}
-	return Identity{UserID: id, Role: c.Role, Expires: c.ExpiresAt.Time}, nil
+	if len(c.SessionID) > 64 {
+		return Identity{}, fmt.Errorf("%w: sid of %d bytes", ErrInvalidToken, len(c.SessionID))
+	}
+	return Identity{UserID: id, Role: c.Role, SessionID: c.SessionID, Expires: c.ExpiresAt.Time}, nil
 }

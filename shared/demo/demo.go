@@ -1,15 +1,18 @@
 // Package demo loads the bookshop's demo data (users with balances,
-// authors, books, a cart, an order and a configuration document) into a fresh Quire, for `make run`,
-// the events replay and the bench.
+// authors, books, a cart, an order, a login session and a configuration
+// document) into a fresh Quire, for `make run`, the events replay and the
+// bench.
 package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/carts"
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/config"
@@ -31,6 +34,9 @@ func Load(ctx context.Context, db *dynamodb.Client, t dynamo.TableNames, o Optio
 		return added, err
 	}
 	if err := SeedShop(ctx, dynamo.NewCartStore(db, t), dynamo.NewOrderStore(db, t)); err != nil {
+		return added, err
+	}
+	if err := SeedSession(ctx, dynamo.NewSessionStore(db, t), time.Now()); err != nil {
 		return added, err
 	}
 	return added, SeedConfig(ctx, dynamo.NewConfigStore(db, t))
@@ -74,6 +80,17 @@ const (
 	CustomerEmail    = "grace@quire.example"
 	CustomerPassword = "quire-customer-password"
 )
+
+// CustomerRefreshToken is the refresh token of a login session of the demo
+// customer (Grace, id 2) that SeedSession stores, so that the sample events
+// and the README's examples can trade it at POST /tokens without logging in
+// first. Like the demo passwords, it is published demo data: anyone who
+// reaches a Quire loaded with the demo data can use it, once (using it
+// rotates it; using it again ends the session).
+const CustomerRefreshToken = "AAAAAAAAAAJkZW1vLXNlc3Npb24tZ3JhZGVtbyByZWZyZXNoIHRva2VuIG9mIEdyYWNlIDAwMDE"
+
+// CustomerSessionID is the id of the session of CustomerRefreshToken.
+const CustomerSessionID = "64656d6f2d73657373696f6e2d677261"
 
 // Options are the demo admin's credentials.
 type Options struct {
@@ -140,6 +157,28 @@ func Seed(ctx context.Context, s users.Store, o Options) (added int, err error) 
 		}
 	}
 	return added, nil
+}
+
+// SeedSession stores the session of CustomerRefreshToken, started at now
+// with the customer's first session epoch (0), unless a session of that id
+// is stored already (perhaps rotated since: its token is then another).
+func SeedSession(ctx context.Context, s auth.Sessions, now time.Time) error {
+	session, ok := auth.SessionOf(CustomerRefreshToken, 0, now)
+	if !ok {
+		return errors.New("seed session: the demo refresh token is malformed")
+	}
+	_, _, err := s.Resume(ctx, session.UserID, session.ID)
+	switch quire.ErrorCode(err) {
+	case "":
+		return nil
+	case quire.ENOTFOUND:
+	default:
+		return fmt.Errorf("seed session: %w", err)
+	}
+	if err := s.Start(ctx, session); err != nil {
+		return fmt.Errorf("seed session: %w", err)
+	}
+	return nil
 }
 
 // Catalog is where SeedCatalog writes.

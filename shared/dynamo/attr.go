@@ -62,6 +62,14 @@ func (r *reader) num(item map[string]types.AttributeValue, name string) int64 {
 	return n
 }
 
+// optNum reads a number attribute that is absent when zero.
+func (r *reader) optNum(item map[string]types.AttributeValue, name string) int64 {
+	if _, ok := item[name]; !ok {
+		return 0
+	}
+	return r.num(item, name)
+}
+
 func (r *reader) time(item map[string]types.AttributeValue, name string) time.Time {
 	t, err := time.Parse(time.RFC3339Nano, r.str(item, name))
 	if err != nil {

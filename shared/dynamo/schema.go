@@ -45,6 +45,7 @@ type Table struct {
 // Attribute and index names of the users table.
 const (
 	attrPK       = "pk"
+	attrSK       = "sk"
 	attrListPK   = "list_pk"
 	attrActivePK = "active_pk"
 	attrRolePK   = "role_pk"
@@ -85,6 +86,16 @@ func Tables() []Table {
 			Indexes: []Index{
 				{Name: indexByID, PartitionKey: Key{attrID, "N"}},
 			},
+		},
+		{
+			// Login sessions under their user, "user#<user id>", by
+			// "session#<session id>": each with the hash of its live
+			// refresh token, deleted by DynamoDB some time after it
+			// expires. A user's sessions are one Query.
+			Name:         routes.TableSessions,
+			PartitionKey: Key{attrPK, "S"},
+			SortKey:      &Key{attrSK, "S"},
+			TTL:          attrExpiresAt,
 		},
 		{
 			// The first answer to each idempotency key, deleted by

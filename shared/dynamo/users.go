@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -10,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/users"
@@ -19,15 +19,20 @@ import (
 // UserStore keeps users in the users table: one item per user under
 // "user#<id>", and one "email#<email>" item per user that reserves the
 // email, written in the same transaction, so that no two users share one.
+// It keeps each email's failed logins in the sessions table (see
+// logins.go).
 type UserStore struct {
-	db    *dynamodb.Client
-	table string
-	now   func() time.Time
+	db       *dynamodb.Client
+	table    string
+	sessions string
+	carts    string
+	now      func() time.Time
 }
 
 // NewUserStore returns a UserStore on db with the physical table names t.
 func NewUserStore(db *dynamodb.Client, t TableNames) *UserStore {
-	return &UserStore{db: db, table: t.Physical(routes.TableUsers), now: time.Now}
+	return &UserStore{db: db, table: t.Physical(routes.TableUsers), sessions: t.Physical(routes.TableSessions),
+		carts: t.Physical(routes.TableCarts), now: time.Now}
 }
 
 // The partition key values and list partition of the users table.
@@ -173,6 +178,12 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 	expr := "SET " + strings.Join(set, ", ")
 	if remove != nil {
 		expr += " REMOVE " + strings.Join(remove, ", ")
+	}
+	if passwordHash != "" || stored.Role != old.Role || stored.Status != old.Status {
+		// The user's sessions end: their tokens' role or status, or the
+		// password that started them, is no longer the user's.
+		expr += " ADD " + attrEpoch + " :one"
+		values[":one"] = num(1)
 	}
 	update := &types.Update{
 		TableName:                 &s.table,
@@ -348,7 +359,8 @@ func (s *UserStore) Deposit(ctx context.Context, id quire.ID, amount quire.Money
 	})
 }
 
-// Close closes the active account id, keeping its balance.
+// Close closes the active account id, keeping its balance, and ends its
+// sessions.
 func (s *UserStore) Close(ctx context.Context, id quire.ID, out *users.User) error {
 	return s.change(ctx, id, out, func(u *users.User) error {
 		if u.Status != users.StatusActive {
@@ -356,13 +368,16 @@ func (s *UserStore) Close(ctx context.Context, id quire.ID, out *users.User) err
 		}
 		u.Status = users.StatusClosed
 		return nil
-	}, "REMOVE "+attrActivePK+", "+attrRolePK+" SET #status = :closed", func(u *users.User) map[string]types.AttributeValue {
-		return map[string]types.AttributeValue{":closed": str(string(users.StatusClosed))}
+	}, "REMOVE "+attrActivePK+", "+attrRolePK+" ADD "+attrEpoch+" :one SET #status = :closed", func(u *users.User) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{":closed": str(string(users.StatusClosed)), ":one": num(1)}
 	})
 }
 
-// Delete removes the user id and frees its email: ENOTFOUND if there is no
-// such user, EPRECONDITION if it fails pre; in either case nothing changes.
+// Delete removes the user id and what belongs only to it: its email's
+// reservation and failed logins and its cart, in one transaction, then its
+// sessions (which can no longer be resumed: their user is gone); ENOTFOUND
+// if there is no such user, EPRECONDITION if it fails pre, and in either
+// case nothing changes. Orders and idempotency records stay (see README).
 func (s *UserStore) Delete(ctx context.Context, id quire.ID, pre quire.Precondition) error {
 	old, err := s.read(ctx, id, pre)
 	if err != nil {
@@ -377,9 +392,16 @@ func (s *UserStore) Delete(ctx context.Context, id quire.ID, pre quire.Precondit
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}},
 		{Delete: &types.Delete{TableName: &s.table, Key: emailKey(old.Email)}},
+		{Delete: &types.Delete{TableName: &s.sessions, Key: loginKey(old.Email)}},
+		{Delete: &types.Delete{TableName: &s.carts, Key: cartKey(id)}},
 	}})
 	switch failed := cancelled(err); {
 	case err == nil:
+		if err := endSessions(ctx, s.db, s.sessions, id); err != nil {
+			// Dead already, and DynamoDB's TTL removes them: no reason
+			// to fail a deletion that happened.
+			slog.WarnContext(ctx, "sessions of a deleted user left to expire", "user_id", id, "err", err)
+		}
 		return nil
 	case failed[0]:
 		// Deleted or changed between the read and the write.
@@ -387,68 +409,6 @@ func (s *UserStore) Delete(ctx context.Context, id quire.ID, pre quire.Precondit
 	default:
 		return fmt.Errorf("delete user %d: %w", id, err)
 	}
-}
-
-// Credentials returns the email and the password hash of the user id, in
-// one consistent GetItem: ENOTFOUND if there is no such user.
-func (s *UserStore) Credentials(ctx context.Context, id quire.ID) (email, passwordHash string, err error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: &s.table, Key: userKey(id), ConsistentRead: aws.Bool(true),
-		ProjectionExpression: aws.String("email, " + attrPassword),
-	})
-	if err != nil {
-		return "", "", fmt.Errorf("get credentials of user %d: %w", id, err)
-	}
-	if out.Item == nil {
-		return "", "", userNotFound(id)
-	}
-	var r reader
-	email, passwordHash = r.str(out.Item, "email"), r.optStr(out.Item, attrPassword)
-	if r.err != nil {
-		return "", "", fmt.Errorf("read credentials of user %d: %w", id, r.err)
-	}
-	return email, passwordHash, nil
-}
-
-// Account returns the id, role and password hash of the user with email,
-// read consistently (a user who just signed up can log in at once), or
-// ENOTFOUND. It reads the email's reservation, then the user; for an email
-// nobody has it reads a user that cannot exist, so that both answers cost
-// the same two reads and the time of a failed login does not tell whether
-// the email has an account.
-func (s *UserStore) Account(ctx context.Context, email string) (auth.Account, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: &s.table, Key: emailKey(email), ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return auth.Account{}, fmt.Errorf("get account of an email: %w", err)
-	}
-	var r reader
-	var id quire.ID // 0, which no user has, for an unknown email
-	if out.Item != nil {
-		if id = quire.ID(r.num(out.Item, "user_id")); r.err != nil {
-			return auth.Account{}, fmt.Errorf("read email reservation: %w", r.err)
-		}
-	}
-	out, err = s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: &s.table, Key: userKey(id), ConsistentRead: aws.Bool(true),
-		ProjectionExpression:     aws.String("#role, " + attrPassword),
-		ExpressionAttributeNames: map[string]string{"#role": "role"},
-	})
-	if err != nil {
-		return auth.Account{}, fmt.Errorf("get account of user %d: %w", id, err)
-	}
-	if out.Item == nil {
-		return auth.Account{}, quire.Errorf(quire.ENOTFOUND, "No user has this email.")
-	}
-	a := auth.Account{ID: id, Role: quire.Role(r.str(out.Item, "role"))}
-	if h, ok := out.Item[attrPassword].(*types.AttributeValueMemberS); ok {
-		a.PasswordHash = h.Value
-	}
-	if r.err != nil {
-		return auth.Account{}, fmt.Errorf("read account of user %d: %w", id, r.err)
-	}
-	return a, nil
 }
 
 func userNotFound(id quire.ID) error {

@@ -186,20 +186,29 @@ func hashOf(item map[string]types.AttributeValue) string {
 	return v.Value
 }
 
-// batchGet reads keys from table, consistently, in BatchGetItem requests:
-// again, after a pause, for keys DynamoDB leaves unprocessed, and
-// EUNAVAILABLE (naming what, "the catalog") when some are left after
-// maxWriteAttempts.
+// batchGet reads keys from table, consistently (see batchGetTables).
 // Keys with no item are missing from what it returns.
 func batchGet(ctx context.Context, db *dynamodb.Client, table, what string, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
-	var items []map[string]types.AttributeValue
-	request := map[string]types.KeysAndAttributes{table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+	items, err := batchGetTables(ctx, db, what, map[string]types.KeysAndAttributes{
+		table: {Keys: keys, ConsistentRead: aws.Bool(true)},
+	})
+	return items[table], err
+}
+
+// batchGetTables reads request's keys in BatchGetItem requests: again,
+// after a pause, for keys DynamoDB leaves unprocessed, and EUNAVAILABLE
+// (naming what, "the catalog") when some are left after maxWriteAttempts.
+// It returns the items of each table; keys with no item have none.
+func batchGetTables(ctx context.Context, db *dynamodb.Client, what string, request map[string]types.KeysAndAttributes) (map[string][]map[string]types.AttributeValue, error) {
+	items := map[string][]map[string]types.AttributeValue{}
 	for attempt := 1; len(request) > 0; attempt++ {
 		out, err := db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: request})
 		if err != nil {
-			return nil, fmt.Errorf("get %d items of %s: %w", len(keys), what, err)
+			return nil, fmt.Errorf("get %s: %w", what, err)
 		}
-		items = append(items, out.Responses[table]...)
+		for t, got := range out.Responses {
+			items[t] = append(items[t], got...)
+		}
 		if request = out.UnprocessedKeys; len(request) == 0 {
 			break
 		}

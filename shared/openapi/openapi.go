@@ -58,7 +58,9 @@ func operations() map[string]operation {
 		"GET /health":                {summary: "Health check for load balancers", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
 		"GET /status":                {summary: "Health check (the same as /health)", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
 		"GET /openapi.json":          {summary: "This document", status: 200, result: same(schema{"type": "object"}), headers: []string{"Cache-Control"}},
-		"POST /login":                {summary: "Trade an email and password for an access token", body: same(ref("Credentials")), status: 200, result: same(ref("Token")), headers: []string{"Cache-Control"}},
+		"POST /login":                {summary: "Trade an email and password for an access token and a refresh token: a new session", body: same(ref("Credentials")), status: 200, result: same(ref("Token")), headers: []string{"Cache-Control"}},
+		"POST /tokens":               {summary: "Trade a refresh token for a new access token and refresh token; the old one dies, and one used again ends its session", body: same(ref("RefreshRequest")), status: 200, result: same(ref("Token")), headers: []string{"Cache-Control"}},
+		"DELETE /session":            {summary: "Log out: end the session of the caller's access token (which stays valid until it expires)", status: 204},
 		"GET /.well-known/jwks.json": {summary: "The public keys that verify access tokens", status: 200, result: same(ref("JWKS")), headers: []string{"Cache-Control"}},
 
 		"GET /landing":             {summary: "The landing page: featured books", status: 200, result: perVersion("Landing")},
@@ -456,7 +458,10 @@ func schemas() schema {
 		"Health":      object(schema{"status": str, "database": str}),
 		"Config":      schema{"type": "object", "description": "The configuration document: any JSON object"},
 		"Credentials": object(schema{"email": str, "password": str}),
-		"Token":       object(schema{"access_token": str, "token_type": schema{"const": "Bearer"}, "expires_in": schema{"type": "integer"}}),
+		"Token": object(schema{"access_token": str, "token_type": schema{"const": "Bearer"}, "expires_in": schema{"type": "integer"},
+			"refresh_token":      schema{"type": "string", "description": "Opaque; trade it at POST /tokens before refresh_expires_in seconds pass. Keep it secret."},
+			"refresh_expires_in": schema{"type": "integer"}}),
+		"RefreshRequest": object(schema{"refresh_token": str}),
 		"JWKS": object(schema{"keys": arrayOf(object(schema{
 			"kty": schema{"const": "EC"}, "crv": schema{"const": "P-256"}, "alg": schema{"const": "ES256"},
 			"use": schema{"const": "sig"}, "kid": str, "x": str, "y": str,

@@ -58,6 +58,9 @@ type Error struct {
 	Message string
 	Fields  []FieldError
 	Err     error
+	// RetryAfter, when set, is how many seconds a retry should wait
+	// (Retry-After); a retryable error without it says 1.
+	RetryAfter int
 }
 
 func (e *Error) Error() string {

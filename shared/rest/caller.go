@@ -19,6 +19,8 @@ type Caller struct {
 	ID      quire.ID
 	Role    quire.Role
 	Expires time.Time
+	// SessionID is the session the token belongs to ("" for none).
+	SessionID string
 }
 
 // Admin reports whether the caller has the admin role.
@@ -34,6 +36,7 @@ const (
 	ContextUserID  = "user_id"
 	ContextRole    = "role"
 	ContextExpires = "expires" // Unix seconds
+	ContextSession = "session_id"
 )
 
 type callerKey struct{}
@@ -96,7 +99,7 @@ func authorizerCaller(r *http.Request) (Caller, error) {
 	if err != nil {
 		return Caller{}, fmt.Errorf("authorizer context: expires %q", get(ContextExpires))
 	}
-	return Caller{ID: id, Role: role, Expires: time.Unix(exp, 0)}, nil
+	return Caller{ID: id, Role: role, Expires: time.Unix(exp, 0), SessionID: get(ContextSession)}, nil
 }
 
 // BearerChallenge is the WWW-Authenticate value of a 401 for a request that

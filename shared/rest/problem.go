@@ -79,12 +79,14 @@ func Title(code string) string {
 func ProblemType(code string) string { return ProblemTypeBase + code }
 
 // Retryable reports whether a problem of code is one that the same request,
-// sent again in a moment, can get past: a service unavailable (503) and a
-// collision with another request (ECONFLICT). Error answers these, and only
-// these, with Retry-After; a refusal of the current state (such as
-// EINSUFFICIENTFUNDS, also 409) is not retryable.
+// sent again after a while, can get past: a service unavailable (503), a
+// collision with another request (ECONFLICT) and too many requests
+// (ETHROTTLED: API Gateway's limits, a locked login). Error answers these,
+// and only these, with Retry-After (1 second, or the error's RetryAfter); a
+// refusal of the current state (such as EINSUFFICIENTFUNDS, also 409) is
+// not retryable.
 func Retryable(code string) bool {
-	return code == quire.ECONFLICT || Status(code) == http.StatusServiceUnavailable
+	return code == quire.ECONFLICT || code == quire.ETHROTTLED || Status(code) == http.StatusServiceUnavailable
 }
 
 // Problem is an RFC 9457 problem details body.
@@ -111,12 +113,14 @@ func NewProblem(code, detail string) Problem {
 // handler set another; no other problem does. A 401 carries its challenge.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	var p Problem
+	retryAfter := 1
 	if _, ok := errors.AsType[*quire.Error](err); !ok && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
 		err = &quire.Error{Code: quire.EUNAVAILABLE, Message: "The request did not complete in time. Retry in a moment; a write retried with the same Idempotency-Key takes effect once.", Err: err}
 	}
 	code := quire.EINTERNAL
 	if e, ok := errors.AsType[*quire.Error](err); ok && e.Code != quire.EINTERNAL {
 		code = e.Code
+		retryAfter = max(retryAfter, e.RetryAfter)
 		p = NewProblem(e.Code, e.Message)
 		p.Errors = e.Fields
 		if e.Err != nil || p.Status >= 500 {
@@ -132,7 +136,7 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case Retryable(code):
 		if w.Header().Get("Retry-After") == "" {
-			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 		}
 	case p.Status == http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", challenge(r))

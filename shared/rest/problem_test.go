@@ -18,9 +18,10 @@ import (
 var refusals = []string{quire.EINSUFFICIENTFUNDS, quire.EACCOUNTCLOSED, quire.EBALANCELIMIT, quire.ECARTEMPTY,
 	quire.EPRODUCTUNAVAILABLE, quire.ECARTFULL, quire.EEMAILTAKEN}
 
-// TestRetryAfter: a collision with another request (ECONFLICT) and a
-// service unavailable get Retry-After: 1; the refusals, also 409, and every
-// other problem do not. A Retry-After the handler set stays.
+// TestRetryAfter: a collision with another request (ECONFLICT), too many
+// requests and a service unavailable get Retry-After: 1, or the error's own
+// wait; the refusals, also 409, and every other problem do not. A
+// Retry-After the handler set stays.
 func TestRetryAfter(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -42,7 +43,8 @@ func TestRetryAfter(t *testing.T) {
 		{"discontinued book", quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product 4 is DISCONTINUED."), "", 409, quire.EPRODUCTUNAVAILABLE, ""},
 		{"full cart", quire.Errorf(quire.ECARTFULL, "A cart holds at most 50 different books."), "", 409, quire.ECARTFULL, ""},
 		{"taken email", quire.Errorf(quire.EEMAILTAKEN, "Another user has the email a@example.com."), "", 409, quire.EEMAILTAKEN, ""},
-		{"throttled", quire.Errorf(quire.ETHROTTLED, "The catalog is busy."), "", 429, quire.ETHROTTLED, ""},
+		{"throttled", quire.Errorf(quire.ETHROTTLED, "Too many requests."), "", 429, quire.ETHROTTLED, "1"},
+		{"locked login", &quire.Error{Code: quire.ETHROTTLED, Message: "Too many failed logins.", RetryAfter: 840}, "", 429, quire.ETHROTTLED, "840"},
 		{"internal", fmt.Errorf("boom"), "", 500, quire.EINTERNAL, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,14 +62,14 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-// TestOnlyConflictAndUnavailableRetry: of every code, only ECONFLICT and
-// the 503s are retryable, and every refusal is a 409 with its own type and
-// title.
-func TestOnlyConflictAndUnavailableRetry(t *testing.T) {
+// TestOnlyCollisionsLimitsAndUnavailableRetry: of every code, only
+// ECONFLICT, ETHROTTLED and the 503s are retryable, and every refusal is a
+// 409 with its own type and title.
+func TestOnlyCollisionsLimitsAndUnavailableRetry(t *testing.T) {
 	for _, code := range Codes() {
 		rec := httptest.NewRecorder()
 		Error(rec, httptest.NewRequest("POST", "/pay", nil), quire.Errorf(code, "Something."))
-		want := code == quire.ECONFLICT || code == quire.EUNAVAILABLE
+		want := code == quire.ECONFLICT || code == quire.ETHROTTLED || code == quire.EUNAVAILABLE
 		if got := rec.Header().Get("Retry-After") != ""; got != want || Retryable(code) != want {
 			t.Errorf("%s: Retry-After %v, Retryable %v; want %v", code, got, Retryable(code), want)
 		}

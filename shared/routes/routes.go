@@ -89,6 +89,8 @@ const (
 	TableIdempotency = "idempotency"
 	// TableConfig keeps the configuration document.
 	TableConfig = "config"
+	// TableSessions keeps login sessions (their refresh tokens' hashes).
+	TableSessions = "sessions"
 )
 
 // Grant is a set of DynamoDB actions on one table (and its indexes).
@@ -121,6 +123,8 @@ var all = expand(
 		{Method: "GET", Path: "/openapi.json", Group: GroupHealth, Access: Public},
 
 		{Method: "POST", Path: "/login", Group: GroupAuth, Access: Public},
+		{Method: "POST", Path: "/tokens", Group: GroupAuth, Access: Public},
+		{Method: "DELETE", Path: "/session", Group: GroupAuth, Access: User},
 		{Method: "GET", Path: "/.well-known/jwks.json", Group: GroupAuth, Access: Public},
 	},
 	// The resources, in every version.
@@ -185,9 +189,12 @@ func Groups() []Group {
 		},
 		{
 			Name:        GroupAuth,
-			Description: "Login and the public keys of access tokens: POST /login, GET /.well-known/jwks.json",
-			Grants:      []Grant{{TableUsers, []string{"dynamodb:GetItem"}}},
-			MemoryMB:    1024,
+			Description: "Login, token refresh and logout, and the public keys of access tokens",
+			Grants: []Grant{
+				{TableUsers, []string{"dynamodb:GetItem", "dynamodb:BatchGetItem"}},
+				{TableSessions, []string{"dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}},
+			},
+			MemoryMB: 1024,
 		},
 		{
 			Name:        GroupCatalog,
@@ -228,6 +235,13 @@ func Groups() []Group {
 					"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
 					"dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "dynamodb:Query",
 				}},
+				// Failed logins (a wrong current password), and what a
+				// deleted user leaves: sessions, failed logins, the cart.
+				{TableSessions, []string{
+					"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
+					"dynamodb:Query", "dynamodb:BatchWriteItem",
+				}},
+				{TableCarts, []string{"dynamodb:DeleteItem"}},
 				idempotencyGrant,
 			},
 			MemoryMB: 1024,

@@ -1,12 +1,15 @@
 package service_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
@@ -15,17 +18,52 @@ import (
 // applies the write, the connection drops before its answer, and the SDK
 // sends the same call again.
 type lostAnswer struct {
-	route  string // the route key, without version prefix
-	name   string
-	op     string // the DynamoDB operation whose answer is lost
-	admin  bool
-	method string
-	path   string
-	body   string
-	header []string
-	status int
-	answer []string // in the answer's body
-	check  func(t *testing.T, admin, grace *servicetest.Client)
+	route string // the route key, without version prefix
+	name  string
+	op    string // the DynamoDB operation whose answer is lost
+	table string // on this table only, when not ""
+	admin bool
+	// session sends Grace's token of the demo session
+	// (demo.CustomerSessionID), as login and refresh issue them.
+	session bool
+	method  string
+	path    string
+	body    string
+	header  []string
+	status  int
+	answer  []string // in the answer's body
+	check   func(t *testing.T, admin, grace *servicetest.Client)
+	// answered, when set, checks what the answer r leads to (a refresh
+	// token's use) on api.
+	answered func(t *testing.T, api *servicetest.API, r servicetest.Response)
+}
+
+// refresh trades a refresh token at POST /tokens; it fails the test unless
+// the answer is status, and returns the new pair on a 200.
+func refresh(t *testing.T, api *servicetest.API, token string, status int) auth.TokenResponse {
+	t.Helper()
+	body, _ := json.Marshal(auth.RefreshRequest{RefreshToken: &token})
+	r := api.Do(t, "POST", "/tokens", string(body))
+	if r.StatusCode != status {
+		t.Fatalf("POST /tokens = %d %s, want %d", r.StatusCode, r.Body, status)
+	}
+	var tr auth.TokenResponse
+	if status == http.StatusOK {
+		if err := json.Unmarshal([]byte(r.Body), &tr); err != nil || tr.RefreshToken == "" {
+			t.Fatalf("POST /tokens answered %s: %v", r.Body, err)
+		}
+	}
+	return tr
+}
+
+// refreshOf returns the refresh token of a login's or refresh's answer r.
+func refreshOf(t *testing.T, r servicetest.Response) string {
+	t.Helper()
+	var tr auth.TokenResponse
+	if err := json.Unmarshal([]byte(r.Body), &tr); err != nil || tr.RefreshToken == "" {
+		t.Fatalf("no refresh token in %s: %v", r.Body, err)
+	}
+	return tr.RefreshToken
 }
 
 // contains fails unless GET path as c answers 200 with each of want, n
@@ -41,6 +79,28 @@ func contains(t *testing.T, c *servicetest.Client, path string, n int, want ...s
 }
 
 var lostAnswers = []lostAnswer{
+	{route: "POST /login", op: "PutItem", table: "sessions", method: "POST", path: "/login",
+		body:   `{"email": "grace@quire.example", "password": "` + demo.CustomerPassword + `"}`,
+		status: http.StatusOK, answer: []string{`"refresh_token":`},
+		answered: func(t *testing.T, api *servicetest.API, r servicetest.Response) {
+			refresh(t, api, refreshOf(t, r), http.StatusOK)
+		}},
+	{route: "POST /tokens", op: "UpdateItem", table: "sessions", method: "POST", path: "/tokens",
+		body:   `{"refresh_token": "` + demo.CustomerRefreshToken + `"}`,
+		status: http.StatusOK, answer: []string{`"refresh_token":`},
+		answered: func(t *testing.T, api *servicetest.API, r servicetest.Response) {
+			// The rotation took effect once: the new token is the live one
+			// (and rotates again), the old one is dead.
+			next := refresh(t, api, refreshOf(t, r), http.StatusOK)
+			refresh(t, api, demo.CustomerRefreshToken, http.StatusUnauthorized)
+			refresh(t, api, next.RefreshToken, http.StatusUnauthorized) // the reuse ended the session
+		}},
+	{route: "DELETE /session", op: "TransactWriteItems", table: "sessions", session: true, method: "DELETE", path: "/session",
+		status: http.StatusNoContent,
+		answered: func(t *testing.T, api *servicetest.API, _ servicetest.Response) {
+			refresh(t, api, demo.CustomerRefreshToken, http.StatusUnauthorized)
+			api.InSession(t, 2, quire.RoleCustomer, demo.CustomerSessionID).Expect(t, "DELETE", "/session", "", http.StatusNotFound)
+		}},
 	{route: "POST /users", name: "sign-up", op: "TransactWriteItems", method: "POST", path: "/users",
 		body:   `{"email": "new@example.com", "first_name": "New", "last_name": "Reader", "password": "a long passphrase"}`,
 		status: http.StatusCreated, answer: []string{`"email":"new@example.com"`},
@@ -142,8 +202,10 @@ var lostAnswers = []lostAnswer{
 // A write whose DynamoDB answer is lost, and which the SDK sends again,
 // has its effect once and answers as if nothing had been lost, with or
 // without an idempotency key: a transaction's retry carries the same
-// ClientRequestToken, which DynamoDB answers without applying it again, and
-// a single-item PUT's retry finds its own content hash and stops.
+// ClientRequestToken, which DynamoDB answers without applying it again (a
+// logout's too), and a single-item PUT's retry finds its own content hash
+// and stops, as a login's new session and a refresh's rotation find their
+// own refresh token's hash.
 func TestLostAnswersTakeEffectOnce(t *testing.T) {
 	covered := map[string]bool{}
 	for _, c := range lostAnswers {
@@ -154,12 +216,15 @@ func TestLostAnswersTakeEffectOnce(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			p, _, admin, grace := faultyShop(t)
+			p, api, admin, grace := faultyShop(t)
 			who := grace
-			if c.admin {
+			switch {
+			case c.admin:
 				who = admin
+			case c.session:
+				who = api.InSession(t, 2, quire.RoleCustomer, demo.CustomerSessionID)
 			}
-			p.Set(ddbfault.Rule{Fault: ddbfault.Lost, Operation: c.op, Count: 1})
+			p.Set(ddbfault.Rule{Fault: ddbfault.Lost, Operation: c.op, Table: c.table, Count: 1})
 			calls := p.Calls(c.op)
 			r := who.Do(t, c.method, c.path, c.body, c.header...)
 			if r.StatusCode != c.status {
@@ -176,12 +241,17 @@ func TestLostAnswersTakeEffectOnce(t *testing.T) {
 			if n := p.Calls(c.op) - calls; n < 2 {
 				t.Errorf("%d %s calls: the lost one was not sent again", n, c.op)
 			}
-			c.check(t, admin, grace)
+			if c.check != nil {
+				c.check(t, admin, grace)
+			}
+			if c.answered != nil {
+				c.answered(t, api, r)
+			}
 		})
 	}
 	for _, rt := range routes.All() {
 		key := rt.Resource().Key()
-		if rt.Method != "GET" && rt.Path != "/login" && !covered[key] {
+		if rt.Method != "GET" && !covered[key] {
 			t.Errorf("write route %s has no lost-answer case", key)
 			covered[key] = true
 		}

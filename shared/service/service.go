@@ -166,7 +166,9 @@ func authGroup(c Config, open OpenSecret) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
-	h := &auth.Handlers{Accounts: dynamo.NewUserStore(db, c.DynamoDB.Tables), Tokens: c.Tokens}
+	h := &auth.Handlers{
+		Accounts: dynamo.NewUserStore(db, c.DynamoDB.Tables), Sessions: dynamo.NewSessionStore(db, c.DynamoDB.Tables), Tokens: c.Tokens,
+	}
 	router, err := rest.NewRouter(routes.GroupAuth, h.Routes(), nil)
 	if err != nil {
 		return nil, err

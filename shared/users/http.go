@@ -3,6 +3,7 @@ package users
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/password"
@@ -199,7 +200,9 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 // proveIdentity asks for the current password when the caller changes the
 // email or the password of their own account, so that a stolen access
 // token cannot take the account over: none given is EINVALID, a wrong one
-// EWRONGPASSWORD. An admin changing another user's account needs none.
+// EWRONGPASSWORD and a failed login of the account's email, which a locked
+// email (too many failed logins) gets ETHROTTLED for before its password
+// is checked. An admin changing another user's account needs none.
 func (h *Handlers) proveIdentity(r *http.Request, u *User, f Fields) error {
 	if rest.CallerOf(r).ID != u.ID {
 		return nil
@@ -214,7 +217,18 @@ func (h *Handlers) proveIdentity(r *http.Request, u *User, f Fields) error {
 	if f.CurrentPassword == nil {
 		return quire.Invalid(quire.FieldError{Pointer: "/current_password", Detail: "is required to change the email or the password"})
 	}
+	tries, err := h.Store.LoginAttempts(r.Context(), email)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if err := tries.Check(now); err != nil {
+		return err
+	}
 	if !password.Match(hash, *f.CurrentPassword) {
+		if err := h.Store.FailedLogin(r.Context(), email, now); err != nil {
+			return err
+		}
 		return quire.Errorf(quire.EWRONGPASSWORD, "The current password is wrong; nothing was changed.")
 	}
 	return nil

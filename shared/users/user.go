@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
 )
@@ -168,6 +169,10 @@ type Store interface {
 	Get(ctx context.Context, id quire.ID) (*User, error)
 	// Credentials returns the email and the password hash of the user id.
 	Credentials(ctx context.Context, id quire.ID) (email, passwordHash string, err error)
+	// LoginAttempts returns email's failed logins, and FailedLogin counts
+	// one more at now: a wrong current password is one (see auth.Attempts).
+	LoginAttempts(ctx context.Context, email string) (auth.Attempts, error)
+	FailedLogin(ctx context.Context, email string, now time.Time) error
 	// List returns up to q.Limit users ordered by id, after q.After, and
 	// the id the next page starts after, or 0.
 	List(ctx context.Context, q ListQuery) (us []User, next quire.ID, err error)

@@ -115,6 +115,21 @@ func (a *API) As(tb testing.TB, id quire.ID, role quire.Role) *Client {
 	return &Client{api: a, token: token}
 }
 
+// InSession returns a client as As does, whose token belongs to the session
+// sid (its sid claim), as the tokens login and refresh issue: DELETE
+// /session ends that session. The session need not exist.
+func (a *API) InSession(tb testing.TB, id quire.ID, role quire.Role, sid string) *Client {
+	tb.Helper()
+	token, err := a.issuer.IssueInSession(id, role, sid)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &Client{api: a, token: token}
+}
+
+// Bearer returns a client that sends token, such as one from POST /login.
+func (a *API) Bearer(token string) *Client { return &Client{api: a, token: token} }
+
 // Token returns the client's bearer token.
 func (c *Client) Token() string { return c.token }
 

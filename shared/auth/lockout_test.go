@@ -1,0 +1,176 @@
+package auth_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/ddbfault"
+	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/service/servicetest"
+)
+
+// faultless returns Quire with the demo users behind a fault proxy with no
+// rules, which counts each DynamoDB operation the functions make.
+func faultless(t *testing.T) (*servicetest.API, *ddbfault.Proxy) {
+	t.Helper()
+	p, opt := servicetest.Faults(t)
+	api := servicetest.New(t, opt)
+	if _, err := demo.Seed(t.Context(), dynamo.NewUserStore(api.DB, api.Tables), demo.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	return api, p
+}
+
+// calls returns how many calls of each operation f makes.
+func calls(p *ddbfault.Proxy, f func()) map[string]int {
+	ops := []string{"GetItem", "BatchGetItem", "PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems"}
+	before := map[string]int{}
+	for _, op := range ops {
+		before[op] = p.Calls(op)
+	}
+	f()
+	out := map[string]int{}
+	for _, op := range ops {
+		if n := p.Calls(op) - before[op]; n > 0 {
+			out[op] = n
+		}
+	}
+	return out
+}
+
+// wantLocked fails unless r is a 429 throttled problem whose Retry-After is
+// within the login window.
+func wantLocked(t *testing.T, r servicetest.Response) {
+	t.Helper()
+	wait, _ := strconv.Atoi(r.Header.Get("Retry-After"))
+	if r.StatusCode != http.StatusTooManyRequests || !strings.Contains(r.Body, rest.ProblemType(quire.ETHROTTLED)) ||
+		wait < 1 || wait > int(auth.LoginWindow.Seconds()) {
+		t.Errorf("%d, Retry-After %q: %s; want 429 throttled with a wait within %v", r.StatusCode, r.Header.Get("Retry-After"), r.Body, auth.LoginWindow)
+	}
+}
+
+// Failed logins lock an email, known or not, after MaxLoginFailures: then
+// even the right password is 429 with Retry-After, and both make the same
+// DynamoDB requests and answers.
+func TestLoginLockout(t *testing.T) {
+	api, p := faultless(t)
+	for _, email := range []string{demo.CustomerEmail, "nobody@quire.example"} {
+		t.Run(email, func(t *testing.T) {
+			for i := range auth.MaxLoginFailures {
+				var r servicetest.Response
+				got := calls(p, func() { r = login(t, api, email, "not the password") })
+				if r.StatusCode != http.StatusUnauthorized {
+					t.Fatalf("failure %d: %d %s", i+1, r.StatusCode, r.Body)
+				}
+				want := map[string]int{"BatchGetItem": 1, "GetItem": 1, "UpdateItem": 1}
+				if !equal(got, want) {
+					t.Errorf("failure %d made %v, want %v", i+1, got, want)
+				}
+			}
+			var r servicetest.Response
+			got := calls(p, func() { r = login(t, api, email, demo.CustomerPassword) })
+			wantLocked(t, r)
+			if want := map[string]int{"BatchGetItem": 1, "GetItem": 1}; !equal(got, want) {
+				t.Errorf("a locked login made %v, want %v (no count, no session)", got, want)
+			}
+		})
+	}
+}
+
+func equal(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// expire ends the failed-login window of email now, as time would.
+func expire(t *testing.T, api *servicetest.API, email string) {
+	t.Helper()
+	sum := sha256.Sum256([]byte(strings.ToLower(email)))
+	_, err := api.DB.UpdateItem(t.Context(), &dynamodb.UpdateItemInput{
+		TableName: aws.String(api.Tables.Physical(routes.TableSessions)),
+		Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: "login#" + hex.EncodeToString(sum[:])},
+			"sk": &types.AttributeValueMemberS{Value: "failures"},
+		},
+		UpdateExpression:          aws.String("SET expires_at = :past"),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":past": &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Add(-time.Second).Unix(), 10)}},
+	})
+	if err != nil {
+		t.Fatalf("expire the failed logins of %s: %v", email, err)
+	}
+}
+
+// The owner is not locked out for good: once the window passes, the right
+// password logs in (the old count has lapsed: no request clears it). A
+// success clears a live count, so that failures start again from none; and
+// a clean count costs login no request of its own.
+func TestLockoutEnds(t *testing.T) {
+	api, p := faultless(t)
+	for range auth.MaxLoginFailures {
+		login(t, api, demo.CustomerEmail, "not the password")
+	}
+	wantLocked(t, login(t, api, demo.CustomerEmail, demo.CustomerPassword))
+	expire(t, api, demo.CustomerEmail)
+	var r servicetest.Response
+	got := calls(p, func() { r = login(t, api, demo.CustomerEmail, demo.CustomerPassword) })
+	if want := map[string]int{"BatchGetItem": 1, "GetItem": 1, "PutItem": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
+		t.Fatalf("login after the window: %d, %v; want 200 and %v", r.StatusCode, got, want)
+	}
+
+	for range auth.MaxLoginFailures - 1 {
+		login(t, api, demo.CustomerEmail, "not the password")
+	}
+	got = calls(p, func() { r = login(t, api, demo.CustomerEmail, demo.CustomerPassword) })
+	if want := map[string]int{"BatchGetItem": 1, "GetItem": 1, "PutItem": 1, "DeleteItem": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
+		t.Fatalf("login over %d failures: %d, %v; want 200 and %v (the count cleared)", auth.MaxLoginFailures-1, r.StatusCode, got, want)
+	}
+	for i := range auth.MaxLoginFailures - 1 {
+		if r := login(t, api, demo.CustomerEmail, "not the password"); r.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("failure %d after the clear: %d", i+1, r.StatusCode)
+		}
+	}
+	if r := login(t, api, demo.CustomerEmail, demo.CustomerPassword); r.StatusCode != http.StatusOK {
+		t.Fatalf("the right password after %d new failures: %d %s", auth.MaxLoginFailures-1, r.StatusCode, r.Body)
+	}
+	got = calls(p, func() { r = login(t, api, demo.CustomerEmail, demo.CustomerPassword) })
+	if want := map[string]int{"BatchGetItem": 1, "GetItem": 1, "PutItem": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
+		t.Errorf("a login with a clean count: %d, %v; want 200 and %v: two reads and the session", r.StatusCode, got, want)
+	}
+}
+
+// A wrong current password, given to change one's own credentials, is a
+// failed login of the account's email: it locks the email, for login too.
+func TestWrongCurrentPasswordCounts(t *testing.T) {
+	api, _ := faultless(t)
+	grace := api.As(t, 2, quire.RoleCustomer)
+	body := `{"email":"grace@quire.example","first_name":"Grace","last_name":"Hopper","password":"a new passphrase","current_password":"wrong"}`
+	for i := range auth.MaxLoginFailures {
+		if r := grace.Do(t, "PUT", "/users/2", body); r.StatusCode != http.StatusForbidden {
+			t.Fatalf("wrong current password %d: %d %s", i+1, r.StatusCode, r.Body)
+		}
+	}
+	wantLocked(t, grace.Do(t, "PUT", "/users/2", strings.Replace(body, `"wrong"`, `"`+demo.CustomerPassword+`"`, 1)))
+	wantLocked(t, login(t, api, demo.CustomerEmail, demo.CustomerPassword))
+}

@@ -1,0 +1,151 @@
+package dynamo
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/users"
+)
+
+// loginKey is the key of an email's failed-login count in the sessions
+// table: the email's SHA-256, so that emails nobody has are not stored as
+// they were typed.
+func loginKey(email string) map[string]types.AttributeValue {
+	sum := sha256.Sum256([]byte(users.EmailKey(email)))
+	return map[string]types.AttributeValue{attrPK: str("login#" + hex.EncodeToString(sum[:])), attrSK: str("failures")}
+}
+
+// Account returns the id, role, password hash and session epoch of the user
+// with email, read consistently (a user who just signed up can log in at
+// once), or ENOTFOUND; and the email's failed logins, whether it has a user
+// or not. It reads the email's reservation with the failed logins in one
+// BatchGetItem, then the user; for an email nobody has it reads a user that
+// cannot exist, so that both answers cost the same two requests and the
+// time of a failed login does not tell whether the email has an account.
+func (s *UserStore) Account(ctx context.Context, email string) (auth.Account, auth.Attempts, error) {
+	items, err := batchGetTables(ctx, s.db, "login", map[string]types.KeysAndAttributes{
+		s.table:    {Keys: []map[string]types.AttributeValue{emailKey(email)}, ConsistentRead: aws.Bool(true)},
+		s.sessions: {Keys: []map[string]types.AttributeValue{loginKey(email)}, ConsistentRead: aws.Bool(true)},
+	})
+	if err != nil {
+		return auth.Account{}, auth.Attempts{}, fmt.Errorf("get account of an email: %w", err)
+	}
+	var tries auth.Attempts
+	if got := items[s.sessions]; len(got) > 0 {
+		if tries, err = attempts(got[0]); err != nil {
+			return auth.Account{}, auth.Attempts{}, err
+		}
+	}
+	var r reader
+	var id quire.ID // 0, which no user has, for an unknown email
+	if got := items[s.table]; len(got) > 0 {
+		id = quire.ID(r.num(got[0], "user_id"))
+	}
+	if r.err != nil {
+		return auth.Account{}, auth.Attempts{}, fmt.Errorf("read email reservation: %w", r.err)
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.table, Key: userKey(id), ConsistentRead: aws.Bool(true),
+		ProjectionExpression:     aws.String("#role, " + attrPassword + ", " + attrEpoch),
+		ExpressionAttributeNames: map[string]string{"#role": "role"},
+	})
+	if err != nil {
+		return auth.Account{}, tries, fmt.Errorf("get account of user %d: %w", id, err)
+	}
+	if out.Item == nil {
+		return auth.Account{}, tries, quire.Errorf(quire.ENOTFOUND, "No user has this email.")
+	}
+	a := auth.Account{ID: id, Role: quire.Role(r.str(out.Item, "role")), Epoch: r.optNum(out.Item, attrEpoch),
+		PasswordHash: r.optStr(out.Item, attrPassword)}
+	if r.err != nil {
+		return auth.Account{}, tries, fmt.Errorf("read account of user %d: %w", id, r.err)
+	}
+	return a, tries, nil
+}
+
+// Credentials returns the email and the password hash of the user id, in
+// one consistent GetItem: ENOTFOUND if there is no such user.
+func (s *UserStore) Credentials(ctx context.Context, id quire.ID) (email, passwordHash string, err error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.table, Key: userKey(id), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String("email, " + attrPassword),
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("get credentials of user %d: %w", id, err)
+	}
+	if out.Item == nil {
+		return "", "", userNotFound(id)
+	}
+	var r reader
+	email, passwordHash = r.str(out.Item, "email"), r.optStr(out.Item, attrPassword)
+	if r.err != nil {
+		return "", "", fmt.Errorf("read credentials of user %d: %w", id, r.err)
+	}
+	return email, passwordHash, nil
+}
+
+// FailedLogin counts a failed login of email at now: one more in the
+// current window, or the first of a new window of auth.LoginWindow when
+// there is none or it has passed (its item then waits for DynamoDB's TTL).
+// A retry after a lost answer may count one failure twice: a lock a little
+// early, never a guess more.
+func (s *UserStore) FailedLogin(ctx context.Context, email string, now time.Time) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           &s.sessions,
+		Key:                 loginKey(email),
+		UpdateExpression:    aws.String("ADD failures :one SET " + attrExpiresAt + " = if_not_exists(" + attrExpiresAt + ", :until)"),
+		ConditionExpression: aws.String("attribute_not_exists(pk) OR " + attrExpiresAt + " > :now"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":one": num(1), ":now": num(now.Unix()), ":until": num(now.Add(auth.LoginWindow).Unix()),
+		},
+	})
+	if _, expired := errors.AsType[*types.ConditionalCheckFailedException](err); expired {
+		item := loginKey(email)
+		item["failures"], item[attrExpiresAt] = num(1), num(now.Add(auth.LoginWindow).Unix())
+		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.sessions, Item: item})
+	}
+	if err != nil {
+		return fmt.Errorf("count a failed login: %w", err)
+	}
+	return nil
+}
+
+// LoginAttempts returns email's failed logins, read consistently.
+func (s *UserStore) LoginAttempts(ctx context.Context, email string) (auth.Attempts, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.sessions, Key: loginKey(email), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return auth.Attempts{}, fmt.Errorf("get failed logins: %w", err)
+	}
+	return attempts(out.Item)
+}
+
+// attempts reads a failed-login count; none for no item.
+func attempts(item map[string]types.AttributeValue) (auth.Attempts, error) {
+	if item == nil {
+		return auth.Attempts{}, nil
+	}
+	var r reader
+	a := auth.Attempts{Failures: int(r.num(item, "failures")), Until: time.Unix(r.num(item, attrExpiresAt), 0)}
+	if r.err != nil {
+		return auth.Attempts{}, fmt.Errorf("read failed logins: %w", r.err)
+	}
+	return a, nil
+}
+
+// ClearLogins forgets email's failed logins.
+func (s *UserStore) ClearLogins(ctx context.Context, email string) error {
+	if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.sessions, Key: loginKey(email)}); err != nil {
+		return fmt.Errorf("clear failed logins: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// SessionStore keeps login sessions in the sessions table, under their
+// user ("user#<id>", "session#<id>"), each with the hash of its live refresh
+// token and a TTL at its expiry. It implements auth.Sessions.
+type SessionStore struct {
+	db       *dynamodb.Client
+	sessions string
+	users    string
+}
+
+// NewSessionStore returns the sessions of the tables t names.
+func NewSessionStore(db *dynamodb.Client, t TableNames) *SessionStore {
+	return &SessionStore{db: db, sessions: t.Physical(routes.TableSessions), users: t.Physical(routes.TableUsers)}
+}
+
+// attrEpoch is the users' session epoch: every change that ends a user's
+// sessions adds one.
+const attrEpoch = "session_epoch"
+
+func sessionKey(user quire.ID, id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: str("user#" + user.String()), attrSK: str("session#" + id)}
+}
+
+// Start stores s, which must be new. A retry of the write whose answer was
+// lost finds s stored, and succeeds.
+func (st *SessionStore) Start(ctx context.Context, s auth.Session) error {
+	item := sessionKey(s.UserID, s.ID)
+	item[attrHash] = str(s.TokenHash)
+	item[attrEpoch] = num(s.Epoch)
+	item["started"] = str(s.Started.UTC().Format(time.RFC3339Nano))
+	item["idle_until"] = str(s.IdleUntil.UTC().Format(time.RFC3339Nano))
+	item["ends"] = str(s.Ends.UTC().Format(time.RFC3339Nano))
+	item[attrExpiresAt] = num(s.Expiry().Unix())
+	_, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &st.sessions, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if _, applied, _ := raced(err, s.TokenHash); err != nil && !applied {
+		return fmt.Errorf("start a session of user %d: %w", s.UserID, err)
+	}
+	return nil
+}
+
+// Resume reads the session id of user and the user's role and session
+// epoch in one consistent BatchGetItem: ENOTFOUND when either is missing.
+func (st *SessionStore) Resume(ctx context.Context, user quire.ID, id string) (auth.Session, auth.Account, error) {
+	items, err := batchGetTables(ctx, st.db, "session", map[string]types.KeysAndAttributes{
+		st.sessions: {Keys: []map[string]types.AttributeValue{sessionKey(user, id)}, ConsistentRead: aws.Bool(true)},
+		st.users: {
+			Keys: []map[string]types.AttributeValue{userKey(user)}, ConsistentRead: aws.Bool(true),
+			ProjectionExpression:     aws.String("#role, " + attrEpoch),
+			ExpressionAttributeNames: map[string]string{"#role": "role"},
+		},
+	})
+	if err != nil {
+		return auth.Session{}, auth.Account{}, err
+	}
+	if len(items[st.sessions]) == 0 || len(items[st.users]) == 0 {
+		return auth.Session{}, auth.Account{}, quire.Errorf(quire.ENOTFOUND, "No such session.")
+	}
+	item, u := items[st.sessions][0], items[st.users][0]
+	var r reader
+	s := auth.Session{
+		ID: id, UserID: user, TokenHash: r.str(item, attrHash), Epoch: r.num(item, attrEpoch),
+		Started: r.time(item, "started"), IdleUntil: r.time(item, "idle_until"), Ends: r.time(item, "ends"),
+	}
+	acct := auth.Account{ID: user, Role: quire.Role(r.str(u, "role")), Epoch: r.optNum(u, attrEpoch)}
+	if r.err != nil {
+		return auth.Session{}, auth.Account{}, fmt.Errorf("read session of user %d: %w", user, r.err)
+	}
+	return s, acct, nil
+}
+
+// Rotate puts next in place of s's token hash, and moves its idle expiry
+// to idleUntil, if the hash is still s's: ECONFLICT when another request
+// rotated it first, ENOTFOUND when the session is gone. A retry of the
+// write whose answer was lost finds next stored, and succeeds.
+func (st *SessionStore) Rotate(ctx context.Context, s auth.Session, next string, idleUntil time.Time) error {
+	s.IdleUntil = idleUntil
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                &st.sessions,
+		Key:                      sessionKey(s.UserID, s.ID),
+		UpdateExpression:         aws.String("SET #hash = :next, idle_until = :idle, " + attrExpiresAt + " = :expires"),
+		ConditionExpression:      aws.String("#hash = :hash"),
+		ExpressionAttributeNames: map[string]string{"#hash": attrHash},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":next": str(next), ":hash": str(s.TokenHash),
+			":idle": str(idleUntil.UTC().Format(time.RFC3339Nano)), ":expires": num(s.Expiry().Unix()),
+		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	switch now, applied, lost := raced(err, next); {
+	case applied:
+		return nil
+	case lost && now == nil:
+		return quire.Errorf(quire.ENOTFOUND, "The session has ended.")
+	case lost:
+		return quire.Errorf(quire.ECONFLICT, "The refresh token was used by another request.")
+	case err != nil:
+		return fmt.Errorf("rotate a session of user %d: %w", s.UserID, err)
+	}
+	return nil
+}
+
+// End deletes the session id of user: ENOTFOUND if there is none. It is a
+// transaction of one item, whose ClientRequestToken makes a retry after a
+// lost answer succeed, where a plain DeleteItem would find nothing and say
+// ENOTFOUND.
+func (st *SessionStore) End(ctx context.Context, user quire.ID, id string) error {
+	err := transact(ctx, st.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{
+		Delete: &types.Delete{TableName: &st.sessions, Key: sessionKey(user, id), ConditionExpression: aws.String("attribute_exists(pk)")},
+	}}})
+	if cancelled(err)[0] {
+		return quire.Errorf(quire.ENOTFOUND, "No such session.")
+	}
+	if err != nil {
+		return fmt.Errorf("end a session of user %d: %w", user, err)
+	}
+	return nil
+}
+
+// endSessions deletes the sessions of user id from table: Query pages of their keys,
+// each deleted in BatchWriteItem requests of up to 25, again for
+// unprocessed ones.
+func endSessions(ctx context.Context, db *dynamodb.Client, table string, id quire.ID) error {
+	in := &dynamodb.QueryInput{
+		TableName: &table, KeyConditionExpression: aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(userPrefix + id.String())},
+		ProjectionExpression:      aws.String("pk, sk"), ConsistentRead: aws.Bool(true),
+	}
+	for {
+		out, err := db.Query(ctx, in)
+		if err != nil {
+			return fmt.Errorf("list sessions of user %d: %w", id, err)
+		}
+		for page := out.Items; len(page) > 0; {
+			var batch []types.WriteRequest
+			for _, key := range page[:min(len(page), 25)] {
+				batch = append(batch, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
+			}
+			page = page[len(batch):]
+			for attempt := 1; len(batch) > 0; attempt++ {
+				res, err := db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{table: batch}})
+				if err != nil {
+					return fmt.Errorf("delete sessions of user %d: %w", id, err)
+				}
+				if batch = res.UnprocessedItems[table]; len(batch) > 0 && attempt == maxWriteAttempts {
+					return fmt.Errorf("delete sessions of user %d: %d left unprocessed", id, len(batch))
+				}
+			}
+		}
+		if out.LastEvaluatedKey == nil {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
