@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
@@ -21,13 +19,7 @@ import (
 )
 
 // synthWAF synthesizes the stack once with the web ACL switched on.
-var synthWAF = sync.OnceValues(func() (assertions.Template, error) {
-	dir, err := os.MkdirTemp("", "quire-assets")
-	if err != nil {
-		return nil, err
-	}
-	return synthWith(dir, map[string]any{contextWAF: "true"})
-})
+var synthWAF = synthOnce(map[string]any{contextWAF: "true"})
 
 // resourcesOf returns a template's resources as plain JSON.
 func resourcesOf(t *testing.T, tmpl assertions.Template) map[string]resource {

@@ -25,13 +25,20 @@ import (
 	"github.com/quireapi/quire/shared/routes"
 )
 
-var synth = sync.OnceValues(func() (assertions.Template, error) {
-	dir, err := os.MkdirTemp("", "quire-assets")
-	if err != nil {
-		return nil, err
-	}
-	return synthWith(dir, nil)
-})
+// synth synthesizes the stack once, as deployed by default.
+var synth = synthOnce(nil)
+
+// synthOnce returns a function that synthesizes the stack with the CDK
+// context values once, for every test that asks.
+func synthOnce(context map[string]any) func() (assertions.Template, error) {
+	return sync.OnceValues(func() (assertions.Template, error) {
+		dir, err := os.MkdirTemp("", "quire-assets")
+		if err != nil {
+			return nil, err
+		}
+		return synthWith(dir, context)
+	})
+}
 
 // synthWith synthesizes the stack with the CDK context values, bootstraps
 // being placeholders in dir.
