@@ -166,3 +166,39 @@ func TestPasswordChange(t *testing.T) {
 		t.Errorf("a PUT without a password changed it: %d %s", r.StatusCode, r.Body)
 	}
 }
+
+// Login reads what it needs from the email's reservation: an admin's change
+// of another user's email, password and role reaches it at once, and the
+// old email no longer logs in.
+func TestLoginSeesCredentialChanges(t *testing.T) {
+	api := seeded(t)
+	admin := api.As(t, 1, quire.RoleAdmin)
+	admin.Expect(t, "PUT", "/users/3", `{"email":"turing@quire.example","first_name":"Alan","last_name":"Turing",`+
+		`"password":"an enigma machine","role":"admin","status":"ACTIVE"}`, 200)
+	if r := login(t, api, "alan@quire.example", demo.CustomerPassword); r.StatusCode != 401 {
+		t.Errorf("the old email and password: %d %s", r.StatusCode, r.Body)
+	}
+	if r := login(t, api, "turing@quire.example", demo.CustomerPassword); r.StatusCode != 401 {
+		t.Errorf("the new email with the old password: %d %s", r.StatusCode, r.Body)
+	}
+	r := login(t, api, "turing@quire.example", "an enigma machine")
+	var tok auth.TokenResponse
+	json.Unmarshal([]byte(r.Body), &tok)
+	if r.StatusCode != 200 {
+		t.Fatalf("the new email and password: %d %s", r.StatusCode, r.Body)
+	}
+	if got := api.Bearer(tok.AccessToken).Do(t, "GET", "/admin/users", ""); got.StatusCode != 200 {
+		t.Errorf("the new role does not reach the token: GET /admin/users = %d", got.StatusCode)
+	}
+	// Then a change of the password alone, keeping the email.
+	admin.Expect(t, "PUT", "/users/3", `{"email":"turing@quire.example","first_name":"Alan","last_name":"Turing",`+
+		`"password":"a universal machine","role":"customer","status":"ACTIVE"}`, 200)
+	if r := login(t, api, "turing@quire.example", "an enigma machine"); r.StatusCode != 401 {
+		t.Errorf("the replaced password: %d", r.StatusCode)
+	}
+	r = login(t, api, "turing@quire.example", "a universal machine")
+	json.Unmarshal([]byte(r.Body), &tok)
+	if r.StatusCode != 200 || api.Bearer(tok.AccessToken).Do(t, "GET", "/admin/users", "").StatusCode != 403 {
+		t.Errorf("the new password or the customer role does not reach login: %d %s", r.StatusCode, r.Body)
+	}
+}

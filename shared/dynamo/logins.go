@@ -28,10 +28,10 @@ func loginKey(email string) map[string]types.AttributeValue {
 // Account returns the id, role, password hash and session epoch of the user
 // with email, read consistently (a user who just signed up can log in at
 // once), or ENOTFOUND; and the email's failed logins, whether it has a user
-// or not. It reads the email's reservation with the failed logins in one
-// BatchGetItem, then the user; for an email nobody has it reads a user that
-// cannot exist, so that both answers cost the same two requests and the
-// time of a failed login does not tell whether the email has an account.
+// or not: one BatchGetItem of the email's reservation, which carries what
+// login needs of its user (Create, Replace and Close keep it so, in the
+// user's own transactions), and of the failed-login count. An email nobody
+// has costs the same single request.
 func (s *UserStore) Account(ctx context.Context, email string) (auth.Account, auth.Attempts, error) {
 	items, err := batchGetTables(ctx, s.db, "login", map[string]types.KeysAndAttributes{
 		s.table:    {Keys: []map[string]types.AttributeValue{emailKey(email)}, ConsistentRead: aws.Bool(true)},
@@ -46,29 +46,15 @@ func (s *UserStore) Account(ctx context.Context, email string) (auth.Account, au
 			return auth.Account{}, auth.Attempts{}, err
 		}
 	}
-	var r reader
-	var id quire.ID // 0, which no user has, for an unknown email
-	if got := items[s.table]; len(got) > 0 {
-		id = quire.ID(r.num(got[0], "user_id"))
-	}
-	if r.err != nil {
-		return auth.Account{}, auth.Attempts{}, fmt.Errorf("read email reservation: %w", r.err)
-	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: &s.table, Key: userKey(id), ConsistentRead: aws.Bool(true),
-		ProjectionExpression:     aws.String("#role, " + attrPassword + ", " + attrEpoch),
-		ExpressionAttributeNames: map[string]string{"#role": "role"},
-	})
-	if err != nil {
-		return auth.Account{}, tries, fmt.Errorf("get account of user %d: %w", id, err)
-	}
-	if out.Item == nil {
+	got := items[s.table]
+	if len(got) == 0 {
 		return auth.Account{}, tries, quire.Errorf(quire.ENOTFOUND, "No user has this email.")
 	}
-	a := auth.Account{ID: id, Role: quire.Role(r.str(out.Item, "role")), Epoch: r.optNum(out.Item, attrEpoch),
-		PasswordHash: r.optStr(out.Item, attrPassword)}
+	var r reader
+	a := auth.Account{ID: quire.ID(r.num(got[0], "user_id")), Role: quire.Role(r.str(got[0], "role")),
+		Epoch: r.optNum(got[0], attrEpoch), PasswordHash: r.optStr(got[0], attrPassword)}
 	if r.err != nil {
-		return auth.Account{}, tries, fmt.Errorf("read account of user %d: %w", id, r.err)
+		return auth.Account{}, tries, fmt.Errorf("read email reservation: %w", r.err)
 	}
 	return a, tries, nil
 }

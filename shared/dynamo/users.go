@@ -70,7 +70,10 @@ func (s *UserStore) Create(ctx context.Context, u *users.User, passwordHash stri
 			item[attrPassword] = str(passwordHash)
 		}
 		reservation := emailKey(u.Email)
-		reservation["user_id"] = num(int64(u.ID))
+		reservation["user_id"], reservation["role"] = num(int64(u.ID)), str(string(u.Role))
+		if passwordHash != "" {
+			reservation[attrPassword] = str(passwordHash)
+		}
 		err := transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 			{Put: &types.Put{TableName: &s.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 			{Put: &types.Put{TableName: &s.table, Item: reservation, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
@@ -179,9 +182,12 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 	if remove != nil {
 		expr += " REMOVE " + strings.Join(remove, ", ")
 	}
-	if passwordHash != "" || stored.Role != old.Role || stored.Status != old.Status {
-		// The user's sessions end: their tokens' role or status, or the
-		// password that started them, is no longer the user's.
+	// A new password, role or status ends the user's sessions: their
+	// tokens' role or status, or the password that started them, is no
+	// longer the user's. The email's reservation, which login reads, gets
+	// them too (see Account).
+	revoke := passwordHash != "" || stored.Role != old.Role || stored.Status != old.Status
+	if revoke {
 		expr += " ADD " + attrEpoch + " :one"
 		values[":one"] = num(1)
 	}
@@ -196,7 +202,21 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 		// it again.
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
-	if users.EmailKey(old.Email) == users.EmailKey(stored.Email) {
+	sameEmail := users.EmailKey(old.Email) == users.EmailKey(stored.Email)
+	if sameEmail && revoke {
+		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{Update: update}, {Update: s.credentials(old.Email, stored.Role, passwordHash)},
+		}})
+		switch {
+		case err == nil:
+			return &stored, nil
+		case cancelled(err)[0]:
+			return nil, lostRace(u.ID, failedItem(err, 0), pre)
+		default:
+			return nil, fmt.Errorf("replace user %d: %w", u.ID, err)
+		}
+	}
+	if sameEmail {
 		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: update.TableName, Key: update.Key, UpdateExpression: update.UpdateExpression,
 			ConditionExpression: update.ConditionExpression, ExpressionAttributeNames: update.ExpressionAttributeNames,
@@ -213,8 +233,28 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 		}
 		return &stored, nil
 	}
+	// The new reservation carries the old one's password and session
+	// epoch, unless this write changes them.
+	prev, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: emailKey(old.Email), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, fmt.Errorf("replace user %d: read the email's reservation: %w", u.ID, err)
+	}
+	var r reader
 	reservation := emailKey(stored.Email)
-	reservation["user_id"] = num(int64(u.ID))
+	reservation["user_id"], reservation["role"] = num(int64(u.ID)), str(string(stored.Role))
+	reservation[attrEpoch] = num(r.optNum(prev.Item, attrEpoch))
+	if revoke {
+		reservation[attrEpoch] = num(r.optNum(prev.Item, attrEpoch) + 1)
+	}
+	if passwordHash == "" {
+		passwordHash = r.optStr(prev.Item, attrPassword)
+	}
+	if passwordHash != "" {
+		reservation[attrPassword] = str(passwordHash)
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("replace user %d: read the email's reservation: %w", u.ID, r.err)
+	}
 	err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Update: update},
 		{Put: &types.Put{TableName: &s.table, Item: reservation, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
@@ -229,6 +269,25 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 		return nil, lostRace(u.ID, failedItem(err, 0), pre)
 	default:
 		return nil, fmt.Errorf("replace user %d: %w", u.ID, err)
+	}
+}
+
+// credentials is the update of the reservation of email that a write ending
+// the user's sessions makes beside the user's: its role, its password hash
+// when passwordHash is set, and one more session epoch.
+func (s *UserStore) credentials(email string, role quire.Role, passwordHash string) *types.Update {
+	set := "SET #role = :role"
+	values := map[string]types.AttributeValue{":role": str(string(role)), ":one": num(1)}
+	if passwordHash != "" {
+		set += ", " + attrPassword + " = :password"
+		values[":password"] = str(passwordHash)
+	}
+	return &types.Update{
+		TableName: &s.table, Key: emailKey(email),
+		UpdateExpression:          aws.String(set + " ADD " + attrEpoch + " :one"),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeNames:  map[string]string{"#role": "role"},
+		ExpressionAttributeValues: values,
 	}
 }
 
@@ -295,10 +354,11 @@ func (s *UserStore) updatedAt(old *users.User) time.Time { return writeTime(s.no
 
 // change reads the user id, lets apply check and change it, and writes the
 // result in one transaction on the condition that the user is still as
-// read; a user changed in between is read again. It fills *out with the
+// read, with the updates also makes of the changed user (Close: its
+// email's reservation); a user changed in between is read again. It fills *out with the
 // user as it writes it before the transaction runs, so that the answer
 // can be rendered into an idempotency record of the same transaction.
-func (s *UserStore) change(ctx context.Context, id quire.ID, out *users.User, apply func(*users.User) error, expr string, values func(*users.User) map[string]types.AttributeValue) error {
+func (s *UserStore) change(ctx context.Context, id quire.ID, out *users.User, apply func(*users.User) error, expr string, values func(*users.User) map[string]types.AttributeValue, also ...func(*users.User) *types.Update) error {
 	for attempt := 1; ; attempt++ {
 		u, err := s.Get(ctx, id)
 		if err != nil {
@@ -319,7 +379,7 @@ func (s *UserStore) change(ctx context.Context, id quire.ID, out *users.User, ap
 		if strings.Contains(expr, "#status") {
 			names["#status"] = "status"
 		}
-		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{
+		items := []types.TransactWriteItem{{
 			Update: &types.Update{
 				TableName:                 &s.table,
 				Key:                       userKey(id),
@@ -328,7 +388,11 @@ func (s *UserStore) change(ctx context.Context, id quire.ID, out *users.User, ap
 				ExpressionAttributeNames:  names,
 				ExpressionAttributeValues: vals,
 			},
-		}}})
+		}}
+		for _, more := range also {
+			items = append(items, types.TransactWriteItem{Update: more(u)})
+		}
+		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		switch {
 		case err == nil:
 			return nil
@@ -370,7 +434,7 @@ func (s *UserStore) Close(ctx context.Context, id quire.ID, out *users.User) err
 		return nil
 	}, "REMOVE "+attrActivePK+", "+attrRolePK+" ADD "+attrEpoch+" :one SET #status = :closed", func(u *users.User) map[string]types.AttributeValue {
 		return map[string]types.AttributeValue{":closed": str(string(users.StatusClosed)), ":one": num(1)}
-	})
+	}, func(u *users.User) *types.Update { return s.credentials(u.Email, u.Role, "") })
 }
 
 // Delete removes the user id and what belongs only to it: its email's
