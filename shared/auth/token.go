@@ -75,7 +75,8 @@ type Identity struct {
 	Expires   time.Time
 }
 
-// Issuer signs access tokens with the newest key of a set.
+// Issuer signs access tokens with the signing key of a set (see
+// KeySet.Signing).
 type Issuer struct {
 	key    Key
 	config TokenConfig
