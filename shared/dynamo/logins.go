@@ -59,12 +59,12 @@ func (s *UserStore) Account(ctx context.Context, email string) (auth.Account, au
 	return a, tries, nil
 }
 
-// Credentials returns the email and the password hash of the user id, in
-// one consistent GetItem: ENOTFOUND if there is no such user.
+// Credentials returns the email and the password hash of the user id, read
+// consistently: the user's email, then its reservation, which holds the
+// hash; ENOTFOUND if there is no such user.
 func (s *UserStore) Credentials(ctx context.Context, id quire.ID) (email, passwordHash string, err error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: &s.table, Key: userKey(id), ConsistentRead: aws.Bool(true),
-		ProjectionExpression: aws.String("email, " + attrPassword),
+		TableName: &s.table, Key: userKey(id), ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("email"),
 	})
 	if err != nil {
 		return "", "", fmt.Errorf("get credentials of user %d: %w", id, err)
@@ -73,11 +73,16 @@ func (s *UserStore) Credentials(ctx context.Context, id quire.ID) (email, passwo
 		return "", "", userNotFound(id)
 	}
 	var r reader
-	email, passwordHash = r.str(out.Item, "email"), r.optStr(out.Item, attrPassword)
-	if r.err != nil {
+	if email = r.str(out.Item, "email"); r.err != nil {
 		return "", "", fmt.Errorf("read credentials of user %d: %w", id, r.err)
 	}
-	return email, passwordHash, nil
+	out, err = s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.table, Key: emailKey(email), ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String(attrPassword),
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("get credentials of user %d: %w", id, err)
+	}
+	return email, r.optStr(out.Item, attrPassword), nil
 }
 
 // FailedLogin counts a failed login of email at now: one more in the

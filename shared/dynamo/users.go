@@ -43,7 +43,8 @@ const (
 )
 
 // attrPassword holds a user's password hash, which no representation of
-// the user carries.
+// the user carries. It is stored on the email's reservation only, never on
+// the user item, whose indexes project every attribute.
 const attrPassword = "password_hash"
 
 func userKey(id quire.ID) map[string]types.AttributeValue {
@@ -66,9 +67,6 @@ func (s *UserStore) Create(ctx context.Context, u *users.User, passwordHash stri
 			u.ID = quire.NewID(now)
 		}
 		item := userItem(u)
-		if passwordHash != "" {
-			item[attrPassword] = str(passwordHash)
-		}
 		reservation := emailKey(u.Email)
 		reservation["user_id"], reservation["role"] = num(int64(u.ID)), str(string(u.Role))
 		if passwordHash != "" {
@@ -167,10 +165,6 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 		values[":last"] = str(stored.LastName)
 	} else {
 		remove = append(remove, "last_name")
-	}
-	if passwordHash != "" {
-		set = append(set, attrPassword+" = :password")
-		values[":password"] = str(passwordHash)
 	}
 	if stored.Status == users.StatusActive {
 		set = append(set, attrActivePK+" = :list", attrRolePK+" = :role")

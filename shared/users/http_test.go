@@ -143,23 +143,31 @@ func TestCreateAndGet(t *testing.T) {
 	}
 }
 
-// TestPasswordIsStoredHashed reads the stored item: the password is kept
-// only as an argon2id hash.
+// TestPasswordIsStoredHashed reads the stored items: the password is kept
+// only as an argon2id hash, on the email's reservation, and not on the user
+// item, whose indexes project every attribute.
 func TestPasswordIsStoredHashed(t *testing.T) {
 	api := servicetest.New(t)
 	u := signUp(t, api, "ada@example.com")
-	out, err := api.DB.GetItem(t.Context(), &dynamodb.GetItemInput{
-		TableName: aws.String(api.Tables.Physical("users")),
-		Key:       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: fmt.Sprintf("user#%d", u.ID)}},
-	})
-	if err != nil {
-		t.Fatal(err)
+	get := func(pk string) map[string]types.AttributeValue {
+		out, err := api.DB.GetItem(t.Context(), &dynamodb.GetItemInput{
+			TableName: aws.String(api.Tables.Physical("users")),
+			Key:       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Item
 	}
-	hash, ok := out.Item["password_hash"].(*types.AttributeValueMemberS)
+	reservation, user := get("email#ada@example.com"), get(fmt.Sprintf("user#%d", u.ID))
+	hash, ok := reservation["password_hash"].(*types.AttributeValueMemberS)
 	if !ok || !strings.HasPrefix(hash.Value, "$argon2id$") {
-		t.Fatalf("stored password_hash = %v", out.Item["password_hash"])
+		t.Fatalf("stored password_hash = %v", reservation["password_hash"])
 	}
-	for name, v := range out.Item {
+	if _, ok := user["password_hash"]; ok {
+		t.Error("the user item, which the users indexes project, holds the password hash")
+	}
+	for name, v := range reservation {
 		if s, ok := v.(*types.AttributeValueMemberS); ok && strings.Contains(s.Value, "correct horse") {
 			t.Errorf("attribute %s holds the password", name)
 		}
