@@ -89,10 +89,18 @@ func newTable(stack awscdk.Stack, t dynamo.Table) awsdynamodb.Table {
 			IndexName:      jsii.String(ix.Name),
 			PartitionKey:   attribute(ix.PartitionKey),
 			SortKey:        optionalAttribute(ix.SortKey),
-			ProjectionType: awsdynamodb.ProjectionType_ALL,
+			ProjectionType: projection(ix),
 		})
 	}
 	return table
+}
+
+// projection is ix's projection type in CDK's terms.
+func projection(ix dynamo.Index) awsdynamodb.ProjectionType {
+	if ix.KeysOnly {
+		return awsdynamodb.ProjectionType_KEYS_ONLY
+	}
+	return awsdynamodb.ProjectionType_ALL
 }
 
 func attribute(k dynamo.Key) *awsdynamodb.Attribute {

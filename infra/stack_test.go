@@ -232,6 +232,33 @@ func TestRetriesEndBeforeTheDeadline(t *testing.T) {
 	}
 }
 
+// TestUsersIndexesProjectKeysOnly: the users table's indexes, whose
+// partition keys have one or two values, take no write when a balance, a
+// profile or a content hash changes, and hold no personal data.
+func TestUsersIndexesProjectKeysOnly(t *testing.T) {
+	_, res := template(t)
+	found := 0
+	for _, r := range res {
+		if r.Type != "AWS::DynamoDB::Table" {
+			continue
+		}
+		gsis, _ := r.Properties["GlobalSecondaryIndexes"].([]any)
+		for _, ix := range gsis {
+			gsi := ix.(map[string]any)
+			switch gsi["IndexName"] {
+			case "list", "active", "role":
+				found++
+				if p := gsi["Projection"].(map[string]any)["ProjectionType"]; p != "KEYS_ONLY" {
+					t.Errorf("index %v projects %v, want KEYS_ONLY", gsi["IndexName"], p)
+				}
+			}
+		}
+	}
+	if found != 3 {
+		t.Errorf("%d users indexes, want list, active and role", found)
+	}
+}
+
 func TestTables(t *testing.T) {
 	tmpl, _ := template(t)
 	tmpl.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), jsii.Number(len(dynamo.Tables())))
@@ -247,7 +274,7 @@ func TestTables(t *testing.T) {
 				ixKeys = append(ixKeys, map[string]any{"AttributeName": ix.SortKey.Name, "KeyType": "RANGE"})
 			}
 			gsis = append(gsis, map[string]any{
-				"IndexName": ix.Name, "KeySchema": ixKeys, "Projection": map[string]any{"ProjectionType": "ALL"},
+				"IndexName": ix.Name, "KeySchema": ixKeys, "Projection": map[string]any{"ProjectionType": string(ix.Projection())},
 			})
 		}
 		props := map[string]any{

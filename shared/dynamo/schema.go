@@ -23,11 +23,15 @@ type Key struct {
 	Type string
 }
 
-// Index is a global secondary index projecting all attributes.
+// Index is a global secondary index projecting all attributes, or only the
+// keys when KeysOnly is set.
 type Index struct {
 	Name         string
 	PartitionKey Key
 	SortKey      *Key
+	// KeysOnly projects the table's and the index's keys alone: an update
+	// of any other attribute then writes nothing to the index.
+	KeysOnly bool
 }
 
 // Table is the definition of one table. The CDK stack and CreateTables (for
@@ -67,13 +71,17 @@ func Tables() []Table {
 			// Users carry list_pk so that the sparse "list" index holds
 			// users only, ordered by id: one Query per page, never a Scan.
 			// Active users also carry active_pk, for the "active" index,
-			// and role_pk (their role), for the "role" index.
+			// and role_pk (their role), for the "role" index. The three
+			// project keys only: a deposit, a payment, a profile or any
+			// content hash change writes nothing to their few partitions,
+			// and they hold nothing personal; a page reads its users in
+			// one BatchGetItem after the Query.
 			Name:         routes.TableUsers,
 			PartitionKey: Key{attrPK, "S"},
 			Indexes: []Index{
-				{Name: indexList, PartitionKey: Key{attrListPK, "S"}, SortKey: &Key{attrID, "N"}},
-				{Name: indexActive, PartitionKey: Key{attrActivePK, "S"}, SortKey: &Key{attrID, "N"}},
-				{Name: indexRole, PartitionKey: Key{attrRolePK, "S"}, SortKey: &Key{attrID, "N"}},
+				{Name: indexList, PartitionKey: Key{attrListPK, "S"}, SortKey: &Key{attrID, "N"}, KeysOnly: true},
+				{Name: indexActive, PartitionKey: Key{attrActivePK, "S"}, SortKey: &Key{attrID, "N"}, KeysOnly: true},
+				{Name: indexRole, PartitionKey: Key{attrRolePK, "S"}, SortKey: &Key{attrID, "N"}, KeysOnly: true},
 			},
 		},
 		{
@@ -165,6 +173,14 @@ func CreateTables(ctx context.Context, db *dynamodb.Client, names TableNames) er
 	return nil
 }
 
+// Projection is the index's projection type: ALL or KEYS_ONLY.
+func (ix Index) Projection() types.ProjectionType {
+	if ix.KeysOnly {
+		return types.ProjectionTypeKeysOnly
+	}
+	return types.ProjectionTypeAll
+}
+
 func createTableInput(t Table, name string) *dynamodb.CreateTableInput {
 	attrs := map[string]string{t.PartitionKey.Name: t.PartitionKey.Type}
 	keys := keySchema(t.PartitionKey, t.SortKey, attrs)
@@ -177,7 +193,7 @@ func createTableInput(t Table, name string) *dynamodb.CreateTableInput {
 		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
 			IndexName:  aws.String(ix.Name),
 			KeySchema:  keySchema(ix.PartitionKey, ix.SortKey, attrs),
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+			Projection: &types.Projection{ProjectionType: ix.Projection()},
 		})
 	}
 	for n, typ := range attrs {

@@ -108,7 +108,9 @@ func (s *UserStore) Get(ctx context.Context, id quire.ID) (*users.User, error) {
 
 // List returns a page of users from a sparse index (see queryPage): "active"
 // for active users, "list" for all. It reads one item more than it returns
-// to know whether a next page exists.
+// to know whether a next page exists. The indexes hold keys only, so the
+// page's users are then read, consistently, in one BatchGetItem: two
+// requests a page, whatever its size.
 func (s *UserStore) List(ctx context.Context, q users.ListQuery) ([]users.User, quire.ID, error) {
 	index, key, value := indexActive, attrActivePK, listUsers
 	switch {
@@ -125,11 +127,46 @@ func (s *UserStore) List(ctx context.Context, q users.ListQuery) ([]users.User, 
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":p": str(value), ":after": num(int64(q.After)),
 		},
-	}, q.Limit, parseUser)
+	}, q.Limit, parseKey)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list users after %d: %w", q.After, err)
 	}
-	return us, next, nil
+	if len(us) == 0 {
+		return nil, next, nil
+	}
+	keys := make([]map[string]types.AttributeValue, len(us))
+	for i, id := range us {
+		keys[i] = userKey(id)
+	}
+	items, err := batchGet(ctx, s.db, s.table, "users", keys)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list users after %d: %w", q.After, err)
+	}
+	byID := map[quire.ID]*users.User{}
+	for _, item := range items {
+		u, err := parseUser(item)
+		if err != nil {
+			return nil, 0, err
+		}
+		byID[u.ID] = u
+	}
+	out := make([]users.User, 0, len(us))
+	for _, id := range us {
+		if u, ok := byID[id]; ok { // deleted between the Query and the read
+			out = append(out, *u)
+		}
+	}
+	return out, next, nil
+}
+
+// parseKey reads the id of an index item.
+func parseKey(item map[string]types.AttributeValue) (*quire.ID, error) {
+	var r reader
+	id := quire.ID(r.num(item, attrID))
+	if r.err != nil {
+		return nil, fmt.Errorf("read index item: %w", r.err)
+	}
+	return &id, nil
 }
 
 // Replace stores the writable fields of u over the user u.ID, keeping the
