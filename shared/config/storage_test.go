@@ -20,6 +20,8 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/quireapi/quire/shared/config"
+	"github.com/quireapi/quire/shared/ddbfault"
+	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service"
 	"github.com/quireapi/quire/shared/service/servicetest"
@@ -209,4 +211,26 @@ func TestFailedCommitLeavesNothing(t *testing.T) {
 		t.Errorf("after a failed PUT, GET answers %d bytes with ETag %s; want the %d stored, %s", len(r.Body), r.Header.Get("ETag"), len(doc), tag)
 	}
 	onlyHeadChunks(t, e.api)
+}
+
+// Chunks are read eventually consistent; one that such a read does not see
+// yet, just after its write, is read again consistently, and the GET still
+// answers the whole document.
+func TestStaleChunkReadIsReadAgain(t *testing.T) {
+	p, opt := servicetest.Faults(t)
+	api := servicetest.New(t, opt)
+	admin := api.As(t, 1, quire.RoleAdmin)
+	doc := `{"theme":"dark","limits":{"cart":50}}`
+	admin.Expect(t, "PUT", "/admin/config", doc, http.StatusCreated)
+	p.Set(ddbfault.Rule{Fault: ddbfault.Stale, Operation: "BatchGetItem", Count: 1})
+	batches, heads := p.Calls("BatchGetItem"), p.Calls("GetItem")
+	if got := admin.Expect(t, "GET", "/config", "", http.StatusOK).Body; got != doc {
+		t.Errorf("GET /config = %s, want %s", got, doc)
+	}
+	if n := p.Calls("BatchGetItem") - batches; n != 2 || p.Injected()[ddbfault.Stale] != 1 {
+		t.Errorf("%d BatchGetItem calls, %d stale; want the stale one and a consistent one", n, p.Injected()[ddbfault.Stale])
+	}
+	if n := p.Calls("GetItem") - heads; n != 1 {
+		t.Errorf("%d reads of the head, want 1: a chunk not seen yet is not a replaced document", n)
+	}
 }

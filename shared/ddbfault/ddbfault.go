@@ -33,7 +33,8 @@ type Kind string
 // at once with DynamoDB's own error responses and never reach DynamoDB; Delay
 // waits, then forwards; Reset drops the connection before forwarding; Lost
 // forwards (DynamoDB applies the call) and then drops the connection before
-// the answer.
+// the answer; Stale answers an eventually consistent GetItem or
+// BatchGetItem without its items, as a read just after their write may be.
 const (
 	Throttle            Kind = "throttle"    // 400 ThrottlingException
 	Throughput          Kind = "throughput"  // 400 ProvisionedThroughputExceededException
@@ -42,6 +43,7 @@ const (
 	Delay               Kind = "delay"       // forwarded after Rule.Delay
 	Reset               Kind = "reset"       // connection reset, the call not forwarded
 	Lost                Kind = "lost"        // forwarded and applied, then the connection reset
+	Stale               Kind = "stale"       // an eventually consistent read answered as if no item were there yet
 	noFault             Kind = ""            // forwarded as it is
 )
 
@@ -51,7 +53,7 @@ const (
 )
 
 // Kinds lists every fault a rule can name.
-var Kinds = []Kind{Throttle, Throughput, Internal, TransactionThrottle, Delay, Reset, Lost}
+var Kinds = []Kind{Throttle, Throughput, Internal, TransactionThrottle, Delay, Reset, Lost, Stale}
 
 // Rule says which calls get a fault. A call matches when Operation is "" or
 // its operation ("GetItem"), and Table is "" or a suffix of one of the
@@ -222,7 +224,7 @@ func (p *Proxy) Close() error {
 }
 
 // choose returns the fault of a call and, for a delay, how long.
-func (p *Proxy) choose(op string, tables []string) (Kind, time.Duration) {
+func (p *Proxy) choose(op string, tables []string, consistent bool) (Kind, time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls[op]++
@@ -235,6 +237,9 @@ func (p *Proxy) choose(op string, tables []string) (Kind, time.Duration) {
 			continue
 		}
 		if r.Fault == TransactionThrottle && op != "TransactWriteItems" && op != "TransactGetItems" {
+			continue
+		}
+		if r.Fault == Stale && (op != "GetItem" && op != "BatchGetItem" || consistent) {
 			continue
 		}
 		if r.Count > 0 {
@@ -254,7 +259,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), target)
 	tables, items := parse(body)
-	fault, delay := p.choose(op, tables)
+	fault, delay := p.choose(op, tables, bytes.Contains(body, []byte(`"ConsistentRead":true`)))
 	switch fault {
 	case Throttle:
 		writeError(w, http.StatusBadRequest, "ThrottlingException", "Rate of requests exceeds the allowed throughput.", nil)
@@ -293,6 +298,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reset(w)
 		return
 	}
+	if fault == Stale && resp.status == http.StatusOK {
+		resp.body = unseen(resp.body)
+		resp.header.Del("X-Amz-Crc32")
+	}
 	for k, vs := range resp.header {
 		w.Header()[k] = vs
 	}
@@ -326,6 +335,24 @@ func (p *Proxy) forward(ctx context.Context, r *http.Request, body []byte) (*res
 	h := resp.Header.Clone()
 	h.Del("Content-Length")
 	return &response{status: resp.StatusCode, header: h, body: b}, nil
+}
+
+// unseen returns a read's answer without its items, as an eventually
+// consistent read may answer just after they were written.
+func unseen(body []byte) []byte {
+	var out map[string]json.RawMessage
+	if json.Unmarshal(body, &out) != nil {
+		return body
+	}
+	delete(out, "Item")
+	if _, ok := out["Responses"]; ok {
+		out["Responses"] = json.RawMessage("{}")
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return body
+	}
+	return b
 }
 
 // reset ends the connection with a TCP RST: the client's read fails with

@@ -189,3 +189,29 @@ func TestRefuse(t *testing.T) {
 		t.Errorf("PutItem after Accept: %v", err)
 	}
 }
+
+// Stale hides items from an eventually consistent read, and leaves a
+// consistent one alone.
+func TestStale(t *testing.T) {
+	p, db, users := setup(t)
+	if err := put(t, db, users, "a"); err != nil {
+		t.Fatal(err)
+	}
+	p.Set(ddbfault.Rule{Fault: ddbfault.Stale})
+	if !exists(t, db, users, "a") {
+		t.Error("a consistent read does not see the item")
+	}
+	out, err := db.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: &users, Key: key("a")})
+	if err != nil || out.Item != nil {
+		t.Errorf("an eventually consistent read: %v, item %v; want no item", err, out.Item)
+	}
+	batch, err := db.BatchGetItem(t.Context(), &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+		users: {Keys: []map[string]types.AttributeValue{key("a")}},
+	}})
+	if err != nil || len(batch.Responses[users]) != 0 {
+		t.Errorf("an eventually consistent batch: %v, %d items; want none", err, len(batch.Responses[users]))
+	}
+	if n := p.Injected()[ddbfault.Stale]; n != 2 {
+		t.Errorf("%d stale reads, want 2", n)
+	}
+}

@@ -16,6 +16,14 @@ func num(n int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
 }
 
+// pkOf returns an item's (or a key's) partition key value, or "".
+func pkOf(item map[string]types.AttributeValue) string {
+	if v, ok := item[attrPK].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
 // reader reads typed attributes from an item and keeps the first error.
 type reader struct{ err error }
 

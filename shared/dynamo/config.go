@@ -85,17 +85,38 @@ func parseConfigHead(item map[string]types.AttributeValue) (config.Head, error) 
 	return h, nil
 }
 
-// Gzip reads the chunks of the document h names in BatchGetItem requests,
-// consistently, and joins them: config.ErrReplaced when one is gone.
+// Gzip reads the chunks of the document h names in BatchGetItem requests
+// and joins them: config.ErrReplaced when one is gone. A chunk never changes
+// once written (a replacement writes a new generation), so it is read
+// eventually consistent, at half the read units; one that such a read does
+// not see yet, just after its write, is read again consistently.
 func (s *ConfigStore) Gzip(ctx context.Context, h config.Head) ([]byte, error) {
 	n := h.Chunks
 	keys := make([]map[string]types.AttributeValue, n)
 	for i := range keys {
 		keys[i] = configChunkKey(h.Generation, i)
 	}
-	items, err := batchGet(ctx, s.db, s.table, "configuration", keys)
+	got, err := batchGetTables(ctx, s.db, "configuration", map[string]types.KeysAndAttributes{s.table: {Keys: keys}})
 	if err != nil {
 		return nil, err
+	}
+	items := got[s.table]
+	if len(items) < n {
+		seen := map[string]bool{}
+		for _, item := range items {
+			seen[pkOf(item)] = true
+		}
+		var missing []map[string]types.AttributeValue
+		for _, k := range keys {
+			if !seen[pkOf(k)] {
+				missing = append(missing, k)
+			}
+		}
+		more, err := batchGet(ctx, s.db, s.table, "configuration", missing)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, more...)
 	}
 	parts := make([][]byte, n)
 	for _, item := range items {
