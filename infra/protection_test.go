@@ -21,20 +21,6 @@ import (
 // synthWAF synthesizes the stack once with the web ACL switched on.
 var synthWAF = synthOnce(map[string]any{contextWAF: "true"})
 
-// resourcesOf returns a template's resources as plain JSON.
-func resourcesOf(t *testing.T, tmpl assertions.Template) map[string]resource {
-	t.Helper()
-	b, err := json.Marshal(tmpl.ToJSON())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct{ Resources map[string]resource }
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	return doc.Resources
-}
-
 // routePaths returns the paths the table serves a route on ("POST /users"
 // in every version), none when it does not have the route.
 func routePaths(key string) []string {
@@ -205,16 +191,22 @@ func webACL(t *testing.T) (map[string]resource, map[string]any) {
 		t.Fatal(err)
 	}
 	res := resourcesOf(t, tmpl)
-	var acls []map[string]any
-	for _, r := range res {
-		if r.Type == "AWS::WAFv2::WebACL" {
-			acls = append(acls, r.Properties)
-		}
-	}
+	acls := propertiesOf(res, "AWS::WAFv2::WebACL")
 	if len(acls) != 1 {
 		t.Fatalf("%d web ACLs, want 1", len(acls))
 	}
 	return res, acls[0]
+}
+
+// propertiesOf returns the properties of each resource of type typ.
+func propertiesOf(res map[string]resource, typ string) []map[string]any {
+	var out []map[string]any
+	for _, r := range res {
+		if r.Type == typ {
+			out = append(out, r.Properties)
+		}
+	}
+	return out
 }
 
 // rules returns a web ACL's rules by name.
@@ -244,12 +236,7 @@ func TestWebACLAssociation(t *testing.T) {
 			stageID = id
 		}
 	}
-	var assocs []map[string]any
-	for _, r := range res {
-		if r.Type == "AWS::WAFv2::WebACLAssociation" {
-			assocs = append(assocs, r.Properties)
-		}
-	}
+	assocs := propertiesOf(res, "AWS::WAFv2::WebACLAssociation")
 	if len(assocs) != 1 {
 		t.Fatalf("%d web ACL associations, want 1", len(assocs))
 	}

@@ -72,6 +72,12 @@ func template(t *testing.T) (assertions.Template, map[string]resource) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tmpl, resourcesOf(t, tmpl)
+}
+
+// resourcesOf returns a template's resources as plain JSON.
+func resourcesOf(t *testing.T, tmpl assertions.Template) map[string]resource {
+	t.Helper()
 	b, err := json.Marshal(tmpl.ToJSON())
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +86,7 @@ func template(t *testing.T) (assertions.Template, map[string]resource) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	return tmpl, doc.Resources
+	return doc.Resources
 }
 
 type resource struct {
