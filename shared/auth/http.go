@@ -193,7 +193,7 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	session, refresh := NewSession(acct.ID, acct.Epoch, h.clock())
+	session, refresh := NewSession(acct.ID, acct.Epoch, now)
 	if err := h.Sessions.Start(r.Context(), session); err != nil {
 		return err
 	}
@@ -239,7 +239,7 @@ func (h *Handlers) refresh(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	session, user, role, err := h.resume(r, user, sid, hash)
+	session, role, err := h.resume(r, user, sid, hash)
 	if err != nil {
 		return err
 	}
@@ -261,28 +261,28 @@ func (h *Handlers) refresh(w http.ResponseWriter, r *http.Request) error {
 // refresh token of hash is the session's live one, the session has not
 // expired and the user's sessions have not been revoked since it started;
 // else it ends the session and answers errBadRefresh.
-func (h *Handlers) resume(r *http.Request, user quire.ID, sid, hash string) (Session, quire.ID, quire.Role, error) {
+func (h *Handlers) resume(r *http.Request, user quire.ID, sid, hash string) (Session, quire.Role, error) {
 	session, acct, err := h.Sessions.Resume(r.Context(), user, sid)
 	switch {
 	case quire.ErrorCode(err) == quire.ENOTFOUND:
-		return Session{}, 0, "", errBadRefresh
+		return Session{}, "", errBadRefresh
 	case err != nil:
-		return Session{}, 0, "", err
+		return Session{}, "", err
 	case subtle.ConstantTimeCompare([]byte(session.TokenHash), []byte(hash)) != 1:
-		return Session{}, 0, "", h.revoke(r, session, "refresh token reused")
+		return Session{}, "", h.revoke(r, session, "refresh token reused")
 	case !h.clock().Before(session.Expiry()):
-		return Session{}, 0, "", h.revoke(r, session, "session expired")
+		return Session{}, "", h.revoke(r, session, "session expired")
 	case acct.Epoch != session.Epoch:
-		return Session{}, 0, "", h.revoke(r, session, "sessions revoked since")
+		return Session{}, "", h.revoke(r, session, "sessions revoked since")
 	}
-	return session, user, acct.Role, nil
+	return session, acct.Role, nil
 }
 
-// revoke ends session, logs why (never the token), and answers
+// revoke ends session, logs why (never the token, nor the session's id,
+// with which a reader of the log could end another session), and answers
 // errBadRefresh.
 func (h *Handlers) revoke(r *http.Request, session Session, why string) error {
-	slog.WarnContext(r.Context(), "session ended", "reason", why, "user_id", session.UserID, "session_id", session.ID,
-		"request_id", rest.RequestID(r))
+	slog.WarnContext(r.Context(), "session ended", "reason", why, "user_id", session.UserID, "request_id", rest.RequestID(r))
 	if err := h.Sessions.End(r.Context(), session.UserID, session.ID); err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
 		return err
 	}

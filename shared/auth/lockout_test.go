@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -173,5 +174,25 @@ func TestWrongCurrentPasswordCounts(t *testing.T) {
 		}
 	}
 	wantLocked(t, grace.Do(t, "PUT", "/users/2", strings.Replace(body, `"wrong"`, `"`+demo.CustomerPassword+`"`, 1)))
+	wantLocked(t, login(t, api, demo.CustomerEmail, demo.CustomerPassword))
+}
+
+// Failures that arrive together once a window has passed all count, in one
+// new window: none of them starts a window of its own over the others.
+func TestConcurrentFailuresAllCount(t *testing.T) {
+	api, _ := faultless(t)
+	for range auth.MaxLoginFailures {
+		login(t, api, demo.CustomerEmail, "not the password")
+	}
+	expire(t, api, demo.CustomerEmail)
+	var wg sync.WaitGroup
+	for range 2 * auth.MaxLoginFailures {
+		wg.Go(func() {
+			if r := login(t, api, demo.CustomerEmail, "not the password"); r.StatusCode != http.StatusUnauthorized {
+				t.Errorf("a concurrent failure: %d %s", r.StatusCode, r.Body)
+			}
+		})
+	}
+	wg.Wait()
 	wantLocked(t, login(t, api, demo.CustomerEmail, demo.CustomerPassword))
 }

@@ -59,65 +59,66 @@ func (s *UserStore) Account(ctx context.Context, email string) (auth.Account, au
 	return a, tries, nil
 }
 
-// Credentials returns the email and the password hash of the user id, read
-// consistently: the user's email, then its reservation, which holds the
-// hash; ENOTFOUND if there is no such user.
-func (s *UserStore) Credentials(ctx context.Context, id quire.ID) (email, passwordHash string, err error) {
+// Email returns the email of the user id, read consistently: ENOTFOUND if
+// there is no such user.
+func (s *UserStore) Email(ctx context.Context, id quire.ID) (string, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: &s.table, Key: userKey(id), ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("email"),
 	})
 	if err != nil {
-		return "", "", fmt.Errorf("get credentials of user %d: %w", id, err)
+		return "", fmt.Errorf("get the email of user %d: %w", id, err)
 	}
 	if out.Item == nil {
-		return "", "", userNotFound(id)
+		return "", userNotFound(id)
 	}
 	var r reader
-	if email = r.str(out.Item, "email"); r.err != nil {
-		return "", "", fmt.Errorf("read credentials of user %d: %w", id, r.err)
+	email := r.str(out.Item, "email")
+	if r.err != nil {
+		return "", fmt.Errorf("read the email of user %d: %w", id, r.err)
 	}
-	out, err = s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: &s.table, Key: emailKey(email), ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String(attrPassword),
-	})
-	if err != nil {
-		return "", "", fmt.Errorf("get credentials of user %d: %w", id, err)
-	}
-	return email, r.optStr(out.Item, attrPassword), nil
+	return email, nil
 }
 
 // FailedLogin counts a failed login of email at now: one more in the
 // current window, or the first of a new window of auth.LoginWindow when
 // there is none or it has passed (its item then waits for DynamoDB's TTL).
-// A retry after a lost answer may count one failure twice: a lock a little
-// early, never a guess more.
+// Each write is conditioned on the window it meets, so that concurrent
+// failures at a window's end all count, in one window, rather than each
+// starting a window of its own. A retry after a lost answer may count one
+// failure twice: a lock a little early, never a guess more.
 func (s *UserStore) FailedLogin(ctx context.Context, email string, now time.Time) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           &s.sessions,
-		Key:                 loginKey(email),
-		UpdateExpression:    aws.String("ADD failures :one SET " + attrExpiresAt + " = if_not_exists(" + attrExpiresAt + ", :until)"),
-		ConditionExpression: aws.String("attribute_not_exists(pk) OR " + attrExpiresAt + " > :now"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":one": num(1), ":now": num(now.Unix()), ":until": num(now.Add(auth.LoginWindow).Unix()),
-		},
-	})
-	if _, expired := errors.AsType[*types.ConditionalCheckFailedException](err); expired {
+	until := num(now.Add(auth.LoginWindow).Unix())
+	for range maxWriteAttempts {
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 &s.sessions,
+			Key:                       loginKey(email),
+			UpdateExpression:          aws.String("ADD failures :one SET " + attrExpiresAt + " = if_not_exists(" + attrExpiresAt + ", :until)"),
+			ConditionExpression:       aws.String("attribute_not_exists(pk) OR " + attrExpiresAt + " > :now"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1), ":now": num(now.Unix()), ":until": until},
+		})
+		if _, passed := errors.AsType[*types.ConditionalCheckFailedException](err); !passed {
+			if err != nil {
+				return fmt.Errorf("count a failed login: %w", err)
+			}
+			return nil
+		}
+		// The window has passed: start a new one, unless another failure
+		// just did, whose window this one then joins.
 		item := loginKey(email)
-		item["failures"], item[attrExpiresAt] = num(1), num(now.Add(auth.LoginWindow).Unix())
-		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.sessions, Item: item})
+		item["failures"], item[attrExpiresAt] = num(1), until
+		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: &s.sessions, Item: item,
+			ConditionExpression:       aws.String(attrExpiresAt + " <= :now"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":now": num(now.Unix())},
+		})
+		if _, joined := errors.AsType[*types.ConditionalCheckFailedException](err); !joined {
+			if err != nil {
+				return fmt.Errorf("count a failed login: %w", err)
+			}
+			return nil
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("count a failed login: %w", err)
-	}
-	return nil
-}
-
-// LoginAttempts returns email's failed logins, read consistently.
-func (s *UserStore) LoginAttempts(ctx context.Context, email string) (auth.Attempts, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.sessions, Key: loginKey(email), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return auth.Attempts{}, fmt.Errorf("get failed logins: %w", err)
-	}
-	return attempts(out.Item)
+	return quire.Errorf(quire.ECONFLICT, "Other logins of this email are being counted; retry in a moment.")
 }
 
 // attempts reads a failed-login count; none for no item.

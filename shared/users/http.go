@@ -207,7 +207,7 @@ func (h *Handlers) proveIdentity(r *http.Request, u *User, f Fields) error {
 	if rest.CallerOf(r).ID != u.ID {
 		return nil
 	}
-	email, hash, err := h.Store.Credentials(r.Context(), u.ID)
+	email, err := h.Store.Email(r.Context(), u.ID)
 	if err != nil {
 		return err
 	}
@@ -217,15 +217,17 @@ func (h *Handlers) proveIdentity(r *http.Request, u *User, f Fields) error {
 	if f.CurrentPassword == nil {
 		return quire.Invalid(quire.FieldError{Pointer: "/current_password", Detail: "is required to change the email or the password"})
 	}
-	tries, err := h.Store.LoginAttempts(r.Context(), email)
-	if err != nil {
+	// The password hash and the failed logins, in one request, as login
+	// reads them.
+	acct, tries, err := h.Store.Account(r.Context(), email)
+	if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
 		return err
 	}
 	now := time.Now()
 	if err := tries.Check(now); err != nil {
 		return err
 	}
-	if !password.Match(hash, *f.CurrentPassword) {
+	if !password.Match(acct.PasswordHash, *f.CurrentPassword) {
 		if err := h.Store.FailedLogin(r.Context(), email, now); err != nil {
 			return err
 		}

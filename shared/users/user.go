@@ -167,11 +167,13 @@ type Store interface {
 	// with a zero balance, the times and the password hash.
 	Create(ctx context.Context, u *User, passwordHash string) error
 	Get(ctx context.Context, id quire.ID) (*User, error)
-	// Credentials returns the email and the password hash of the user id.
-	Credentials(ctx context.Context, id quire.ID) (email, passwordHash string, err error)
-	// LoginAttempts returns email's failed logins, and FailedLogin counts
-	// one more at now: a wrong current password is one (see auth.Attempts).
-	LoginAttempts(ctx context.Context, email string) (auth.Attempts, error)
+	// Email returns the email of the user id.
+	Email(ctx context.Context, id quire.ID) (string, error)
+	// Account returns the login account of email (its password hash) and
+	// the email's failed logins, as login reads them; FailedLogin counts
+	// one more at now: a wrong current password is one (see
+	// auth.Attempts).
+	Account(ctx context.Context, email string) (auth.Account, auth.Attempts, error)
 	FailedLogin(ctx context.Context, email string, now time.Time) error
 	// List returns up to q.Limit users ordered by id, after q.After, and
 	// the id the next page starts after, or 0.
