@@ -98,8 +98,8 @@ type costlyRoute struct {
 	perIP int
 }
 
-// costlyRoutes are the routes limited below the stage's default. A route
-// the table does not have (yet) is skipped.
+// costlyRoutes are the routes limited below the stage's default, each in
+// the route table (TestPublicPostsAreLimited).
 //   - Login hashes the password: 10 a second is 36,000 logins an hour, far
 //     more than a bookshop sees, and a burst of 20 lets everyone log in
 //     again at once after a signing key rotation.
@@ -116,8 +116,7 @@ var costlyRoutes = []costlyRoute{
 }
 
 // paths returns every path the route is served on (a versioned route is
-// served without a prefix and under each version's), in table order: none
-// when the table does not have it.
+// served without a prefix and under each version's), in table order.
 func (c costlyRoute) paths() []string {
 	var out []string
 	for _, r := range routes.All() {

@@ -96,8 +96,14 @@ func TestMethodThrottles(t *testing.T) {
 }
 
 // TestPublicPostsAreLimited: every public POST route is a costly route
-// with limits of its own, or the stage's default lets one client spend it.
+// with limits of its own, or the stage's default lets one client spend it;
+// and every costly route is one the table has.
 func TestPublicPostsAreLimited(t *testing.T) {
+	for _, c := range costlyRoutes {
+		if len(c.paths()) == 0 {
+			t.Errorf("costly route %s is not in the route table", c.key)
+		}
+	}
 	for _, r := range routes.All() {
 		if r.Method != "POST" || r.Access != routes.Public {
 			continue

@@ -386,9 +386,10 @@ func (s *UserStore) updatedAt(old *users.User) time.Time { return writeTime(s.no
 // change reads the user id, lets apply check and change it, and writes the
 // result in one transaction on the condition that the user is still as
 // read, with the updates also makes of the changed user (Close: its
-// email's reservation); a user changed in between is read again. It fills *out with the
-// user as it writes it before the transaction runs, so that the answer
-// can be rendered into an idempotency record of the same transaction.
+// email's reservation); a user changed in between is read again. It fills
+// *out with the user as it writes it before the transaction runs, so that
+// the answer can be rendered into an idempotency record of the same
+// transaction.
 func (s *UserStore) change(ctx context.Context, id quire.ID, out *users.User, apply func(*users.User) error, expr string, values func(*users.User) map[string]types.AttributeValue, also ...func(*users.User) *types.Update) error {
 	for attempt := 1; ; attempt++ {
 		u, err := s.Get(ctx, id)
