@@ -87,7 +87,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	step("loaded demo data: %d users added, %d books, a cart and an order", added, len(demo.Products()))
+	step("loaded demo data: %d users added, %d books, a cart, an order and a login session", added, len(demo.Products()))
 	if profile := getenv("FAULTS"); profile != "" {
 		rules, err := ddbfault.ParseProfile(profile)
 		if err != nil {
