@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/idempotency"
@@ -115,6 +116,17 @@ func Priced(c *Cart, products map[quire.ID]catalog.Product) ([]Line, quire.Money
 	return lines, total
 }
 
+// ETagHash is the content hash of c's representation at the prices of
+// products: the cart shows its books' names, prices and status, so their
+// hashes are part of it. POST /pay takes it in If-Match.
+func ETagHash(c *Cart, products map[quire.ID]catalog.Product) string {
+	hashes := []string{c.Hash}
+	for _, id := range c.ProductIDs() {
+		hashes = append(hashes, products[id].Hash)
+	}
+	return quire.HashBytes([]byte(strings.Join(hashes, " ")))
+}
+
 // rep is c as the API shows it at the prices of products.
 func rep(r *http.Request, c *Cart, products map[quire.ID]catalog.Product) Rep {
 	lines, total := Priced(c, products)
@@ -134,13 +146,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	// The cart shows its books' names, prices and status: its ETag is
-	// made from their hashes too.
-	hashes := []string{c.Hash}
-	for _, id := range c.ProductIDs() {
-		hashes = append(hashes, products[id].Hash)
-	}
-	rest.SetETag(w, r, hashes...)
+	rest.SetETag(w, r, ETagHash(c, products))
 	return rest.JSON(w, r, http.StatusOK, rep(r, c, products))
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/quireapi/quire/shared/carts"
-	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/orders"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
@@ -19,11 +18,11 @@ import (
 
 // OrderStore keeps orders in the orders table, under their buyer, and
 // makes payments: the debit, the order and the emptied cart commit in one
-// TransactWriteItems, with a check that each product is still as read.
+// TransactWriteItems.
 type OrderStore struct {
-	db                            *dynamodb.Client
-	orders, users, carts, catalog string
-	now                           func() time.Time
+	db                   *dynamodb.Client
+	orders, users, carts string
+	now                  func() time.Time
 }
 
 // NewOrderStore returns an OrderStore on db with the physical table names t.
@@ -31,33 +30,53 @@ func NewOrderStore(db *dynamodb.Client, t TableNames) *OrderStore {
 	return &OrderStore{
 		db: db, now: time.Now,
 		orders: t.Physical(routes.TableOrders), users: t.Physical(routes.TableUsers),
-		carts: t.Physical(routes.TableCarts), catalog: t.Physical(routes.TableCatalog),
+		carts: t.Physical(routes.TableCarts),
 	}
 }
 
 // Pay commits a purchase in one transaction: the debit of the buyer's
-// balance, the new order, a check that each product's price and status are
-// as read, and for a cart its emptying (if its revision is as read). It
-// reads the buyer first, refuses a closed account or a short balance, and
-// conditions the debit on the content hash it read, whose successor it
-// writes: a buyer changed in between (a concurrent payment or deposit) is
-// read again. When the transaction is cancelled nothing changed.
-func (s *OrderStore) Pay(ctx context.Context, p orders.Purchase, o *orders.Order) error {
+// balance, the new order and, for a cart, its emptying (if its revision is
+// as read). It reads the buyer while purchase reads what is bought, refuses
+// a closed account or a short balance, and conditions the debit on the
+// content hash it read, whose successor it writes: a buyer changed in
+// between (a concurrent payment or deposit) is read again. The products
+// bought are not part of the transaction: buyers of one book never
+// contend, and each pays the price purchase read. When the transaction is
+// cancelled nothing changed.
+func (s *OrderStore) Pay(ctx context.Context, user quire.ID, purchase func(context.Context) (*orders.Purchase, error), o *orders.Order) error {
+	var (
+		p     *orders.Purchase
+		buyer *users.User
+	)
+	err := quire.Concurrently(
+		func() (err error) { p, err = purchase(ctx); return err },
+		func() (err error) { buyer, err = s.buyer(ctx, user); return err },
+	)
+	if err != nil {
+		return err
+	}
 	for attempt := 1; ; attempt++ {
-		now := s.now().UTC().Truncate(time.Millisecond)
-		buyer, err := s.buyer(ctx, p)
-		if err != nil {
-			return err
+		if attempt > 1 {
+			if buyer, err = s.buyer(ctx, user); err != nil {
+				return err
+			}
 		}
+		switch {
+		case buyer.Status != users.StatusActive:
+			return quire.Errorf(quire.EACCOUNTCLOSED, "The account %d is closed: it cannot pay.", user)
+		case buyer.Balance < p.Total:
+			return quire.Errorf(quire.EINSUFFICIENTFUNDS, "The balance is %s, short of the %s to pay: the shop must fund the account first.", buyer.Balance, p.Total)
+		}
+		now := s.now().UTC().Truncate(time.Millisecond)
 		debited := *buyer
 		debited.Balance -= p.Total
 		debited.UpdatedAt = writeTime(now, buyer.UpdatedAt)
 		debited.Hash = quire.ContentHash(&debited)
-		*o = orders.Order{ID: quire.NewID(now), UserID: p.User, Items: p.Items, Total: p.Total, CreatedAt: now}
+		*o = orders.Order{ID: quire.NewID(now), UserID: user, Items: p.Items, Total: p.Total, CreatedAt: now}
 		items := []types.TransactWriteItem{
 			{Update: &types.Update{
 				TableName:                &s.users,
-				Key:                      userKey(p.User),
+				Key:                      userKey(user),
 				UpdateExpression:         aws.String("SET balance = :balance, updated_at = :now, #hash = :hash"),
 				ConditionExpression:      aws.String("#hash = :old_hash"),
 				ExpressionAttributeNames: map[string]string{"#hash": attrHash},
@@ -69,10 +88,10 @@ func (s *OrderStore) Pay(ctx context.Context, p orders.Purchase, o *orders.Order
 			{Put: &types.Put{TableName: &s.orders, Item: orderItem(o), ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 		}
 		if p.Cart != nil {
-			empty := carts.Cart{UserID: p.User, Items: map[quire.ID]int{}}
+			empty := carts.Cart{UserID: user, Items: map[quire.ID]int{}}
 			items = append(items, types.TransactWriteItem{Update: &types.Update{
 				TableName:                &s.carts,
-				Key:                      cartKey(p.User),
+				Key:                      cartKey(user),
 				UpdateExpression:         aws.String("SET #items = :empty, updated_at = :now, #hash = :hash ADD revision :one"),
 				ConditionExpression:      aws.String("revision = :revision"),
 				ExpressionAttributeNames: map[string]string{"#items": "items", "#hash": attrHash},
@@ -80,17 +99,6 @@ func (s *OrderStore) Pay(ctx context.Context, p orders.Purchase, o *orders.Order
 					":empty": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}},
 					":now":   str(now.Format(time.RFC3339Nano)), ":one": num(1), ":revision": num(p.Cart.Revision),
 					":hash": str(quire.ContentHash(&empty)),
-				},
-			}})
-		}
-		for _, pr := range p.Products {
-			items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-				TableName:                &s.catalog,
-				Key:                      productKey(pr.ID),
-				ConditionExpression:      aws.String("#status = :available AND price = :price"),
-				ExpressionAttributeNames: map[string]string{"#status": "status"},
-				ExpressionAttributeValues: map[string]types.AttributeValue{
-					":available": str(string(catalog.StatusAvailable)), ":price": num(int64(pr.Price)),
 				},
 			}})
 		}
@@ -111,37 +119,25 @@ func (s *OrderStore) Pay(ctx context.Context, p orders.Purchase, o *orders.Order
 			continue
 		case failed[0]:
 			return quire.Errorf(quire.ECONFLICT, "The account changed during the payment; nothing was paid. Pay again.")
-		case len(failed) > 0 && p.Cart != nil && failed[2]:
-			return quire.Errorf(quire.ECONFLICT, "The cart changed during the payment; nothing was paid. Check it and pay again.")
 		case len(failed) > 0:
-			return quire.Errorf(quire.ECONFLICT, "A price or the availability of a book changed during the payment; nothing was paid. Check and pay again.")
+			return quire.Errorf(quire.ECONFLICT, "The cart changed during the payment; nothing was paid. Check it and pay again.")
 		default:
-			return fmt.Errorf("pay %s for user %d: %w", p.Total, p.User, err)
+			return fmt.Errorf("pay %s for user %d: %w", p.Total, user, err)
 		}
 	}
 }
 
-// buyer reads the buyer of p, refusing a closed or missing account
-// (EACCOUNTCLOSED) and a balance short of the total (EINSUFFICIENTFUNDS).
-func (s *OrderStore) buyer(ctx context.Context, p orders.Purchase) (*users.User, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.users, Key: userKey(p.User), ConsistentRead: aws.Bool(true)})
+// buyer reads the account that pays, consistently: EACCOUNTCLOSED when it
+// is gone.
+func (s *OrderStore) buyer(ctx context.Context, user quire.ID) (*users.User, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.users, Key: userKey(user), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return nil, fmt.Errorf("read buyer %d: %w", p.User, err)
+		return nil, fmt.Errorf("read buyer %d: %w", user, err)
 	}
 	if out.Item == nil {
-		return nil, quire.Errorf(quire.EACCOUNTCLOSED, "The user %d has no account to pay from.", p.User)
+		return nil, quire.Errorf(quire.EACCOUNTCLOSED, "The user %d has no account to pay from.", user)
 	}
-	u, err := parseUser(out.Item)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case u.Status != users.StatusActive:
-		return nil, quire.Errorf(quire.EACCOUNTCLOSED, "The account %d is closed: it cannot pay.", p.User)
-	case u.Balance < p.Total:
-		return nil, quire.Errorf(quire.EINSUFFICIENTFUNDS, "The balance is %s, short of the %s to pay: the shop must fund the account first.", u.Balance, p.Total)
-	}
-	return u, nil
+	return parseUser(out.Item)
 }
 
 // Get returns the user's order id in one GetItem, or, for any user (an

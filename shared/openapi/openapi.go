@@ -39,7 +39,7 @@ func same(s schema) versioned { return func(int) schema { return s } }
 type operation struct {
 	summary   string
 	note      string           // more description: what else the route answers
-	query     []string         // names of query parameters, from the parameters below
+	query     []string         // names of its own parameters (query or header), from the parameters below
 	body      versioned        // the request body, or nil
 	plainBody bool             // the body is application/json in every version, not a version's media type
 	status    int              // of success
@@ -86,8 +86,8 @@ func operations() map[string]operation {
 		"GET /cart":                       {summary: "The caller's cart at current prices", status: 200, result: perVersion("Cart")},
 		"POST /cart":                      {summary: "Add copies of a book to the cart", body: same(ref("CartAddition")), status: 200, result: perVersion("Cart"), refusals: []string{quire.EPRODUCTUNAVAILABLE, quire.ECARTFULL}},
 		"DELETE /cart/items/{product_id}": {summary: "Take a book out of the cart", status: 204},
-		"POST /products/{id}/buy":         {summary: "Buy a book from the balance", body: same(ref("Quantity")), status: 201, result: same(ref("Order")), headers: []string{"Location"}, refusals: []string{quire.EINSUFFICIENTFUNDS, quire.EACCOUNTCLOSED, quire.EPRODUCTUNAVAILABLE}},
-		"POST /pay":                       {summary: "Buy the whole cart from the balance", status: 201, result: same(ref("Order")), headers: []string{"Location"}, refusals: []string{quire.ECARTEMPTY, quire.EINSUFFICIENTFUNDS, quire.EACCOUNTCLOSED, quire.EPRODUCTUNAVAILABLE}},
+		"POST /products/{id}/buy":         {summary: "Buy a book from the balance", body: same(ref("Quantity")), status: 201, result: same(ref("Order")), query: []string{"ifMatchPurchase"}, headers: []string{"Location"}, refusals: []string{quire.EINSUFFICIENTFUNDS, quire.EACCOUNTCLOSED, quire.EPRODUCTUNAVAILABLE}},
+		"POST /pay":                       {summary: "Buy the whole cart from the balance", query: []string{"ifMatchPurchase"}, status: 201, result: same(ref("Order")), headers: []string{"Location"}, refusals: []string{quire.ECARTEMPTY, quire.EINSUFFICIENTFUNDS, quire.EACCOUNTCLOSED, quire.EPRODUCTUNAVAILABLE}},
 		"GET /orders":                     {summary: "List the caller's orders", query: []string{"limit", "cursor"}, status: 200, result: same(arrayOf(ref("Order"))), headers: []string{"Link"}},
 		"GET /orders/{id}":                {summary: "Get an order", status: 200, result: same(ref("Order"))},
 
@@ -289,6 +289,10 @@ func (op operation) responses(r routes.Route) schema {
 	out["503"] = problemResponse("Service unavailable: a dependency does not answer, or the request did not complete in "+
 		"time. Send the same request again after Retry-After seconds; a write retried with the same idempotency key "+
 		"takes effect once.", true, codesOf(http.StatusServiceUnavailable)...)
+	if slices.Contains(op.query, "ifMatchPurchase") {
+		out["412"] = problemResponse("Precondition failed: what is bought changed since the ETag in If-Match was read; "+
+			"nothing was paid.", false, codesOf(http.StatusPreconditionFailed)...)
+	}
 	if r.Versioned && r.Method == http.MethodGet {
 		out["304"] = response("Not Modified: If-None-Match names the current representation; no body", nil,
 			[]string{"ETag", "Cache-Control", "Vary"}, nil)
@@ -375,6 +379,10 @@ func parameters() schema {
 			`when the representation's ETag is one of them (weak comparison). On a PUT or DELETE, "*" writes only when the `+
 			`resource does not exist yet, a list only when its current state is none of them; otherwise 412, a problem `+
 			`of type https://quire.dev/problems/precondition.`),
+		"ifMatchPurchase": h("If-Match", `The ETag of what the buyer saw, so that they pay exactly that: the product's `+
+			`(GET /products/{id}) to buy one book, GET /cart's to pay the cart (its books' prices and status are part of it), `+
+			`a strong tag of any API version. When what is bought changed since, the answer is 412, a problem of type `+
+			`https://quire.dev/problems/precondition, and nothing is paid. Without it, the prices read while the request runs are charged.`),
 		"acceptEncoding":  h("Accept-Encoding", "gzip (or *) with a quality above 0 gets the body gzip-compressed, with Content-Encoding: gzip"),
 		"idempotencyKey":  key("Idempotency-Key"),
 		"xIdempotencyKey": key("X-Idempotency-Key"),

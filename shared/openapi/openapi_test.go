@@ -117,8 +117,13 @@ func TestConditionalRequests(t *testing.T) {
 			}
 		}
 		write := r.Method == "PUT" || r.Method == "DELETE"
-		if want := r.Versioned && (r.Method == "GET" || write); headers["If-Match"] != want || headers["If-None-Match"] != want {
-			t.Errorf("%s: If-Match %v, If-None-Match %v; want %v", r.Key(), headers["If-Match"], headers["If-None-Match"], want)
+		want := r.Versioned && (r.Method == "GET" || write)
+		purchase := r.Method == "POST" && (strings.HasSuffix(r.Path, "/pay") || strings.HasSuffix(r.Path, "/buy")) // If-Match: the price seen
+		if headers["If-Match"] != (want || purchase) || headers["If-None-Match"] != want {
+			t.Errorf("%s: If-Match %v, If-None-Match %v; want %v, %v", r.Key(), headers["If-Match"], headers["If-None-Match"], want || purchase, want)
+		}
+		if failed := op.Responses.Status(412) != nil; purchase && !failed {
+			t.Errorf("%s takes If-Match but documents no 412", r.Key())
 		}
 		notModified := op.Responses.Status(304)
 		if want := r.Versioned && r.Method == "GET"; (notModified != nil) != want {

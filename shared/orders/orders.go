@@ -36,27 +36,25 @@ type Order struct {
 	Hash string `json:"-"`
 }
 
-// Purchase is what a buyer pays for: the items at their current prices,
-// the products as read (whose price and status must not change before the
-// payment commits), and, when paying a cart, the cart as read (which the
-// payment empties, if it has not changed).
+// Purchase is what a buyer pays for: the items at the prices read, and,
+// when paying a cart, the cart as read (which the payment empties, if it
+// has not changed).
 type Purchase struct {
-	User     quire.ID
-	Items    []Item
-	Total    quire.Money
-	Products []catalog.Product
-	Cart     *carts.Cart
+	Items []Item
+	Total quire.Money
+	Cart  *carts.Cart
 }
 
 // Store keeps orders and makes payments.
 type Store interface {
-	// Pay debits p.Total from the user's balance, creates the order o
-	// (which it fills in before the transaction) and, for a cart, empties
-	// it, all in one transaction. With nothing changed: EACCOUNTCLOSED
-	// when the account is closed (or gone), EINSUFFICIENTFUNDS when its
-	// balance is short, ECONFLICT when the account, a product or the cart
-	// changed since read (a retry reads them again).
-	Pay(ctx context.Context, p Purchase, o *Order) error
+	// Pay reads the user's account while purchase reads what is bought,
+	// then debits its total from the balance, creates the order o (which
+	// it fills in before the transaction) and, for a cart, empties it,
+	// all in one transaction. With nothing changed: purchase's error;
+	// EACCOUNTCLOSED when the account is closed (or gone);
+	// EINSUFFICIENTFUNDS when its balance is short; ECONFLICT when the
+	// account or the cart kept changing (a retry reads them again).
+	Pay(ctx context.Context, user quire.ID, purchase func(context.Context) (*Purchase, error), o *Order) error
 	// Get returns the order id: of the user, or anyone's when anyUser is set.
 	Get(ctx context.Context, user, id quire.ID, anyUser bool) (*Order, error)
 	// List returns the user's orders, newest last, a page at a time.
@@ -107,53 +105,64 @@ func (h *Handlers) buy(w http.ResponseWriter, r *http.Request) error {
 	case *q.Quantity < 1 || *q.Quantity > carts.MaxQuantity:
 		return quire.Invalid(quire.FieldError{Pointer: "/quantity", Detail: fmt.Sprintf("must be from 1 to %d", carts.MaxQuantity)})
 	}
-	p, err := h.Catalog.Product(r.Context(), id)
+	pre, err := rest.Precondition(r)
 	if err != nil {
 		return err
 	}
-	if err := buyable(r, p); err != nil {
-		return err
-	}
-	sub := p.Price * quire.Money(*q.Quantity)
-	return h.commit(w, r, Purchase{
-		User:     rest.CallerOf(r).ID,
-		Items:    []Item{{p.ID, p.Name, p.Price, *q.Quantity, sub}},
-		Total:    sub,
-		Products: []catalog.Product{*p},
+	return h.commit(w, r, func(ctx context.Context) (*Purchase, error) {
+		p, err := h.Catalog.Product(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := pre.Check(p.Hash); err != nil {
+			return nil, err
+		}
+		if err := buyable(r, p); err != nil {
+			return nil, err
+		}
+		sub := p.Price * quire.Money(*q.Quantity)
+		return &Purchase{Items: []Item{{p.ID, p.Name, p.Price, *q.Quantity, sub}}, Total: sub}, nil
 	})
 }
 
-// pay pays the caller's whole cart at its current prices.
+// pay pays the caller's whole cart at the prices read.
 func (h *Handlers) pay(w http.ResponseWriter, r *http.Request) error {
-	user := rest.CallerOf(r).ID
-	c, err := h.Carts.Get(r.Context(), user)
+	pre, err := rest.Precondition(r)
 	if err != nil {
 		return err
 	}
-	if len(c.Items) == 0 {
-		return quire.Errorf(quire.ECARTEMPTY, "The cart is empty: add books with POST /cart first.")
-	}
-	products, err := h.Catalog.ProductsByID(r.Context(), c.ProductIDs())
-	if err != nil {
-		return err
-	}
-	purchase := Purchase{User: user, Cart: c}
-	for _, id := range c.ProductIDs() {
-		p, ok := products[id]
-		if !ok {
-			return quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d of the cart does not exist; remove it.", id)
+	return h.commit(w, r, func(ctx context.Context) (*Purchase, error) {
+		c, err := h.Carts.Get(ctx, rest.CallerOf(r).ID)
+		if err != nil {
+			return nil, err
 		}
-		if err := buyable(r, &p); err != nil {
-			return err
+		products, err := h.Catalog.ProductsByID(ctx, c.ProductIDs())
+		if err != nil {
+			return nil, err
 		}
-		purchase.Products = append(purchase.Products, p)
-	}
-	lines, total := carts.Priced(c, products)
-	for _, l := range lines {
-		purchase.Items = append(purchase.Items, Item{l.ProductID, l.Name, l.Price, l.Quantity, l.Subtotal})
-	}
-	purchase.Total = total
-	return h.commit(w, r, purchase)
+		if err := pre.Check(carts.ETagHash(c, products)); err != nil {
+			return nil, err
+		}
+		if len(c.Items) == 0 {
+			return nil, quire.Errorf(quire.ECARTEMPTY, "The cart is empty: add books with POST /cart first.")
+		}
+		for _, id := range c.ProductIDs() {
+			p, ok := products[id]
+			if !ok {
+				return nil, quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d of the cart does not exist; remove it.", id)
+			}
+			if err := buyable(r, &p); err != nil {
+				return nil, err
+			}
+		}
+		purchase := &Purchase{Cart: c}
+		lines, total := carts.Priced(c, products)
+		for _, l := range lines {
+			purchase.Items = append(purchase.Items, Item{l.ProductID, l.Name, l.Price, l.Quantity, l.Subtotal})
+		}
+		purchase.Total = total
+		return purchase, nil
+	})
 }
 
 func buyable(r *http.Request, p *catalog.Product) error {
@@ -163,13 +172,15 @@ func buyable(r *http.Request, p *catalog.Product) error {
 	return nil
 }
 
-// commit pays for p and answers 201 with the order.
-func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, p Purchase) error {
+// commit pays for what purchase reads and answers 201 with the order.
+func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, purchase func(context.Context) (*Purchase, error)) error {
 	var o Order
 	render := func() (idempotency.Response, error) {
 		return rest.Created(r, "/orders/"+o.ID.String(), o)
 	}
-	return rest.Commit(w, r, render, func(ctx context.Context) error { return h.Store.Pay(ctx, p, &o) })
+	return rest.Commit(w, r, render, func(ctx context.Context) error {
+		return h.Store.Pay(ctx, rest.CallerOf(r).ID, purchase, &o)
+	})
 }
 
 func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {

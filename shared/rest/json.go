@@ -147,12 +147,7 @@ func JSON(w http.ResponseWriter, r *http.Request, status int, v any) error {
 }
 
 // SetETag sets the ETag of the answer to r, a representation of stored
-// content whose hashes are hashes: one for a resource stored in one item,
-// more for one made of several (a cart and its books).
-func SetETag(w http.ResponseWriter, r *http.Request, hashes ...string) {
-	hash := hashes[0]
-	if len(hashes) > 1 {
-		hash = quire.HashBytes([]byte(strings.Join(hashes, " ")))
-	}
+// content whose content hash is hash.
+func SetETag(w http.ResponseWriter, r *http.Request, hash string) {
 	w.Header().Set("ETag", ETag(r, hash, false))
 }
