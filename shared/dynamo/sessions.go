@@ -134,6 +134,20 @@ func (st *SessionStore) End(ctx context.Context, user quire.ID, id string) error
 	return nil
 }
 
+// sessionKeys returns the keys of up to limit sessions of user id in
+// table, in one Query, and whether it has more.
+func sessionKeys(ctx context.Context, db *dynamodb.Client, table string, id quire.ID, limit int32) ([]map[string]types.AttributeValue, bool, error) {
+	out, err := db.Query(ctx, &dynamodb.QueryInput{
+		TableName: &table, KeyConditionExpression: aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(userPrefix + id.String())},
+		ProjectionExpression:      aws.String("pk, sk"), ConsistentRead: aws.Bool(true), Limit: &limit,
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("list sessions of user %d: %w", id, err)
+	}
+	return out.Items, out.LastEvaluatedKey != nil, nil
+}
+
 // endSessions deletes the sessions of user id from table: Query pages of their keys,
 // each deleted in BatchWriteItem requests of up to 25, again for
 // unprocessed ones.

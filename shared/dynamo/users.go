@@ -470,16 +470,27 @@ func (s *UserStore) Close(ctx context.Context, id quire.ID, out *users.User) err
 }
 
 // Delete removes the user id and what belongs only to it: its email's
-// reservation and failed logins and its cart, in one transaction, then its
-// sessions (which can no longer be resumed: their user is gone); ENOTFOUND
-// if there is no such user, EPRECONDITION if it fails pre, and in either
-// case nothing changes. Orders and idempotency records stay (see README).
+// reservation and failed logins, its cart and its sessions, in one
+// transaction; ENOTFOUND if there is no such user, EPRECONDITION if it
+// fails pre, and in either case nothing changes. The user and its
+// sessions are read at once (one round trip); sessions beyond what one
+// transaction holds, rare, are deleted after it (they cannot be resumed
+// once their user is gone). Orders and idempotency records stay (see
+// README).
 func (s *UserStore) Delete(ctx context.Context, id quire.ID, pre quire.Precondition) error {
-	old, err := s.read(ctx, id, pre)
+	var (
+		old      *users.User
+		sessions []map[string]types.AttributeValue
+		more     bool
+	)
+	err := quire.Concurrently(
+		func() (err error) { old, err = s.read(ctx, id, pre); return err },
+		func() (err error) { sessions, more, err = sessionKeys(ctx, s.db, s.sessions, id, maxSessionDeletes); return err },
+	)
 	if err != nil {
 		return err
 	}
-	err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	items := []types.TransactWriteItem{
 		{Delete: &types.Delete{
 			TableName: &s.table, Key: userKey(id),
 			ConditionExpression:                 aws.String("#hash = :hash"),
@@ -490,9 +501,16 @@ func (s *UserStore) Delete(ctx context.Context, id quire.ID, pre quire.Precondit
 		{Delete: &types.Delete{TableName: &s.table, Key: emailKey(old.Email)}},
 		{Delete: &types.Delete{TableName: &s.sessions, Key: loginKey(old.Email)}},
 		{Delete: &types.Delete{TableName: &s.carts, Key: cartKey(id)}},
-	}})
+	}
+	for _, key := range sessions {
+		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.sessions, Key: key}})
+	}
+	err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	switch failed := cancelled(err); {
 	case err == nil:
+		if !more {
+			return nil
+		}
 		if err := endSessions(ctx, s.db, s.sessions, id); err != nil {
 			// Dead already, and DynamoDB's TTL removes them: no reason
 			// to fail a deletion that happened.
@@ -506,6 +524,10 @@ func (s *UserStore) Delete(ctx context.Context, id quire.ID, pre quire.Precondit
 		return fmt.Errorf("delete user %d: %w", id, err)
 	}
 }
+
+// maxSessionDeletes is how many sessions a user's deletion ends in its
+// transaction, beside its 4 other items (DynamoDB takes 100).
+const maxSessionDeletes = 90
 
 func userNotFound(id quire.ID) error {
 	return quire.Errorf(quire.ENOTFOUND, "No user has the id %d.", id)

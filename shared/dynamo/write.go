@@ -48,6 +48,14 @@ const maxConflictAttempts = 5
 func transact(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWriteItemsInput) error {
 	items := in.TransactItems
 	pending := idempotency.PendingFrom(ctx)
+	if pending != nil {
+		switch rec, err := pending.Found(); {
+		case err != nil:
+			return err
+		case rec != nil: // answered already: the caller replays it
+			return idempotency.ErrRaced
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		in.ClientRequestToken = aws.String(requestToken())
 		if pending != nil {

@@ -48,6 +48,32 @@ type Pending struct {
 	Table string
 	// Render returns the answer the operation will send once committed.
 	Render func() (Response, error)
+
+	// The lookup of the key's record, running while the operation reads.
+	found   *Record
+	lookErr error
+	looked  chan struct{}
+}
+
+// Lookup starts get, the read of the key's record, in the background: the
+// operation's own reads overlap it, and Found waits for it.
+func (p *Pending) Lookup(get func() (*Record, error)) {
+	p.looked = make(chan struct{})
+	go func() {
+		defer close(p.looked)
+		p.found, p.lookErr = get()
+	}()
+}
+
+// Found waits for the lookup started by Lookup and returns the key's
+// record, nil when it has none (or no lookup was started). An operation
+// calls it before it commits: a key with a record is answered with it.
+func (p *Pending) Found() (*Record, error) {
+	if p.looked == nil {
+		return nil, nil
+	}
+	<-p.looked
+	return p.found, p.lookErr
 }
 
 // Record renders the pending answer into its record.

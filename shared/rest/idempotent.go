@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,11 +67,17 @@ func Write(w http.ResponseWriter, resp idempotency.Response) {
 // rendered before the commit, and its record commits in the operation's
 // transaction.
 func Commit(w http.ResponseWriter, r *http.Request, render func() (idempotency.Response, error), commit func(context.Context) error) error {
-	if p := idempotency.PendingFrom(r.Context()); p != nil {
+	p := idempotency.PendingFrom(r.Context())
+	if p != nil {
 		p.Render = render
 	}
 	if err := commit(r.Context()); err != nil {
 		return err
+	}
+	if p != nil { // an operation with nothing to write answers as the key's first request did
+		if rec, err := p.Found(); err != nil || rec != nil {
+			return cmp.Or(err, idempotency.ErrRaced)
+		}
 	}
 	resp, err := render()
 	if err != nil {
@@ -81,10 +88,12 @@ func Commit(w http.ResponseWriter, r *http.Request, render func() (idempotency.R
 }
 
 // idempotent serves a route that takes an idempotency key: without one, h
-// runs as it is (unless the route requires one). With one, an answer
-// recorded for the key in the caller's scope is sent again, an answer
-// recorded for another payload is 422, and otherwise h runs with the
-// pending record in its context, which its transaction writes. A refusal
+// runs as it is (unless the route requires one). With one, h runs with the
+// pending record in its context while the key's record is read in the
+// background (h's reads overlap that read), and h's transaction, which
+// writes the record, waits for it: an answer recorded for the key in the
+// caller's scope is sent again instead, one recorded for another payload
+// is 422. A refusal
 // of h (a 409 that no retry fixes) is checked against the record once
 // more, and the first answer replayed if the key got one meanwhile.
 func idempotent(w http.ResponseWriter, r *http.Request, rt routes.Route, records idempotency.Store, h HandlerFunc) error {
@@ -108,14 +117,19 @@ func idempotent(w http.ResponseWriter, r *http.Request, rt routes.Route, records
 	scope := strings.Join([]string{CallerOf(r).ID.String(), r.Method, path, key}, " ")
 	fingerprint := idempotency.Fingerprint(r.Method, path, Version(r), body)
 
-	if rec, err := records.Get(r.Context(), scope); err != nil || rec != nil {
-		if err != nil {
-			return err
+	p := records.Begin(scope, fingerprint)
+	p.Lookup(func() (*idempotency.Record, error) { return records.Get(r.Context(), scope) })
+	err = h(w, r.WithContext(idempotency.WithPending(r.Context(), p)))
+	if err == nil {
+		return nil
+	}
+	// h's answer, an error, is not the key's when the key has a record.
+	if rec, lerr := p.Found(); lerr != nil || rec != nil {
+		if lerr != nil {
+			return lerr
 		}
 		return replay(w, rec, fingerprint)
 	}
-	p := records.Begin(scope, fingerprint)
-	err = h(w, r.WithContext(idempotency.WithPending(r.Context(), p)))
 	switch code := quire.ErrorCode(err); {
 	case errors.Is(err, idempotency.ErrRaced):
 		rec, err := records.Get(r.Context(), scope)
