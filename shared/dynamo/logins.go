@@ -59,26 +59,6 @@ func (s *UserStore) Account(ctx context.Context, email string) (auth.Account, au
 	return a, tries, nil
 }
 
-// Email returns the email of the user id, read consistently: ENOTFOUND if
-// there is no such user.
-func (s *UserStore) Email(ctx context.Context, id quire.ID) (string, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: &s.table, Key: userKey(id), ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("email"),
-	})
-	if err != nil {
-		return "", fmt.Errorf("get the email of user %d: %w", id, err)
-	}
-	if out.Item == nil {
-		return "", userNotFound(id)
-	}
-	var r reader
-	email := r.str(out.Item, "email")
-	if r.err != nil {
-		return "", fmt.Errorf("read the email of user %d: %w", id, r.err)
-	}
-	return email, nil
-}
-
 // FailedLogin counts a failed login of email at now: one more in the
 // current window, or the first of a new window of auth.LoginWindow when
 // there is none or it has passed (its item then waits for DynamoDB's TTL).
@@ -119,6 +99,15 @@ func (s *UserStore) FailedLogin(ctx context.Context, email string, now time.Time
 		}
 	}
 	return quire.Errorf(quire.ECONFLICT, "Other logins of this email are being counted; retry in a moment.")
+}
+
+// attempts reads the failed logins of email, consistently.
+func (s *UserStore) attempts(ctx context.Context, email string) (auth.Attempts, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.sessions, Key: loginKey(email), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return auth.Attempts{}, fmt.Errorf("get failed logins: %w", err)
+	}
+	return attempts(out.Item)
 }
 
 // attempts reads a failed-login count; none for no item.

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/users"
@@ -43,8 +44,9 @@ const (
 )
 
 // attrPassword holds a user's password hash, which no representation of
-// the user carries. It is stored on the email's reservation only, never on
-// the user item, whose indexes project every attribute.
+// the user carries: on the email's reservation, which login reads, and on
+// the user item, which a change of email or password reads (its indexes
+// hold keys only). Both change in one transaction.
 const attrPassword = "password_hash"
 
 func userKey(id quire.ID) map[string]types.AttributeValue {
@@ -71,6 +73,7 @@ func (s *UserStore) Create(ctx context.Context, u *users.User, passwordHash stri
 		reservation["user_id"], reservation["role"] = num(int64(u.ID)), str(string(u.Role))
 		if passwordHash != "" {
 			reservation[attrPassword] = str(passwordHash)
+			item[attrPassword] = str(passwordHash)
 		}
 		err := transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 			{Put: &types.Put{TableName: &s.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
@@ -96,6 +99,15 @@ func (s *UserStore) Create(ctx context.Context, u *users.User, passwordHash stri
 
 // Get returns the user id, or ENOTFOUND.
 func (s *UserStore) Get(ctx context.Context, id quire.ID) (*users.User, error) {
+	item, err := s.item(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return parseUser(item)
+}
+
+// item reads the item of the user id consistently: ENOTFOUND if none.
+func (s *UserStore) item(ctx context.Context, id quire.ID) (map[string]types.AttributeValue, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: userKey(id), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, fmt.Errorf("get user %d: %w", id, err)
@@ -103,7 +115,7 @@ func (s *UserStore) Get(ctx context.Context, id quire.ID) (*users.User, error) {
 	if out.Item == nil {
 		return nil, userNotFound(id)
 	}
-	return parseUser(out.Item)
+	return out.Item, nil
 }
 
 // List returns a page of users from a sparse index (see queryPage): "active"
@@ -169,16 +181,51 @@ func parseKey(item map[string]types.AttributeValue) (*quire.ID, error) {
 	return &id, nil
 }
 
-// Replace stores the writable fields of u over the user u.ID, keeping the
-// stored role and status where u's are zero and the stored password where
-// passwordHash is "": ENOTFOUND if there is no such user, EEMAILTAKEN if
-// u's email belongs to another user, EPRECONDITION if the user fails pre. The
-// write is conditioned on the content hash read, and a changed email moves
-// its reservation in the same transaction.
-func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash string, pre quire.Precondition) (*users.User, error) {
-	old, err := s.read(ctx, u.ID, pre)
+// Replace stores u over the user u.ID, keeping what Store.Replace says:
+// ENOTFOUND if there is no such user, EEMAILTAKEN if u's email belongs to
+// another user, EPRECONDITION if the user fails pre. The write is
+// conditioned on the content hash read, and a changed email moves its
+// reservation in the same transaction. The user item carries what the
+// reservation needs (the password hash and session epoch), and, for prove,
+// the failed logins of the email the request names are read at once: one
+// round trip before the write, two when a user changes their own email
+// (the failed logins are then the stored email's, read after the user).
+func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash string, pre quire.Precondition, prove func(users.Credentials) error) (*users.User, error) {
+	var (
+		item  map[string]types.AttributeValue
+		tries auth.Attempts
+	)
+	reads := []func() error{func() (err error) { item, err = s.item(ctx, u.ID); return err }}
+	if prove != nil {
+		reads = append(reads, func() (err error) { tries, err = s.attempts(ctx, u.Email); return err })
+	}
+	if err := quire.Concurrently(reads...); err != nil {
+		return nil, err
+	}
+	old, err := parseUser(item)
 	if err != nil {
 		return nil, err
+	}
+	if err := pre.Check(old.Hash); err != nil {
+		return nil, err
+	}
+	sameEmail := users.EmailKey(old.Email) == users.EmailKey(u.Email)
+	proof := prove != nil && (passwordHash != "" || !sameEmail)
+	var secret credentials
+	if proof || !sameEmail {
+		if secret, err = s.credentialsOf(ctx, item, old.Email); err != nil {
+			return nil, err
+		}
+	}
+	if proof {
+		if !sameEmail {
+			if tries, err = s.attempts(ctx, old.Email); err != nil {
+				return nil, err
+			}
+		}
+		if err := prove(users.Credentials{Email: old.Email, PasswordHash: secret.passwordHash, Tries: tries}); err != nil {
+			return nil, err
+		}
 	}
 	stored := *u
 	if stored.Role == "" {
@@ -218,6 +265,10 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 	// longer the user's. The email's reservation, which login reads, gets
 	// them too (see Account).
 	revoke := passwordHash != "" || stored.Role != old.Role || stored.Status != old.Status
+	if passwordHash != "" {
+		expr += ", " + attrPassword + " = :password"
+		values[":password"] = str(passwordHash)
+	}
 	if revoke {
 		expr += " ADD " + attrEpoch + " :one"
 		values[":one"] = num(1)
@@ -233,7 +284,6 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 		// it again.
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
-	sameEmail := users.EmailKey(old.Email) == users.EmailKey(stored.Email)
 	if sameEmail && revoke {
 		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 			{Update: update}, {Update: s.credentials(old.Email, stored.Role, passwordHash)},
@@ -266,25 +316,17 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 	}
 	// The new reservation carries the old one's password and session
 	// epoch, unless this write changes them.
-	prev, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: emailKey(old.Email), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return nil, fmt.Errorf("replace user %d: read the email's reservation: %w", u.ID, err)
-	}
-	var r reader
 	reservation := emailKey(stored.Email)
 	reservation["user_id"], reservation["role"] = num(int64(u.ID)), str(string(stored.Role))
-	reservation[attrEpoch] = num(r.optNum(prev.Item, attrEpoch))
+	reservation[attrEpoch] = num(secret.epoch)
 	if revoke {
-		reservation[attrEpoch] = num(r.optNum(prev.Item, attrEpoch) + 1)
+		reservation[attrEpoch] = num(secret.epoch + 1)
 	}
 	if passwordHash == "" {
-		passwordHash = r.optStr(prev.Item, attrPassword)
+		passwordHash = secret.passwordHash
 	}
 	if passwordHash != "" {
 		reservation[attrPassword] = str(passwordHash)
-	}
-	if r.err != nil {
-		return nil, fmt.Errorf("replace user %d: read the email's reservation: %w", u.ID, r.err)
 	}
 	err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Update: update},
@@ -301,6 +343,30 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 	default:
 		return nil, fmt.Errorf("replace user %d: %w", u.ID, err)
 	}
+}
+
+// credentials are a user's password hash and session epoch, as stored.
+type credentials struct {
+	passwordHash string
+	epoch        int64
+}
+
+// credentialsOf returns the credentials of the user item, or, for a user
+// item written before items carried them, of its email's reservation.
+func (s *UserStore) credentialsOf(ctx context.Context, item map[string]types.AttributeValue, email string) (credentials, error) {
+	if _, ok := item[attrPassword]; !ok {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: emailKey(email), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return credentials{}, fmt.Errorf("read the reservation of a user's email: %w", err)
+		}
+		item = out.Item
+	}
+	var r reader
+	c := credentials{passwordHash: r.optStr(item, attrPassword), epoch: r.optNum(item, attrEpoch)}
+	if r.err != nil {
+		return credentials{}, fmt.Errorf("read a user's credentials: %w", r.err)
+	}
+	return c, nil
 }
 
 // credentials is the update of the reservation of email that a write ending
@@ -485,7 +551,10 @@ func (s *UserStore) Delete(ctx context.Context, id quire.ID, pre quire.Precondit
 	)
 	err := quire.Concurrently(
 		func() (err error) { old, err = s.read(ctx, id, pre); return err },
-		func() (err error) { sessions, more, err = sessionKeys(ctx, s.db, s.sessions, id, maxSessionDeletes); return err },
+		func() (err error) {
+			sessions, more, err = sessionKeys(ctx, s.db, s.sessions, id, maxSessionDeletes)
+			return err
+		},
 	)
 	if err != nil {
 		return err

@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service/servicetest"
@@ -86,4 +90,25 @@ func login(t *testing.T, api *servicetest.API, email, password string, status in
 	if status == http.StatusOK && r.Header.Get("Content-Type") == rest.ProblemMediaType {
 		t.Errorf("login answered a problem: %s", r.Body)
 	}
+}
+
+// A user item stored before items carried the password hash changes its
+// email as any other: the new email's reservation takes the password from
+// the old reservation, so that the user logs in with the new email and the
+// same password.
+func TestEmailChangeOfAnOlderUserItem(t *testing.T) {
+	api := servicetest.New(t)
+	u := signUp(t, api, "ada@example.com")
+	_, err := api.DB.UpdateItem(t.Context(), &dynamodb.UpdateItemInput{
+		TableName:        aws.String(api.Tables.Physical("users")),
+		Key:              map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: fmt.Sprintf("user#%d", u.ID)}},
+		UpdateExpression: aws.String("REMOVE password_hash"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as(t, api, u).Expect(t, "PUT", fmt.Sprintf("/users/%d", u.ID),
+		`{"email":"countess@example.com","first_name":"Ada","last_name":"Lovelace","current_password":"correct horse"}`, 200)
+	login(t, api, "countess@example.com", "correct horse", http.StatusOK)
+	login(t, api, "ada@example.com", "correct horse", http.StatusUnauthorized)
 }

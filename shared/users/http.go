@@ -182,14 +182,18 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	u.ID = id
-	if err := h.proveIdentity(r, u, f); err != nil {
-		return err
+	if f.Password != nil && rest.CallerOf(r).ID == id && f.CurrentPassword == nil {
+		return needCurrentPassword()
 	}
 	var hash string
 	if f.Password != nil {
 		hash = password.Hash(*f.Password)
 	}
-	stored, err := h.Store.Replace(r.Context(), u, hash, pre)
+	var prove func(Credentials) error
+	if rest.CallerOf(r).ID == id {
+		prove = func(c Credentials) error { return h.proveIdentity(r, f, c) }
+	}
+	stored, err := h.Store.Replace(r.Context(), u, hash, pre, prove)
 	if err != nil {
 		return err
 	}
@@ -198,42 +202,31 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 }
 
 // proveIdentity asks for the current password when the caller changes the
-// email or the password of their own account, so that a stolen access
-// token cannot take the account over: none given is EINVALID, a wrong one
-// EWRONGPASSWORD and a failed login of the account's email, which a locked
-// email (too many failed logins) gets ETHROTTLED for before its password
-// is checked. An admin changing another user's account needs none.
-func (h *Handlers) proveIdentity(r *http.Request, u *User, f Fields) error {
-	if rest.CallerOf(r).ID != u.ID {
-		return nil
-	}
-	email, err := h.Store.Email(r.Context(), u.ID)
-	if err != nil {
-		return err
-	}
-	if f.Password == nil && EmailKey(email) == EmailKey(u.Email) {
-		return nil
-	}
+// email or the password of their own account (Replace calls it then, with
+// the stored credentials c), so that a stolen access token cannot take the
+// account over: none given is EINVALID, a wrong one EWRONGPASSWORD and a
+// failed login of the account's email, which a locked email (too many
+// failed logins) gets ETHROTTLED for before its password is checked. An
+// admin changing another user's account needs none.
+func (h *Handlers) proveIdentity(r *http.Request, f Fields, c Credentials) error {
 	if f.CurrentPassword == nil {
-		return quire.Invalid(quire.FieldError{Pointer: "/current_password", Detail: "is required to change the email or the password"})
-	}
-	// The password hash and the failed logins, in one request, as login
-	// reads them.
-	acct, tries, err := h.Store.Account(r.Context(), email)
-	if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
-		return err
+		return needCurrentPassword()
 	}
 	now := time.Now()
-	if err := tries.Check(now); err != nil {
+	if err := c.Tries.Check(now); err != nil {
 		return err
 	}
-	if !password.Match(acct.PasswordHash, *f.CurrentPassword) {
-		if err := h.Store.FailedLogin(r.Context(), email, now); err != nil {
+	if !password.Match(c.PasswordHash, *f.CurrentPassword) {
+		if err := h.Store.FailedLogin(r.Context(), c.Email, now); err != nil {
 			return err
 		}
 		return quire.Errorf(quire.EWRONGPASSWORD, "The current password is wrong; nothing was changed.")
 	}
 	return nil
+}
+
+func needCurrentPassword() error {
+	return quire.Invalid(quire.FieldError{Pointer: "/current_password", Detail: "is required to change the email or the password"})
 }
 
 func (h *Handlers) getProfile(w http.ResponseWriter, r *http.Request) error {

@@ -3,8 +3,10 @@ package users_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -144,15 +146,16 @@ func TestCreateAndGet(t *testing.T) {
 }
 
 // TestPasswordIsStoredHashed reads the stored items: the password is kept
-// only as an argon2id hash, on the email's reservation, and not on the user
-// item, whose indexes project every attribute.
+// only as an argon2id hash, on the email's reservation (for login) and the
+// user item (for a change of email), and no index of the users table
+// projects it.
 func TestPasswordIsStoredHashed(t *testing.T) {
 	api := servicetest.New(t)
 	u := signUp(t, api, "ada@example.com")
+	table := aws.String(api.Tables.Physical("users"))
 	get := func(pk string) map[string]types.AttributeValue {
 		out, err := api.DB.GetItem(t.Context(), &dynamodb.GetItemInput{
-			TableName: aws.String(api.Tables.Physical("users")),
-			Key:       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}},
+			TableName: table, Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -164,12 +167,28 @@ func TestPasswordIsStoredHashed(t *testing.T) {
 	if !ok || !strings.HasPrefix(hash.Value, "$argon2id$") {
 		t.Fatalf("stored password_hash = %v", reservation["password_hash"])
 	}
-	if _, ok := user["password_hash"]; ok {
-		t.Error("the user item, which the users indexes project, holds the password hash")
+	if mirror, ok := user["password_hash"].(*types.AttributeValueMemberS); !ok || mirror.Value != hash.Value {
+		t.Errorf("the user item's password_hash %v is not the reservation's", user["password_hash"])
 	}
-	for name, v := range reservation {
-		if s, ok := v.(*types.AttributeValueMemberS); ok && strings.Contains(s.Value, "correct horse") {
-			t.Errorf("attribute %s holds the password", name)
+	for _, item := range []map[string]types.AttributeValue{reservation, user} {
+		for name, v := range item {
+			if s, ok := v.(*types.AttributeValueMemberS); ok && strings.Contains(s.Value, "correct horse") {
+				t.Errorf("attribute %s holds the password", name)
+			}
+		}
+	}
+	for index, key := range map[string]string{"list": "list_pk", "active": "active_pk", "role": "role_pk"} {
+		out, err := api.DB.Scan(t.Context(), &dynamodb.ScanInput{TableName: table, IndexName: aws.String(index)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Items) == 0 {
+			t.Errorf("index %s holds no user", index)
+		}
+		for _, item := range out.Items {
+			if _, ok := item[key]; !ok || item["password_hash"] != nil || item["email"] != nil {
+				t.Errorf("index %s projects %v", index, slices.Collect(maps.Keys(item)))
+			}
 		}
 	}
 }

@@ -162,13 +162,20 @@ type ListQuery struct {
 // Store keeps users. Its methods return *quire.Error with ENOTFOUND for a
 // missing user, EEMAILTAKEN for an email another user has, and ECONFLICT
 // when another request changed the user meanwhile.
+// Credentials are what proves a user's identity, as stored, for a change
+// of their own email or password: the password hash, and the failed
+// logins of their email, which a wrong current password counts one more of.
+type Credentials struct {
+	Email        string
+	PasswordHash string
+	Tries        auth.Attempts
+}
+
 type Store interface {
 	// Create stores u under u.ID, or under a new id it sets when u.ID is 0,
 	// with a zero balance, the times and the password hash.
 	Create(ctx context.Context, u *User, passwordHash string) error
 	Get(ctx context.Context, id quire.ID) (*User, error)
-	// Email returns the email of the user id.
-	Email(ctx context.Context, id quire.ID) (string, error)
 	// Account returns the login account of email (its password hash) and
 	// the email's failed logins, as login reads them; FailedLogin counts
 	// one more at now: a wrong current password is one (see
@@ -183,8 +190,10 @@ type Store interface {
 	// password where passwordHash is "", and returns the user as stored.
 	// The write is conditioned on the stored content hash: EPRECONDITION
 	// when the user fails pre (checked by DynamoDB, so that of two writers
-	// holding the same ETag one wins).
-	Replace(ctx context.Context, u *User, passwordHash string, pre quire.Precondition) (*User, error)
+	// holding the same ETag one wins). When prove is set and the write
+	// changes the email or the password, prove sees the stored
+	// credentials before anything is written, and its error is Replace's.
+	Replace(ctx context.Context, u *User, passwordHash string, pre quire.Precondition, prove func(Credentials) error) (*User, error)
 	// ReplaceProfile stores p as the profile of the user id and returns
 	// the user as stored: EPRECONDITION as Replace.
 	ReplaceProfile(ctx context.Context, id quire.ID, p Profile, pre quire.Precondition) (*User, error)
