@@ -140,29 +140,44 @@ func (s *OrderStore) buyer(ctx context.Context, user quire.ID) (*users.User, err
 	return parseUser(out.Item)
 }
 
-// Get returns the user's order id in one GetItem, or, for any user (an
-// admin), by the by_id index.
+// Get returns the user's order id in one GetItem, and for an admin
+// (anyUser) anyone's: the by_id index is queried at the same time, for an
+// order of another user.
 func (s *OrderStore) Get(ctx context.Context, user, id quire.ID, anyUser bool) (*orders.Order, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: &s.orders, ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{attrPK: str(userPrefix + user.String()), attrID: num(int64(id))},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("get order %d: %w", id, err)
-	}
-	item := out.Item
-	if item == nil && anyUser {
-		q, err := s.db.Query(ctx, &dynamodb.QueryInput{
-			TableName: &s.orders, IndexName: aws.String(indexByID),
-			KeyConditionExpression:    aws.String("id = :id"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":id": num(int64(id))},
+	var own, found map[string]types.AttributeValue
+	reads := []func() error{func() error {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: &s.orders, ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{attrPK: str(userPrefix + user.String()), attrID: num(int64(id))},
 		})
 		if err != nil {
-			return nil, fmt.Errorf("find order %d: %w", id, err)
+			return fmt.Errorf("get order %d: %w", id, err)
 		}
-		if len(q.Items) > 0 {
-			item = q.Items[0]
-		}
+		own = out.Item
+		return nil
+	}}
+	if anyUser {
+		reads = append(reads, func() error {
+			q, err := s.db.Query(ctx, &dynamodb.QueryInput{
+				TableName: &s.orders, IndexName: aws.String(indexByID),
+				KeyConditionExpression:    aws.String("id = :id"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":id": num(int64(id))},
+			})
+			if err != nil {
+				return fmt.Errorf("find order %d: %w", id, err)
+			}
+			if len(q.Items) > 0 {
+				found = q.Items[0]
+			}
+			return nil
+		})
+	}
+	if err := quire.Concurrently(reads...); err != nil {
+		return nil, err
+	}
+	item := own
+	if item == nil {
+		item = found
 	}
 	if item == nil {
 		return nil, quire.Errorf(quire.ENOTFOUND, "No order has the id %d.", id)
