@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quireapi/quire/shared/catalog"
+	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
@@ -34,9 +35,9 @@ type cart struct {
 	Total json.Number `json:"total"`
 }
 
-func seeded(t *testing.T) (*servicetest.API, *servicetest.Client) {
+func seeded(t *testing.T, opts ...servicetest.Option) (*servicetest.API, *servicetest.Client) {
 	t.Helper()
-	api := servicetest.New(t)
+	api := servicetest.New(t, opts...)
 	if err := demo.SeedCatalog(t.Context(), dynamo.NewCatalogStore(api.DB, api.Tables)); err != nil {
 		t.Fatal(err)
 	}
@@ -125,9 +126,12 @@ func TestArchivedProductInCart(t *testing.T) {
 }
 
 // TestConcurrentAdditions: additions that race on one cart, new and
-// existing, all land.
+// existing, all land, though their transactions conflict as they do on
+// DynamoDB.
 func TestConcurrentAdditions(t *testing.T) {
-	_, c := seeded(t)
+	p, conflicts := servicetest.Conflicts(t)
+	_, c := seeded(t, conflicts)
+	defer func() { t.Logf("%d transaction conflicts", p.Injected()[ddbfault.Conflict]) }()
 	var wg sync.WaitGroup
 	products := []int{1, 2, 3, 5}
 	const each = 6

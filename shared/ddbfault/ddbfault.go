@@ -10,6 +10,25 @@
 // and table (every table the request body names), with a probability or for
 // the first n matching calls. A refused connection cannot be chosen per call,
 // as no request has arrived yet: Refuse closes the proxy's listener instead.
+//
+// DynamoDB Local also runs one transaction at a time, so that its callers
+// never meet what DynamoDB does to concurrent ones. A Conflict rule
+// emulates it: the proxy holds every TransactWriteItems for the rule's
+// Delay (about what a transaction takes on DynamoDB) before forwarding it,
+// its items (table and key; Put, Update, Delete and ConditionCheck alike)
+// in flight meanwhile (with no Delay, until DynamoDB answers it), and
+// answers at once, without forwarding:
+//   - a TransactWriteItems with an item in flight in another one:
+//     TransactionCanceledException, with the reason TransactionConflict for
+//     those items and None for the others;
+//   - a PutItem, UpdateItem or DeleteItem of an item in flight in a
+//     transaction: TransactionConflictException;
+//   - a TransactGetItems with an item in flight in a transaction or a
+//     single write: TransactionCanceledException, as above.
+//
+// Other reads and batches never conflict. Items are compared by table and
+// key; a Put names its item whole, so the proxy asks DynamoDB for the
+// table's key schema (DescribeTable, once per table).
 package ddbfault
 
 import (
@@ -34,7 +53,10 @@ type Kind string
 // waits, then forwards; Reset drops the connection before forwarding; Lost
 // forwards (DynamoDB applies the call) and then drops the connection before
 // the answer; Stale answers an eventually consistent GetItem or
-// BatchGetItem without its items, as a read just after their write may be.
+// BatchGetItem without its items, as a read just after their write may be;
+// Conflict answers a call that meets a transaction in flight as DynamoDB
+// does (see the package comment), and a call that meets none is forwarded
+// (a TransactWriteItems after Rule.Delay).
 const (
 	Throttle            Kind = "throttle"    // 400 ThrottlingException
 	Throughput          Kind = "throughput"  // 400 ProvisionedThroughputExceededException
@@ -44,6 +66,7 @@ const (
 	Reset               Kind = "reset"       // connection reset, the call not forwarded
 	Lost                Kind = "lost"        // forwarded and applied, then the connection reset
 	Stale               Kind = "stale"       // an eventually consistent read answered as if no item were there yet
+	Conflict            Kind = "conflict"    // 400 TransactionConflictException, or TransactionCanceledException with TransactionConflict
 	noFault             Kind = ""            // forwarded as it is
 )
 
@@ -53,28 +76,33 @@ const (
 )
 
 // Kinds lists every fault a rule can name.
-var Kinds = []Kind{Throttle, Throughput, Internal, TransactionThrottle, Delay, Reset, Lost, Stale}
+var Kinds = []Kind{Throttle, Throughput, Internal, TransactionThrottle, Delay, Reset, Lost, Stale, Conflict}
 
 // Rule says which calls get a fault. A call matches when Operation is "" or
 // its operation ("GetItem"), and Table is "" or a suffix of one of the
 // tables it names (so "users" matches "quire-users" and a test's
 // "TestX-1a2b3c4d-users"). A matching call gets the fault with Probability;
 // when Count is set, only the first Count matching calls do (each still with
-// Probability, where that is set).
+// Probability, where that is set). A Conflict rule is not chosen per call:
+// every call it matches takes part in the emulation of conflicts, and its
+// Probability and Count apply to the conflicts it finds (a conflict not
+// injected lets the call through).
 type Rule struct {
 	Fault       Kind
 	Operation   string
 	Table       string
 	Probability float64
 	Count       int
-	// Delay is how long a Delay fault waits before forwarding. A call
-	// whose client gives up meanwhile is not forwarded.
+	// Delay is how long a Delay fault waits before forwarding, and how
+	// long a Conflict rule holds a transaction, its items in flight,
+	// before forwarding it. A call whose client gives up meanwhile is not
+	// forwarded.
 	Delay time.Duration
 }
 
 func (r Rule) String() string {
 	s := string(r.Fault)
-	if r.Fault == Delay {
+	if r.Fault == Delay || r.Delay > 0 {
 		s += " " + r.Delay.String()
 	}
 	if r.Probability > 0 {
@@ -120,6 +148,8 @@ type Proxy struct {
 	rand     *rand.Rand
 	injected map[Kind]int
 	calls    map[string]int
+	inFlight flights             // the items of the calls in flight, for Conflict rules
+	schemas  map[string][]string // table name -> names of its key attributes, as DynamoDB described them
 }
 
 type rule struct {
@@ -145,6 +175,8 @@ func Start(upstream string, seed uint64, rules ...Rule) (*Proxy, error) {
 		rand:     rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		injected: map[Kind]int{},
 		calls:    map[string]int{},
+		inFlight: flights{transactions: map[string]int{}, singles: map[string]int{}},
+		schemas:  map[string][]string{},
 	}
 	p.Set(rules...)
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
@@ -230,7 +262,7 @@ func (p *Proxy) choose(op string, tables []string, consistent bool) (Kind, time.
 	p.calls[op]++
 	for i := range p.rules {
 		r := &p.rules[i]
-		if !r.matches(op, tables) || r.Count > 0 && r.left == 0 {
+		if r.Fault == Conflict || !r.matches(op, tables) || r.Count > 0 && r.left == 0 {
 			continue
 		}
 		if r.Probability > 0 && p.rand.Float64() >= r.Probability {
@@ -289,6 +321,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	leave, answered := p.enter(w, r, op, tables, body)
+	if answered {
+		return
+	}
+	defer leave()
 	resp, err := p.forward(r.Context(), r, body)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailable", "ddbfault: upstream: "+err.Error(), nil)

@@ -24,6 +24,13 @@ func TestMain(m *testing.M) { dynamotest.Main(m) }
 // is), and the physical name of the users table.
 func setup(t *testing.T, rules ...ddbfault.Rule) (*ddbfault.Proxy, *dynamodb.Client, string) {
 	t.Helper()
+	p, db, tables := setupTables(t, rules...)
+	return p, db, tables.Physical(routes.TableUsers)
+}
+
+// setupTables is setup with the names of every table.
+func setupTables(t *testing.T, rules ...ddbfault.Rule) (*ddbfault.Proxy, *dynamodb.Client, dynamo.TableNames) {
+	t.Helper()
 	_, tables := dynamotest.New(t)
 	p, err := ddbfault.Start(dynamotest.Endpoint(t), 1, rules...)
 	if err != nil {
@@ -34,7 +41,7 @@ func setup(t *testing.T, rules ...ddbfault.Rule) (*ddbfault.Proxy, *dynamodb.Cli
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p, db, tables.Physical(routes.TableUsers)
+	return p, db, tables
 }
 
 func key(pk string) map[string]types.AttributeValue {

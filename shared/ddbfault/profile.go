@@ -21,6 +21,9 @@ var Profiles = map[string]string{
 	"throttled": "throttle 20%, throughput 15%",
 	// slow is DynamoDB answering reads after 3 s.
 	"slow": "delay 3s 50% GetItem, delay 3s 50% Query",
+	// contended is DynamoDB under concurrent writers: transactions take
+	// 20 ms, and what touches their items meanwhile conflicts.
+	"contended": "conflict 20ms",
 }
 
 const maxRules = 32
@@ -30,10 +33,10 @@ var ErrProfile = errors.New("ddbfault: bad profile")
 
 // ParseProfile reads a fault profile: a name from Profiles, or rules
 // separated by commas, each "<fault> [<delay>] [<n>%|x<n>] [<Operation>]
-// [<table>]", such as "throttle 5%", "delay 2s 10% GetItem users" or "lost x1
-// TransactWriteItems". A rule without a probability or count faults every
-// call it matches. It returns an error wrapping ErrProfile that names what is
-// wrong.
+// [<table>]", such as "throttle 5%", "delay 2s 10% GetItem users", "lost x1
+// TransactWriteItems" or "conflict 20ms" (transactions held 20 ms). A rule
+// without a probability or count faults every call it matches. It returns
+// an error wrapping ErrProfile that names what is wrong.
 func ParseProfile(s string) ([]Rule, error) {
 	if named, ok := Profiles[strings.TrimSpace(s)]; ok {
 		s = named
@@ -90,8 +93,8 @@ func parseRule(s string) (Rule, error) {
 	if r.Fault == Delay && r.Delay == 0 {
 		return Rule{}, fmt.Errorf("a delay needs its duration, such as \"delay 2s\"")
 	}
-	if r.Fault != Delay && r.Delay != 0 {
-		return Rule{}, fmt.Errorf("only a delay takes a duration")
+	if r.Fault != Delay && r.Fault != Conflict && r.Delay != 0 {
+		return Rule{}, fmt.Errorf("only a delay or a conflict takes a duration")
 	}
 	return r, nil
 }

@@ -21,6 +21,9 @@ func TestParseProfile(t *testing.T) {
 		{" delay 2s 10% GetItem users ", []Rule{{Fault: Delay, Delay: 2 * time.Second, Probability: 0.1, Operation: "GetItem", Table: "users"}}},
 		{"lost x1 TransactWriteItems", []Rule{{Fault: Lost, Count: 1, Operation: "TransactWriteItems"}}},
 		{"reset 100% x3 orders", []Rule{{Fault: Reset, Probability: 1, Count: 3, Table: "orders"}}},
+		{"conflict", []Rule{{Fault: Conflict}}},
+		{"conflict 20ms x2 TransactWriteItems carts", []Rule{{Fault: Conflict, Delay: 20 * time.Millisecond, Count: 2, Operation: "TransactWriteItems", Table: "carts"}}},
+		{"contended", []Rule{{Fault: Conflict, Delay: 20 * time.Millisecond}}},
 	} {
 		got, err := ParseProfile(c.in)
 		if err != nil {
@@ -49,7 +52,7 @@ func TestParseProfile(t *testing.T) {
 // Any text parses or fails with ErrProfile, and what parses prints as a
 // profile that parses to the same rules.
 func FuzzParseProfile(f *testing.F) {
-	for _, s := range []string{"throttle 5%", "delay 2s 10% GetItem users", "lost x1 TransactWriteItems, reset 1%", "flaky", ",,", "x"} {
+	for _, s := range []string{"throttle 5%", "delay 2s 10% GetItem users", "conflict 20ms x1", "lost x1 TransactWriteItems, reset 1%", "flaky", ",,", "x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

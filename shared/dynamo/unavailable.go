@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 
@@ -37,11 +38,14 @@ const (
 // a request may take). It also retries a transaction cancelled only because
 // it was throttled, as it retries a throttled call (the SDK does not: such a
 // cancellation is a TransactionCanceledException, not a throttling error);
-// the retry carries the same ClientRequestToken.
+// the retry carries the same ClientRequestToken. And it retries a
+// single-item write that met a transaction writing its item, which the SDK
+// does not either (see transactionConflict).
 func retryer() aws.Retryer {
 	return retry.NewStandard(func(o *retry.StandardOptions) {
 		o.MaxAttempts = MaxAttempts
-		o.Retryables = append(slices.Clip(o.Retryables), retry.IsErrorRetryableFunc(throttledTransaction))
+		o.Retryables = append(slices.Clip(o.Retryables),
+			retry.IsErrorRetryableFunc(throttledTransaction), retry.IsErrorRetryableFunc(transactionConflict))
 		o.Throttles = append(slices.Clip(o.Throttles), retry.IsErrorThrottleFunc(throttledTransaction))
 		o.Backoff = retry.BackoffDelayerFunc(func(attempt int, _ error) (time.Duration, error) {
 			ceiling := min(MaxBackoff, baseBackoff<<min(attempt, 10))
@@ -51,8 +55,8 @@ func retryer() aws.Retryer {
 }
 
 // Retryable codes: DynamoDB's throttling, the SDK's retryable status codes
-// and connection errors, and a transaction DynamoDB cancelled because it was
-// throttled.
+// and connection errors, a transaction DynamoDB cancelled because it was
+// throttled, and a single-item write that met a transaction.
 var (
 	throttles  = retry.IsErrorThrottles(retry.DefaultThrottles)
 	retryables = retry.IsErrorRetryables(retry.DefaultRetryables)
@@ -60,7 +64,8 @@ var (
 
 // classify is the client's outermost middleware: an error that a later try
 // may not meet (DynamoDB throttled the call, failed with a server error, did
-// not answer in AttemptTimeout, or could not be reached, on every attempt)
+// not answer in AttemptTimeout, could not be reached, or refused a write
+// for a transaction on its item, on every attempt)
 // becomes EUNAVAILABLE, which callers see as 503 with Retry-After. A call cut
 // short by its request's deadline is left as it is, for rest.Error. It wraps the SDK's error, whose message names the
 // operation and the table, for the log; every other error passes as it is.
@@ -88,7 +93,7 @@ func unavailable(err error) string {
 	if _, ok := errors.AsType[*quire.Error](err); ok {
 		return ""
 	}
-	if throttled(err) || throttles.IsErrorThrottle(err) == aws.TrueTernary {
+	if throttled(err) || throttles.IsErrorThrottle(err) == aws.TrueTernary || transactionConflict(err) == aws.TrueTernary {
 		return busy
 	}
 	if ae, ok := errors.AsType[smithy.APIError](err); ok && ae.ErrorFault() == smithy.FaultServer {
@@ -104,6 +109,17 @@ func unavailable(err error) string {
 // any other error to the SDK's own checks.
 func throttledTransaction(err error) aws.Ternary {
 	if throttled(err) {
+		return aws.TrueTernary
+	}
+	return aws.UnknownTernary
+}
+
+// transactionConflict says yes to a PutItem, UpdateItem or DeleteItem that
+// DynamoDB refused because a transaction was writing or checking its item
+// (TransactionConflictException): nothing was written, and a later try
+// finds the transaction done. It leaves any other error to the SDK.
+func transactionConflict(err error) aws.Ternary {
+	if _, ok := errors.AsType[*types.TransactionConflictException](err); ok {
 		return aws.TrueTernary
 	}
 	return aws.UnknownTernary

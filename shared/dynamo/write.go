@@ -26,8 +26,12 @@ const (
 )
 
 // maxConflictAttempts bounds how often transact runs a transaction that
-// DynamoDB cancelled for a conflict with another one.
-const maxConflictAttempts = 5
+// DynamoDB cancelled for a conflict with another one: as often as a
+// read-then-write runs again (maxChangeAttempts), as both are concurrent
+// changes of one item. DynamoDB holds a transaction's items for some tens
+// of milliseconds, so that a few attempts would let only a handful of two
+// dozen concurrent changes land (ddbfault's Conflict rule shows it).
+const maxConflictAttempts = maxChangeAttempts
 
 // transact runs a transaction, again after a short random pause when
 // DynamoDB cancels it only because another transaction was writing the

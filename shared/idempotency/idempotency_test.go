@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
@@ -24,9 +25,9 @@ func TestMain(m *testing.M) { dynamotest.Main(m) }
 
 // shop is Quire on the demo data: Grace (id 2) has 50.00, a cart of two
 // books (24.49) and one order; Alan (id 3) has 50.00.
-func shop(t *testing.T) (*servicetest.API, *servicetest.Client) {
+func shop(t *testing.T, opts ...servicetest.Option) (*servicetest.API, *servicetest.Client) {
 	t.Helper()
-	api := servicetest.New(t)
+	api := servicetest.New(t, opts...)
 	if _, err := demo.Load(t.Context(), api.DB, api.Tables, demo.DefaultOptions()); err != nil {
 		t.Fatal(err)
 	}
@@ -101,9 +102,11 @@ func TestEveryPOSTReplays(t *testing.T) {
 }
 
 // TestFiftyConcurrentPayments: fifty payments of one cart with one key
-// debit once and order once; each answer is the one 201 or a 409.
+// debit once and order once; each answer is the one 201 or a 409. Their
+// transactions conflict as they do on DynamoDB.
 func TestFiftyConcurrentPayments(t *testing.T) {
-	_, c := shop(t)
+	p, conflicts := servicetest.Conflicts(t)
+	_, c := shop(t, conflicts)
 	key := newKey()
 	const n = 50
 	answers := make([]servicetest.Response, n)
@@ -131,7 +134,7 @@ func TestFiftyConcurrentPayments(t *testing.T) {
 			t.Errorf("answer %d %s", a.StatusCode, a.Body)
 		}
 	}
-	t.Logf("answers by status: %v", count)
+	t.Logf("answers by status: %v; %d transaction conflicts", count, p.Injected()[ddbfault.Conflict])
 	if got := state(t, c); got != `balance 25.51, 2 orders, cart {"items":[],"total":0.00}` {
 		t.Errorf("after %d payments with one key: %s", n, got)
 	}

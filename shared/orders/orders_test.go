@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
@@ -54,9 +55,9 @@ type shop struct {
 	id       int64
 }
 
-func newShop(t *testing.T, balance string) *shop {
+func newShop(t *testing.T, balance string, opts ...servicetest.Option) *shop {
 	t.Helper()
-	api := servicetest.New(t)
+	api := servicetest.New(t, opts...)
 	if err := demo.SeedCatalog(t.Context(), dynamo.NewCatalogStore(api.DB, api.Tables)); err != nil {
 		t.Fatal(err)
 	}
@@ -204,9 +205,12 @@ func TestPayRefusalsChangeNothing(t *testing.T) {
 }
 
 // TestConcurrentPayments: payments that race on one balance never overdraw
-// it, and a cart paid twice at once is paid once.
+// it, and a cart paid twice at once is paid once, though their
+// transactions conflict as they do on DynamoDB.
 func TestConcurrentPayments(t *testing.T) {
-	s := newShop(t, "30")
+	p, conflicts := servicetest.Conflicts(t)
+	defer func() { t.Logf("%d transaction conflicts", p.Injected()[ddbfault.Conflict]) }()
+	s := newShop(t, "30", conflicts)
 	const n = 8
 	var wg sync.WaitGroup
 	statuses := make([]int, n)
@@ -228,7 +232,7 @@ func TestConcurrentPayments(t *testing.T) {
 		t.Errorf("%d buys of 9.99 from 30.00 succeeded; balance %s, %d orders; want 3, 0.03, 3", bought, s.balance(t), len(s.orders(t)))
 	}
 
-	s = newShop(t, "100")
+	s = newShop(t, "100", conflicts)
 	s.c.Expect(t, "POST", "/cart", `{"product_id":1,"quantity":1}`, 200)
 	for i := range n {
 		wg.Go(func() { statuses[i] = s.c.Do(t, "POST", "/pay", "", "Idempotency-Key", newKey()).StatusCode })

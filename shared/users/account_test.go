@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
@@ -98,9 +99,12 @@ func TestDeposit(t *testing.T) {
 	}
 }
 
-// TestConcurrentDeposits: deposits that race on one account all land.
+// TestConcurrentDeposits: deposits that race on one account all land,
+// though their transactions conflict as they do on DynamoDB.
 func TestConcurrentDeposits(t *testing.T) {
-	api := servicetest.New(t)
+	p, conflicts := servicetest.Conflicts(t)
+	api := servicetest.New(t, conflicts)
+	defer func() { t.Logf("%d transaction conflicts", p.Injected()[ddbfault.Conflict]) }()
 	u := signUp(t, api, "ada@example.com")
 	c, a := as(t, api, u), admin(t, api)
 	const n = 20

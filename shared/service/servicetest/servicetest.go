@@ -224,3 +224,23 @@ func Faults(tb testing.TB) (*ddbfault.Proxy, Option) {
 	tb.Cleanup(func() { p.Close() })
 	return p, Option{Config: func(c *service.Config) { c.DynamoDB.Endpoint = p.URL() }}
 }
+
+// ConflictHold is how long Conflicts holds each transaction, its items in
+// flight, before it reaches DynamoDB Local: about what a transaction takes
+// on DynamoDB when nothing else slows it (the "contended" fault profile
+// takes 20 ms).
+const ConflictHold = 10 * time.Millisecond
+
+// Conflicts returns a fault proxy as Faults does, with the one rule that
+// has it emulate DynamoDB's transaction conflicts (ddbfault.Conflict,
+// holding each transaction ConflictHold), and the Option that has the
+// functions call DynamoDB through it: concurrent requests that touch the
+// same items then conflict as they do on DynamoDB, which DynamoDB Local
+// never shows. Setting other rules on the proxy ends the emulation, unless
+// they include a Conflict rule.
+func Conflicts(tb testing.TB) (*ddbfault.Proxy, Option) {
+	tb.Helper()
+	p, opt := Faults(tb)
+	p.Set(ddbfault.Rule{Fault: ddbfault.Conflict, Delay: ConflictHold})
+	return p, opt
+}
