@@ -265,6 +265,33 @@ func TestUsersIndexesProjectKeysOnly(t *testing.T) {
 	}
 }
 
+// TestCatalogIndexesProjection: the catalog's "kind" and "featured"
+// indexes, whose partition keys have one or two values, take no write when
+// a price, a status or a content hash changes; "by_author", a partition
+// per author, keeps whole products so that an author's books are one
+// Query.
+func TestCatalogIndexesProjection(t *testing.T) {
+	_, res := template(t)
+	want := map[string]string{"kind": "KEYS_ONLY", "featured": "KEYS_ONLY", "by_author": "ALL"}
+	got := map[string]string{}
+	for _, r := range res {
+		if r.Type != "AWS::DynamoDB::Table" {
+			continue
+		}
+		gsis, _ := r.Properties["GlobalSecondaryIndexes"].([]any)
+		for _, ix := range gsis {
+			gsi := ix.(map[string]any)
+			name, _ := gsi["IndexName"].(string)
+			if _, ok := want[name]; ok {
+				got[name], _ = gsi["Projection"].(map[string]any)["ProjectionType"].(string)
+			}
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("catalog index projections (-want +got):\n%s", diff)
+	}
+}
+
 func TestTables(t *testing.T) {
 	tmpl, _ := template(t)
 	tmpl.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), jsii.Number(len(dynamo.Tables())))

@@ -3,6 +3,8 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -17,16 +19,23 @@ import (
 // CatalogStore keeps the catalog in the catalog table: one item per author
 // under "author#<id>" and per product under "product#<id>", each with its
 // kind for the "kind" index. A product carries its author's name, and a
-// featured one its rank in the sparse "featured" index, so that the
-// landing page is one Query.
+// featured one its rank in the sparse "featured" index. The "kind" and
+// "featured" indexes hold keys only (see Tables): a list is a Query of
+// keys, then one BatchGetItem of the items.
+//
+// A CatalogStore made by NewCachedCatalogStore serves reads from its
+// instance cache (see CatalogCache); one made by NewCatalogStore reads
+// DynamoDB every time. Writes always go to DynamoDB, and reads that a
+// write conditions on are never cached.
 type CatalogStore struct {
 	db    *dynamodb.Client
 	table string
 	now   func() time.Time
+	cache *recent // nil: no cache
 }
 
 // NewCatalogStore returns a CatalogStore on db with the physical table
-// names t.
+// names t, which reads DynamoDB every time.
 func NewCatalogStore(db *dynamodb.Client, t TableNames) *CatalogStore {
 	return &CatalogStore{db: db, table: t.Physical(routes.TableCatalog), now: time.Now}
 }
@@ -55,98 +64,220 @@ func productKey(id quire.ID) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: str(productPrefix + id.String())}
 }
 
-// Featured returns up to limit available featured books in rank order, in
-// one Query of the featured index (which holds only featured products).
+// Featured returns up to limit available featured books in rank order.
 func (s *CatalogStore) Featured(ctx context.Context, limit int) ([]catalog.Product, error) {
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:                &s.table,
-		IndexName:                aws.String(indexFeatured),
-		KeyConditionExpression:   aws.String(attrFeaturedPK + " = :p"),
-		FilterExpression:         aws.String("#status = :available"),
-		ExpressionAttributeNames: map[string]string{"#status": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":p": str(featuredBooks), ":available": str(string(catalog.StatusAvailable)),
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("query featured books: %w", err)
+	key := fmt.Sprintf("%sfeatured/%d", listKeyPrefix, limit)
+	pg, err := cachedList(ctx, s.cache, key, func(ctx context.Context) (page[catalog.Product], time.Time, error) {
+		ps, expires, err := s.readFeatured(ctx, limit)
+		return page[catalog.Product]{items: ps}, expires, err
+	}, productPageSize)
+	return pg.items, err
+}
+
+// maxFeaturedKeys bounds the featured books the landing page looks at for
+// available ones: a Query of limit keys, then of 100 (a BatchGetItem's
+// most) at a time, at most this many in all.
+const maxFeaturedKeys = 1000
+
+// readFeatured reads the featured index's keys in rank order, limit at
+// first, then 100 at a time, and their products (one BatchGetItem a
+// Query), until it has limit available ones or has looked at
+// maxFeaturedKeys. It returns the time the oldest cached product it used
+// expires, if any.
+func (s *CatalogStore) readFeatured(ctx context.Context, limit int) ([]catalog.Product, time.Time, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 &s.table,
+		IndexName:                 aws.String(indexFeatured),
+		KeyConditionExpression:    aws.String(attrFeaturedPK + " = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": str(featuredBooks)},
+		Limit:                     aws.Int32(int32(min(limit, maxBatchKeys))),
 	}
-	ps, err := parseAll(out.Items, parseProduct)
-	if len(ps) > limit {
-		ps = ps[:limit]
+	out := []catalog.Product{}
+	var oldest time.Time
+	if limit < 1 {
+		return out, oldest, nil
 	}
-	return ps, err
+	for seen := 0; len(out) < limit && seen < maxFeaturedKeys; {
+		got, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("query featured books: %w", err)
+		}
+		ids := make([]quire.ID, len(got.Items))
+		for i, item := range got.Items {
+			if ids[i], err = productIDOf(item); err != nil {
+				return nil, time.Time{}, err
+			}
+		}
+		ps, expires, err := s.products(ctx, ids)
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("read featured books: %w", err)
+		}
+		oldest = earliest(oldest, expires)
+		for _, id := range ids {
+			if p, ok := ps[id]; ok && p.Status == catalog.StatusAvailable && len(out) < limit {
+				out = append(out, p)
+			}
+		}
+		if seen += len(ids); got.LastEvaluatedKey == nil {
+			break
+		}
+		in.ExclusiveStartKey, in.Limit = got.LastEvaluatedKey, aws.Int32(maxBatchKeys)
+	}
+	return out, oldest, nil
+}
+
+// maxBatchKeys is the most keys one BatchGetItem takes.
+const maxBatchKeys = 100
+
+// productIDOf reads the id of a product from its key, "product#<id>": all
+// a keys-only item of the featured index has of it.
+func productIDOf(item map[string]types.AttributeValue) (quire.ID, error) {
+	var r reader
+	pk := r.str(item, attrPK)
+	id, err := strconv.ParseInt(strings.TrimPrefix(pk, productPrefix), 10, 64)
+	if r.err != nil || err != nil || !strings.HasPrefix(pk, productPrefix) {
+		return 0, fmt.Errorf("read featured index item %v: not a product's key", item[attrPK])
+	}
+	return quire.ID(id), nil
 }
 
 // Author returns the author id, or ENOTFOUND.
 func (s *CatalogStore) Author(ctx context.Context, id quire.ID) (*catalog.Author, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: authorKey(id), ConsistentRead: aws.Bool(true)})
+	as, _, err := s.authors(ctx, []quire.ID{id})
 	if err != nil {
-		return nil, fmt.Errorf("get author %d: %w", id, err)
+		return nil, err
 	}
-	if out.Item == nil {
+	a, ok := as[id]
+	if !ok {
 		return nil, quire.Errorf(quire.ENOTFOUND, "No author has the id %d.", id)
 	}
-	return parseAuthor(out.Item)
+	return &a, nil
 }
 
 // Product returns the product id, or ENOTFOUND.
 func (s *CatalogStore) Product(ctx context.Context, id quire.ID) (*catalog.Product, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: productKey(id), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return nil, fmt.Errorf("get product %d: %w", id, err)
-	}
-	if out.Item == nil {
-		return nil, productNotFound(id)
-	}
-	return parseProduct(out.Item)
-}
-
-// ProductsByID returns the products with ids that exist, in one
-// BatchGetItem (more when DynamoDB leaves keys unprocessed).
-func (s *CatalogStore) ProductsByID(ctx context.Context, ids []quire.ID) (map[quire.ID]catalog.Product, error) {
-	out := map[quire.ID]catalog.Product{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	keys := make([]map[string]types.AttributeValue, len(ids))
-	for i, id := range ids {
-		keys[i] = productKey(id)
-	}
-	items, err := batchGet(ctx, s.db, s.table, "catalog", keys)
+	ps, _, err := s.products(ctx, []quire.ID{id})
 	if err != nil {
 		return nil, err
 	}
+	p, ok := ps[id]
+	if !ok {
+		return nil, productNotFound(id)
+	}
+	return &p, nil
+}
+
+// ProductsByID returns the products with ids that exist, reading those
+// the cache does not hold in one GetItem, or one BatchGetItem (more when
+// DynamoDB leaves keys unprocessed).
+func (s *CatalogStore) ProductsByID(ctx context.Context, ids []quire.ID) (map[quire.ID]catalog.Product, error) {
+	ps, _, err := s.products(ctx, ids)
+	return ps, err
+}
+
+// readProducts reads the products ids that exist, consistently: one
+// GetItem for one id, one BatchGetItem for more.
+func (s *CatalogStore) readProducts(ctx context.Context, ids []quire.ID) (map[quire.ID]catalog.Product, error) {
+	return readByID(ctx, s, ids, "product", productKey, parseProduct, func(p *catalog.Product) quire.ID { return p.ID })
+}
+
+// readAuthors reads the authors ids that exist, as readProducts does.
+func (s *CatalogStore) readAuthors(ctx context.Context, ids []quire.ID) (map[quire.ID]catalog.Author, error) {
+	return readByID(ctx, s, ids, "author", authorKey, parseAuthor, func(a *catalog.Author) quire.ID { return a.ID })
+}
+
+// readByID reads the items of ids (of what: "product") that exist, with
+// key and parse, by idOf: one consistent GetItem for one id, one
+// BatchGetItem for more.
+func readByID[T any](ctx context.Context, s *CatalogStore, ids []quire.ID, what string, key func(quire.ID) map[string]types.AttributeValue,
+	parse func(map[string]types.AttributeValue) (*T, error), idOf func(*T) quire.ID) (map[quire.ID]T, error) {
+	out := make(map[quire.ID]T, len(ids))
+	var items []map[string]types.AttributeValue
+	switch len(ids) {
+	case 0:
+		return out, nil
+	case 1:
+		got, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key(ids[0]), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return nil, fmt.Errorf("get %s %d: %w", what, ids[0], err)
+		}
+		if got.Item != nil {
+			items = append(items, got.Item)
+		}
+	default:
+		keys := make([]map[string]types.AttributeValue, len(ids))
+		for i, id := range ids {
+			keys[i] = key(id)
+		}
+		var err error
+		if items, err = batchGet(ctx, s.db, s.table, "catalog", keys); err != nil {
+			return nil, err
+		}
+	}
 	for _, item := range items {
-		p, err := parseProduct(item)
+		v, err := parse(item)
 		if err != nil {
 			return nil, err
 		}
-		out[p.ID] = *p
+		out[idOf(v)] = *v
 	}
 	return out, nil
 }
 
-// Authors returns a page of authors from the kind index (see queryPage).
+// Authors returns a page of authors: the kind index's keys (see
+// queryPage), then the authors, in one BatchGetItem of those the cache
+// does not hold.
 func (s *CatalogStore) Authors(ctx context.Context, q catalog.ListQuery) ([]catalog.Author, quire.ID, error) {
-	as, next, err := queryPage(ctx, s.db, s.pageQuery(indexKind, attrKind, str(kindAuthor), q.After), q.Limit, parseAuthor)
+	key := fmt.Sprintf("%sauthors/%d/%d", listKeyPrefix, q.After, q.Limit)
+	pg, err := cachedList(ctx, s.cache, key, func(ctx context.Context) (page[catalog.Author], time.Time, error) {
+		ids, next, err := queryPage(ctx, s.db, s.pageQuery(indexKind, attrKind, str(kindAuthor), q.After), q.Limit, parseKey)
+		if err != nil {
+			return page[catalog.Author]{}, time.Time{}, err
+		}
+		as, expires, err := s.authors(ctx, ids)
+		return page[catalog.Author]{inOrder(ids, as), next}, expires, err
+	}, authorPageSize)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list authors: %w", err)
 	}
-	return as, next, nil
+	return pg.items, pg.next, nil
 }
 
-// Products returns a page of products, or of one author's (see queryPage).
+// Products returns a page of products: the kind index's keys (see
+// queryPage), then the products, in one BatchGetItem of those the cache
+// does not hold; or a page of one author's, from the by_author index,
+// which holds the products whole.
 func (s *CatalogStore) Products(ctx context.Context, q catalog.ListQuery) ([]catalog.Product, quire.ID, error) {
-	in := s.pageQuery(indexKind, attrKind, str(kindProduct), q.After)
-	if q.AuthorID != 0 {
-		in = s.pageQuery(indexByAuthor, attrAuthorID, num(int64(q.AuthorID)), q.After)
-	}
-	ps, next, err := queryPage(ctx, s.db, in, q.Limit, parseProduct)
+	key := fmt.Sprintf("%sproducts/%d/%d/%d", listKeyPrefix, q.AuthorID, q.After, q.Limit)
+	pg, err := cachedList(ctx, s.cache, key, func(ctx context.Context) (page[catalog.Product], time.Time, error) {
+		if q.AuthorID != 0 {
+			in := s.pageQuery(indexByAuthor, attrAuthorID, num(int64(q.AuthorID)), q.After)
+			ps, next, err := queryPage(ctx, s.db, in, q.Limit, parseProduct)
+			return page[catalog.Product]{ps, next}, time.Time{}, err
+		}
+		ids, next, err := queryPage(ctx, s.db, s.pageQuery(indexKind, attrKind, str(kindProduct), q.After), q.Limit, parseKey)
+		if err != nil {
+			return page[catalog.Product]{}, time.Time{}, err
+		}
+		ps, expires, err := s.products(ctx, ids)
+		return page[catalog.Product]{inOrder(ids, ps), next}, expires, err
+	}, productPageSize)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list products: %w", err)
 	}
-	return ps, next, nil
+	return pg.items, pg.next, nil
+}
+
+// inOrder returns the values of ids in byID, in the order of ids; an id
+// without one (an item gone since the Query) is left out.
+func inOrder[T any](ids []quire.ID, byID map[quire.ID]T) []T {
+	out := make([]T, 0, len(ids))
+	for _, id := range ids {
+		if v, ok := byID[id]; ok {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // pageQuery queries index, whose partition key is key = value, for the
@@ -163,20 +294,30 @@ func (s *CatalogStore) pageQuery(index, key string, value types.AttributeValue, 
 
 // CreateAuthor stores a under a new id.
 func (s *CatalogStore) CreateAuthor(ctx context.Context, a *catalog.Author) error {
-	return s.create(ctx, &a.ID, func() map[string]types.AttributeValue { return authorItem(*a) })
+	if err := s.create(ctx, &a.ID, func() map[string]types.AttributeValue { return authorItem(*a) }); err != nil {
+		return err
+	}
+	s.forget(authorCacheKey(a.ID))
+	return nil
 }
 
-// CreateProduct stores p under a new id, with its author's name.
+// CreateProduct stores p under a new id, with its author's name, which it
+// reads first, consistently (never from the cache).
 func (s *CatalogStore) CreateProduct(ctx context.Context, p *catalog.Product) error {
-	a, err := s.Author(ctx, p.AuthorID)
-	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		return catalog.NoSuchAuthor(p.AuthorID)
-	}
+	as, err := s.readAuthors(ctx, []quire.ID{p.AuthorID})
 	if err != nil {
 		return err
 	}
+	a, ok := as[p.AuthorID]
+	if !ok {
+		return catalog.NoSuchAuthor(p.AuthorID)
+	}
 	p.AuthorName = a.Name
-	return s.create(ctx, &p.ID, func() map[string]types.AttributeValue { return productItem(*p, 0) })
+	if err := s.create(ctx, &p.ID, func() map[string]types.AttributeValue { return productItem(*p, 0) }); err != nil {
+		return err
+	}
+	s.forget(productCacheKey(p.ID))
+	return nil
 }
 
 // create puts the item of a new resource under a new id it sets in *id,
@@ -200,9 +341,12 @@ func (s *CatalogStore) create(ctx context.Context, id *quire.ID, item func() map
 }
 
 // ReplaceProduct stores p's fields over the product p.ID, reading the
-// product and its author in one BatchGetItem first, and writing on the
-// condition that the product's content hash is still the one read.
+// product and its author in one BatchGetItem first (never from the cache),
+// and writing on the condition that the product's content hash is still
+// the one read. Whatever the outcome, the cache forgets the product and
+// every list: after a refusal (412, 409) too, the next read is current.
 func (s *CatalogStore) ReplaceProduct(ctx context.Context, p *catalog.Product, keepArchived bool, pre quire.Precondition) (*catalog.Product, error) {
+	defer s.forget(productCacheKey(p.ID))
 	out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
 		s.table: {Keys: []map[string]types.AttributeValue{productKey(p.ID), authorKey(p.AuthorID)}, ConsistentRead: aws.Bool(true)},
 	}})
@@ -273,6 +417,7 @@ func (s *CatalogStore) ReplaceProduct(ctx context.Context, p *catalog.Product, k
 
 // PutAuthor stores a, replacing any author with its id: for demo data.
 func (s *CatalogStore) PutAuthor(ctx context.Context, a catalog.Author) error {
+	defer s.forget(authorCacheKey(a.ID))
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: authorItem(a)}); err != nil {
 		return fmt.Errorf("put author %d: %w", a.ID, err)
 	}
@@ -282,6 +427,7 @@ func (s *CatalogStore) PutAuthor(ctx context.Context, a catalog.Author) error {
 // PutProduct stores p, replacing any product with its id, for demo data; a
 // rank above 0 features it on the landing page.
 func (s *CatalogStore) PutProduct(ctx context.Context, p catalog.Product, rank int) error {
+	defer s.forget(productCacheKey(p.ID))
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: productItem(p, rank)}); err != nil {
 		return fmt.Errorf("put product %d: %w", p.ID, err)
 	}
@@ -337,67 +483,4 @@ func parseProduct(item map[string]types.AttributeValue) (*catalog.Product, error
 		return nil, fmt.Errorf("read product item %v: %w", item[attrPK], r.err)
 	}
 	return p, nil
-}
-
-// Sizes that bound the Query calls of a page: DynamoDB's largest item and
-// the data one Query call returns at most.
-const (
-	maxItemBytes  = 400 << 10
-	maxQueryBytes = 1 << 20
-)
-
-// maxPageQueries bounds the Query calls of one page of up to 100 items. A
-// call stops short only where the next item would take it past 1 MB, so
-// every call but the last returns more than 1 MB less one item (over
-// 600 KB); the 101 items a page reads hold at most 101 × 400 KB, about
-// 40 MB: 64 short calls and the last one.
-const maxPageQueries = 101*maxItemBytes/(maxQueryBytes-maxItemBytes) + 1
-
-// queryPage runs in, which must have no filter, for a page of up to limit
-// (at most 100) items ordered by id, reading one item more than it returns
-// to know whether a next page exists, and parses them; next is the id the
-// next page starts after, or 0. A Query call stops at 1 MB: when one
-// returns fewer items than asked with a LastEvaluatedKey, queryPage goes
-// on from that key, so a page of large items (orders) takes a few calls
-// and is never cut short; at most maxPageQueries (65), more is an error.
-func queryPage[T any](ctx context.Context, db *dynamodb.Client, in *dynamodb.QueryInput, limit int, parse func(map[string]types.AttributeValue) (*T, error)) ([]T, quire.ID, error) {
-	var items []map[string]types.AttributeValue
-	for calls := 1; ; calls++ {
-		in.Limit = aws.Int32(int32(limit + 1 - len(items)))
-		out, err := db.Query(ctx, in)
-		if err != nil {
-			return nil, 0, err
-		}
-		items = append(items, out.Items...)
-		if len(items) > limit || out.LastEvaluatedKey == nil {
-			break
-		}
-		if calls == maxPageQueries {
-			return nil, 0, fmt.Errorf("query a page of %d items: %d items after %d calls", limit, len(items), calls)
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
-	}
-	var next quire.ID
-	if len(items) > limit {
-		items = items[:limit]
-		var r reader
-		if next = quire.ID(r.num(items[limit-1], attrID)); r.err != nil {
-			return nil, 0, r.err
-		}
-	}
-	vs, err := parseAll(items, parse)
-	return vs, next, err
-}
-
-// parseAll parses every item with parse.
-func parseAll[T any](items []map[string]types.AttributeValue, parse func(map[string]types.AttributeValue) (*T, error)) ([]T, error) {
-	out := make([]T, 0, len(items))
-	for _, item := range items {
-		v, err := parse(item)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *v)
-	}
-	return out, nil
 }

@@ -50,6 +50,11 @@ type Config struct {
 	// IdempotencyTTL is how long the answer to an idempotency key is kept
 	// (IDEMPOTENCY_TTL).
 	IdempotencyTTL time.Duration
+	// CatalogStaleness is how old a catalog read served from a function
+	// instance's cache may be (see dynamo.CatalogCache); 0, as in tests
+	// that write around the functions, reads DynamoDB every time.
+	// ConfigFromEnv sets dynamo.DefaultCatalogStaleness.
+	CatalogStaleness time.Duration
 }
 
 // Bounds of IDEMPOTENCY_TTL.
@@ -60,6 +65,10 @@ const (
 
 func (c Config) records(db *dynamodb.Client) *dynamo.RecordStore {
 	return dynamo.NewRecordStore(db, c.DynamoDB.Tables, c.IdempotencyTTL)
+}
+
+func (c Config) catalog(db *dynamodb.Client) *dynamo.CatalogStore {
+	return dynamo.NewCachedCatalogStore(db, c.DynamoDB.Tables, dynamo.CatalogCache{Staleness: c.CatalogStaleness})
 }
 
 // ConfigFromEnv reads the configuration through getenv. It returns an error
@@ -82,6 +91,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		SigningKeySecret: getenv("SIGNING_KEY_SECRET"),
 		JWKS:             getenv("JWKS"),
 		IdempotencyTTL:   ttl,
+		CatalogStaleness: dynamo.DefaultCatalogStaleness,
 	}, nil
 }
 
@@ -113,7 +123,7 @@ func Catalog(c Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
-	return rest.NewRouter(routes.GroupCatalog, (&catalog.Handlers{Store: dynamo.NewCatalogStore(db, c.DynamoDB.Tables)}).Routes(), c.records(db))
+	return rest.NewRouter(routes.GroupCatalog, (&catalog.Handlers{Store: c.catalog(db)}).Routes(), c.records(db))
 }
 
 // Carts builds the handler of the carts group.
@@ -123,7 +133,7 @@ func Carts(c Config) (http.Handler, error) {
 		return nil, fmt.Errorf("carts: %w", err)
 	}
 	return rest.NewRouter(routes.GroupCarts, (&carts.Handlers{
-		Store: dynamo.NewCartStore(db, c.DynamoDB.Tables), Products: dynamo.NewCatalogStore(db, c.DynamoDB.Tables),
+		Store: dynamo.NewCartStore(db, c.DynamoDB.Tables), Products: c.catalog(db),
 	}).Routes(), c.records(db))
 }
 
@@ -135,7 +145,7 @@ func Orders(c Config) (http.Handler, error) {
 	}
 	t := c.DynamoDB.Tables
 	return rest.NewRouter(routes.GroupOrders, (&orders.Handlers{
-		Store: dynamo.NewOrderStore(db, t), Catalog: dynamo.NewCatalogStore(db, t), Carts: dynamo.NewCartStore(db, t),
+		Store: dynamo.NewOrderStore(db, t), Catalog: c.catalog(db), Carts: dynamo.NewCartStore(db, t),
 	}).Routes(), c.records(db))
 }
 
