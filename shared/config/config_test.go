@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -66,16 +67,19 @@ type env struct {
 	api             *servicetest.API
 	admin, customer *servicetest.Client
 	reads           *dynamotest.Counter
+	clock           *clock // the config function's
 }
 
+// newEnv runs Quire with opts, its config function on a clock of the
+// test's (see clocked) and its DynamoDB requests counted.
 func newEnv(t *testing.T, opts ...servicetest.Option) *env {
 	t.Helper()
-	c := &dynamotest.Counter{}
+	c, clk := &dynamotest.Counter{}, newClock()
 	opts = append(opts, servicetest.Option{Config: func(cfg *service.Config) {
 		cfg.DynamoDBOptions = append(cfg.DynamoDBOptions, c.Option)
 	}})
-	api := servicetest.New(t, opts...)
-	return &env{api: api, admin: api.As(t, 1, quire.RoleAdmin), customer: api.As(t, 2, quire.RoleCustomer), reads: c}
+	api := servicetest.New(t, clocked(t, clk, opts...)...)
+	return &env{api: api, admin: api.As(t, 1, quire.RoleAdmin), customer: api.As(t, 2, quire.RoleCustomer), reads: c, clock: clk}
 }
 
 // put stores doc as the admin and returns the new ETag.
@@ -187,6 +191,9 @@ func storedGzip(t *testing.T, api *servicetest.API) []byte {
 	}
 }
 
+// A 304 reads the head at most, whatever the document's size: once the
+// head held is Staleness old, one consistent GetItem of one unit; within
+// Staleness, nothing.
 func TestNotModifiedReadsTheHashOnly(t *testing.T) {
 	for _, size := range []int{100, config.MaxBytes} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
@@ -195,14 +202,22 @@ func TestNotModifiedReadsTheHashOnly(t *testing.T) {
 			for _, gz := range []string{"", "gzip"} {
 				r := e.customer.Do(t, "GET", "/config", "", "Accept-Encoding", gz)
 				tag := r.Header.Get("ETag")
-				e.reads.Take()
-				r = e.customer.Do(t, "GET", "/config", "", "Accept-Encoding", gz, "If-None-Match", tag)
-				if r.StatusCode != http.StatusNotModified || r.Body != "" || r.Header.Get("ETag") != tag {
-					t.Fatalf("conditional GET (%q) = %d, ETag %s, %d bytes; want 304, %s, none", gz, r.StatusCode, r.Header.Get("ETag"), len(r.Body), tag)
-				}
-				ops, capacity := e.reads.Take()
-				if strings.Join(ops, ",") != "GetItem" || capacity != 1 {
-					t.Errorf("304 of a %d-byte document: %v, %.1f capacity units; want one GetItem of 1.0", size, ops, capacity)
+				for _, c := range []struct {
+					wait     time.Duration
+					ops      string
+					capacity float64
+				}{{config.Staleness, "GetItem", 1}, {0, "", 0}} {
+					e.clock.Add(c.wait)
+					e.reads.Take()
+					r = e.customer.Do(t, "GET", "/config", "", "Accept-Encoding", gz, "If-None-Match", tag)
+					if r.StatusCode != http.StatusNotModified || r.Body != "" || r.Header.Get("ETag") != tag {
+						t.Fatalf("conditional GET (%q) = %d, ETag %s, %d bytes; want 304, %s, none", gz, r.StatusCode, r.Header.Get("ETag"), len(r.Body), tag)
+					}
+					ops, capacity := e.reads.Take()
+					if strings.Join(ops, ",") != c.ops || capacity != c.capacity {
+						t.Errorf("304 of a %d-byte document %v after the head was read: %v, %.1f capacity units; want [%s] of %.1f",
+							size, c.wait, ops, capacity, c.ops, c.capacity)
+					}
 				}
 			}
 		})

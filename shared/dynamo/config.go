@@ -58,7 +58,8 @@ func configChunkKey(generation string, n int) map[string]types.AttributeValue {
 }
 
 // Head returns the head of the stored document, read consistently, or
-// ENOTFOUND.
+// ENOTFOUND. The config handlers hold what it returns for up to
+// config.Staleness, so a warm instance reads it at most once in that time.
 func (s *ConfigStore) Head(ctx context.Context) (config.Head, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: &s.table, Key: map[string]types.AttributeValue{attrPK: str(configHead)}, ConsistentRead: aws.Bool(true),
@@ -128,11 +129,15 @@ func (s *ConfigStore) Gzip(ctx context.Context, h config.Head) ([]byte, error) {
 		}
 		parts[i] = b.Value
 	}
-	var z []byte
+	size := 0
 	for _, p := range parts {
 		if p == nil {
 			return nil, config.ErrReplaced
 		}
+		size += len(p)
+	}
+	z := make([]byte, 0, size) // exactly: the config handlers hold it
+	for _, p := range parts {
 		z = append(z, p...)
 	}
 	return z, nil
