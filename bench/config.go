@@ -44,7 +44,7 @@ type configDoc struct {
 // Each PUT replaces the demo's document, put back untimed before it: a PUT
 // of the document stored already writes nothing.
 func configCosts(cfg service.Config) ([]configRow, error) {
-	l, err := newLocalAPI(cfg)
+	l, err := newLocalAPI(cfg, false)
 	if err != nil {
 		return nil, err
 	}

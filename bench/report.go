@@ -48,8 +48,13 @@ func printReport(fns []*function, rows []requestRow, costs []verifyCost, logins 
 			ms(median(f.cold)), ms(median(f.warm)))
 	}
 	fmt.Printf("\nTargets: bootstrap under 10 MiB (%d B), init within %.1fx the floor.\n\n", maxBootstrap, maxInitRatio)
-	fmt.Println("| route | request | DynamoDB requests | capacity units | target |")
-	fmt.Println("|---|---|---|---:|---|")
+	fmt.Println("Through the local gateway: DynamoDB requests (and their target), capacity units as DynamoDB Local " +
+		"reports them and as DynamoDB's rules give them (read + write, indexes included), and sequential round trips " +
+		"(requests that overlap count once; target: 1 for a GET of one resource, 2 for a write, 3 for `POST /pay`); " +
+		"a GET runs twice, the second time on the caches the first filled (\"again\", when it differs):")
+	fmt.Println()
+	fmt.Println("| route | request | DynamoDB requests | target | capacity units (Local) | units by the rules | round trips | target |")
+	fmt.Println("|---|---|---|---|---:|---:|---:|---|")
 	for _, r := range rows {
 		target := ""
 		if r.target != 0 {
@@ -59,7 +64,22 @@ func printReport(fns []*function, rows []requestRow, costs []verifyCost, logins 
 		if len(r.ops) > 0 {
 			requests += " (" + strings.Join(r.ops, ", ") + ")"
 		}
-		fmt.Printf("| `%s` | %s | %s | %.1f | %s |\n", r.route, r.name, requests, r.capacity, target)
+		var read, write float64
+		for _, c := range r.calls {
+			for _, t := range c.touches {
+				read, write = read+t.read, write+t.write
+			}
+		}
+		trips, tripsTarget := fmt.Sprint(r.trips), ""
+		if r.method == "GET" && (len(r.steady) != len(r.ops) || r.steadyTrips != r.trips) {
+			requests += fmt.Sprintf("; again: %d", len(r.steady))
+			trips += fmt.Sprintf("; again: %d", r.steadyTrips)
+		}
+		if t := roundTripTarget(r.route); t != 0 {
+			tripsTarget = fmt.Sprintf("%d %s", t, mark(r.trips <= t))
+		}
+		fmt.Printf("| `%s` | %s | %s | %s | %.1f | %s + %s | %s | %s |\n", r.route, r.name, requests, target, r.capacity,
+			decimal(read), decimal(write), trips, tripsTarget)
 	}
 	printAuth(costs, logins)
 	printConfig(docs)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -13,8 +14,10 @@ import (
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service"
 )
@@ -30,7 +33,7 @@ type requestCase struct {
 
 // cases returns a request for every route of the groups that touch
 // DynamoDB. They run in order on the demo data (users 1 to 3 and the demo
-// configuration document).
+// configuration document) and moreBooks.
 func cases() ([]requestCase, error) {
 	demoTag, err := configETag([]byte(demo.Config))
 	if err != nil {
@@ -56,6 +59,7 @@ func cases() ([]requestCase, error) {
 		{"GET /authors/{id}", "", "GET", "/authors/1", "", "customer", 200, 1, nil},
 		{"GET /authors/{id}/books", "", "GET", "/authors/2/books", "", "customer", 200, 1, nil},
 		{"GET /products", "one page of 2", "GET", "/products?limit=2", "", "customer", 200, 1, nil},
+		{"GET /products", "a page of 20 (the default)", "GET", "/products", "", "customer", 200, 1, nil},
 		{"GET /products/{id}", "v1", "GET", "/api/v1/products/1", "", "customer", 200, 1, nil},
 		{"POST /admin/authors", "", "POST", "/admin/authors", `{"name":"Virginia Woolf"}`, "admin", 201, 1, nil},
 		{"POST /admin/products", "", "POST", "/admin/products", `{"name":"Mathilda","price":8.50,"status":"AVAILABLE","author_id":1}`, "admin", 201, 2, nil},
@@ -92,31 +96,76 @@ func cases() ([]requestCase, error) {
 type requestRow struct {
 	requestCase
 	ops      []string
-	capacity float64 // capacity units consumed
+	capacity float64 // capacity units, as DynamoDB Local reports them
+	calls    []call  // as the recorder saw them
+	trips    int     // sequential round trips
+	// steady is calls once the functions' caches are warm: a GET's second
+	// run, right after the first; a write's only run.
+	steady      []call
+	steadyTrips int
+	took        time.Duration // median, of the steady runs
 }
 
+// timingPasses is how many times countRequests runs the cases again, on
+// fresh tables and without the recorder, whose reads around each request
+// take time, to time them: each case's time is the median of its steady
+// runs.
+const timingPasses = 3
+
 // countRequests runs every case through the local gateway with every
-// group's handler on cfg's tables, counting DynamoDB requests, and fails
-// when a route has no case.
-func countRequests(cfg service.Config) ([]requestRow, error) {
-	l, err := newLocalAPI(cfg)
-	if err != nil {
-		return nil, err
-	}
+// group's handler on fresh tables with the demo data and moreBooks,
+// counting and recording DynamoDB requests, a GET twice (see steady), then
+// timingPasses times more to time them; it fails when a route has no case.
+func countRequests(ctx context.Context, cfg service.Config) ([]requestRow, error) {
 	all, err := cases()
 	if err != nil {
 		return nil, err
 	}
-	covered := map[string]bool{}
-	var rows []requestRow
-	for _, rc := range all {
-		_, _, err := l.do(rc.method, rc.path, rc.body, rc.as, rc.header, rc.status)
+	rows := make([]requestRow, len(all))
+	times := make([][]time.Duration, len(all))
+	for pass := range 1 + timingPasses {
+		record := pass == 0
+		cfg.DynamoDB.Tables = dynamo.PrefixedTableNames(fmt.Sprintf("bench-count-%d-%d-", time.Now().Unix(), pass))
+		if err := seed(ctx, cfg.DynamoDB); err != nil {
+			return nil, err
+		}
+		l, err := newLocalAPI(cfg, record)
 		if err != nil {
 			return nil, err
 		}
-		ops, capacity := l.counter.Take()
-		rows = append(rows, requestRow{rc, ops, capacity})
-		covered[rc.route] = true
+		if err := moreBooks(l); err != nil {
+			return nil, err
+		}
+		for i, rc := range all {
+			runs := 1
+			if rc.method == "GET" {
+				runs = 2 // as it comes, and again on warm caches
+			}
+			for run := range runs {
+				calls, ops, capacity, took, err := l.run(rc)
+				if err != nil {
+					return nil, err
+				}
+				last := run == runs-1
+				if !record {
+					if last {
+						times[i] = append(times[i], took)
+					}
+					continue
+				}
+				if run == 0 {
+					rows[i] = requestRow{requestCase: rc, ops: ops, capacity: capacity, calls: calls, trips: roundTrips(spans(calls))}
+				}
+				if last {
+					rows[i].steady, rows[i].steadyTrips = calls, roundTrips(spans(calls))
+				}
+			}
+		}
+	}
+	covered := map[string]bool{}
+	for i := range rows {
+		rows[i].took = median(times[i])
+		covered[rows[i].route] = true
 	}
 	var missing []string
 	for _, r := range routes.All() {
@@ -130,26 +179,102 @@ func countRequests(cfg service.Config) ([]requestRow, error) {
 	return rows, nil
 }
 
-// localAPI is the whole API behind the local gateway, with the authorizer,
-// on DynamoDB clients whose requests counter counts.
-type localAPI struct {
-	gw      *apigw.Gateway
-	counter *dynamotest.Counter
-	tokens  map[string]string // by role: "admin", "customer"
+// run sends rc through the gateway and returns what the recorder recorded
+// (nil without one), what the counter counted and how long it took.
+func (l *localAPI) run(rc requestCase) ([]call, []string, float64, time.Duration, error) {
+	_, took, err := l.do(rc.method, rc.path, rc.body, rc.as, rc.header, rc.status)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	ops, capacity := l.counter.Take()
+	var calls []call
+	if l.recorder != nil {
+		if calls, err = l.recorder.Take(); err != nil {
+			return nil, nil, 0, 0, fmt.Errorf("%s %s: %w", rc.method, rc.path, err)
+		}
+	}
+	return calls, ops, capacity, took, nil
 }
 
-func newLocalAPI(cfg service.Config) (*localAPI, error) {
-	c := &dynamotest.Counter{}
-	cfg.DynamoDBOptions = []func(*dynamodb.Options){c.Option}
-	gw, err := service.Gateway(cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
+func spans(calls []call) []span {
+	out := make([]span, len(calls))
+	for i, c := range calls {
+		out[i] = c.span
+	}
+	return out
+}
+
+// moreBooks adds 20 books by author 3 to the demo's 5, so that a page of
+// products has as many as a real catalog's (rest.DefaultLimit), without
+// changing what the cases' other pages, the landing page or the carts
+// hold; it discards what they count.
+func moreBooks(l *localAPI) error {
+	for i := range rest.DefaultLimit {
+		body := fmt.Sprintf(`{"name":"The Piazza Tales, volume %d","price":12.50,"status":"AVAILABLE","author_id":3}`, i+1)
+		if _, _, err := l.do("POST", "/admin/products", body, "admin", nil, http.StatusCreated); err != nil {
+			return err
+		}
+	}
+	l.counter.Take()
+	if l.recorder != nil {
+		if _, err := l.recorder.Take(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// roundTripTarget is the most sequential round trips a route should take:
+// 1 for a GET of one resource (0 for none), 2 for a write, 3 for
+// POST /pay.
+func roundTripTarget(route string) int {
+	switch method, _, _ := strings.Cut(route, " "); {
+	case route == "POST /pay":
+		return 3
+	case method != "GET":
+		return 2
+	case collections[route]:
+		return 0
+	}
+	return 1
+}
+
+// collections are the GET routes of collections: a page may take a Query
+// and a read of its items.
+var collections = map[string]bool{
+	"GET /authors": true, "GET /products": true, "GET /authors/{id}/books": true,
+	"GET /users": true, "GET /admin/users": true, "GET /orders": true,
+}
+
+// localAPI is the whole API behind the local gateway, with the authorizer,
+// on DynamoDB clients whose requests counter counts and, when it is not
+// nil, recorder records.
+type localAPI struct {
+	gw       *apigw.Gateway
+	counter  *dynamotest.Counter
+	recorder *recorder
+	tokens   map[string]string // by role: "admin", "customer"
+}
+
+func newLocalAPI(cfg service.Config, record bool) (*localAPI, error) {
+	l := &localAPI{counter: &dynamotest.Counter{}}
+	cfg.DynamoDBOptions = []func(*dynamodb.Options){l.counter.Option}
+	if record {
+		r, err := newRecorder(cfg.DynamoDB)
+		if err != nil {
+			return nil, err
+		}
+		l.recorder = r
+		cfg.DynamoDBOptions = append(cfg.DynamoDBOptions, r.Option)
+	}
+	var err error
+	if l.gw, err = service.Gateway(cfg, slog.New(slog.DiscardHandler)); err != nil {
 		return nil, err
 	}
-	tokens, err := demoTokens(cfg)
-	if err != nil {
+	if l.tokens, err = demoTokens(cfg); err != nil {
 		return nil, err
 	}
-	return &localAPI{gw: gw, counter: c, tokens: tokens}, nil
+	return l, nil
 }
 
 // do sends a request through the gateway, with a JSON body unless body is

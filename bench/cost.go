@@ -1,0 +1,212 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// Prices in us-east-1 on pricesDate, each at its first tier: API Gateway's
+// per request (a REST API's first 333 million a month, an HTTP API's first
+// 300 million), Lambda's on arm64 (requests, and duration up to 7.5 billion
+// GB-seconds a month), DynamoDB's on demand since its cut of 2024-11-01.
+const (
+	pricesDate          = "2026-11-24"
+	restAPIPerMillion   = 3.50
+	httpAPIPerMillion   = 1.00
+	lambdaPerMillion    = 0.20
+	lambdaPerGBSecond   = 0.0000133334
+	readUnitPerMillion  = 0.125
+	writeUnitPerMillion = 0.625
+)
+
+// authorizerHitRatio is the share of protected requests whose token's
+// decision API Gateway has cached (for auth.CacheTTL, 5 minutes with
+// 15-minute tokens): a client sending a request every 10 s or so misses
+// once per TTL, but the cache is not shared across the gateway's fleet.
+const authorizerHitRatio = 0.80
+
+// billedMillis is what Lambda bills for d: whole milliseconds, rounded up.
+func billedMillis(d time.Duration) int {
+	return max(1, int((d+time.Millisecond-1)/time.Millisecond))
+}
+
+// lambdaCost is the cost of a million invocations of a function of memoryMB
+// that each bill millis.
+func lambdaCost(memoryMB, millis int) float64 {
+	return lambdaPerMillion + float64(memoryMB)/1024*float64(millis)/1000*lambdaPerGBSecond*1e6
+}
+
+// dynamoCost is the cost of a million requests that each take read and
+// write request units.
+func dynamoCost(read, write float64) float64 {
+	return read*readUnitPerMillion + write*writeUnitPerMillion
+}
+
+// routeCost is what a million requests of one mix entry cost, in US
+// dollars, by service.
+type routeCost struct {
+	weighted
+	group                               string
+	memoryMB, millis                    int
+	read, write                         float64 // units per request
+	gateway, authorizer, lambda, dynamo float64
+}
+
+func (c routeCost) total() float64 { return c.gateway + c.authorizer + c.lambda + c.dynamo }
+
+// httpAPI is the cost on an HTTP API instead.
+func (c routeCost) httpAPI() float64 { return c.total() - c.gateway + httpAPIPerMillion }
+
+// authorizerRun is the authorizer's memory and billed time per invocation.
+type authorizerRun struct{ memoryMB, millis int }
+
+// routeCosts prices every mix entry.
+func routeCosts(mix []weighted, authz authorizerRun) ([]routeCost, error) {
+	groups := map[string]routes.Group{}
+	for _, g := range routes.Groups() {
+		groups[g.Name] = g
+	}
+	var out []routeCost
+	for _, w := range mix {
+		r, ok := routeOf(w.route)
+		if !ok {
+			return nil, fmt.Errorf("cost: no route %s", w.route)
+		}
+		c := routeCost{weighted: w, group: r.Group, memoryMB: groups[r.Group].MemoryMB, millis: billedMillis(w.row.took)}
+		for _, call := range w.row.steady {
+			for _, t := range call.touches {
+				c.read, c.write = c.read+t.read, c.write+t.write
+			}
+		}
+		c.gateway = restAPIPerMillion
+		if r.Access != routes.Public {
+			c.authorizer = (1 - authorizerHitRatio) * lambdaCost(authz.memoryMB, authz.millis)
+		}
+		c.lambda = lambdaCost(c.memoryMB, c.millis)
+		c.dynamo = dynamoCost(c.read, c.write)
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func routeOf(key string) (routes.Route, bool) {
+	for _, r := range routes.All() {
+		if r.Resource().Key() == key {
+			return r, true
+		}
+	}
+	return routes.Route{}, false
+}
+
+// blend is the mix's cost per million requests: each entry's by its share.
+func blend(cs []routeCost) routeCost {
+	var b routeCost
+	for _, c := range cs {
+		b.gateway += c.share * c.gateway
+		b.authorizer += c.share * c.authorizer
+		b.lambda += c.share * c.lambda
+		b.dynamo += c.share * c.dynamo
+		b.read += c.share * c.read
+		b.write += c.share * c.write
+	}
+	return b
+}
+
+func printCost(cs []routeCost, authz authorizerRun) {
+	fmt.Printf("\nCost per million requests, in US dollars, us-east-1, at the prices of %s (first tiers; free tiers and "+
+		"data transfer left out): API Gateway REST API $%.2f per million requests (HTTP API: $%.2f); Lambda on arm64 "+
+		"$%.2f per million requests and $%.10f per GB-second, at each function's memory (routes.Groups, which the "+
+		"stack deploys), for the warm time measured here through the local gateway against DynamoDB Local (median of "+
+		"%d runs; a GET's second run, on warm caches), billed by the millisecond rounded up; the authorizer (%d MB in infra/auth.go, %d ms billed) runs for the %.0f%% of "+
+		"protected requests whose token's decision is not cached (a %.0f-minute TTL); DynamoDB on demand $%.3f per million read "+
+		"and $%.3f per million write request units (since the price cut of 2024-11-01), the units by DynamoDB's rules, "+
+		"indexes included:\n\n", pricesDate, restAPIPerMillion, httpAPIPerMillion, lambdaPerMillion, lambdaPerGBSecond,
+		timingPasses, authz.memoryMB, authz.millis, 100*(1-authorizerHitRatio), auth.CacheTTL(auth.DefaultLifetime).Minutes(),
+		readUnitPerMillion, writeUnitPerMillion)
+	fmt.Println("| route | request | function | warm time | read units | write units | API Gateway | authorizer | Lambda | DynamoDB | total | on an HTTP API |")
+	fmt.Println("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, c := range cs {
+		fmt.Printf("| `%s` | %s | %s (%d MB) | %s (%d ms) | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			c.route, c.name, c.group, c.memoryMB, ms(c.row.took), c.millis, decimal(c.read), decimal(c.write),
+			dollars(c.gateway), dollars(c.authorizer), dollars(c.lambda), dollars(c.dynamo), dollars(c.total()), dollars(c.httpAPI()))
+	}
+	b := blend(cs)
+	fmt.Printf("| **the mix** | blended by share | | | %s | %s | %s | %s | %s | %s | **%s** | **%s** |\n",
+		decimal(b.read), decimal(b.write), dollars(b.gateway), dollars(b.authorizer), dollars(b.lambda),
+		dollars(b.dynamo), dollars(b.total()), dollars(b.httpAPI()))
+	fmt.Printf("\nThe mix costs %s per million requests on the REST API and would cost %s on an HTTP API: API Gateway "+
+		"is %.0f%% of the total. At %s requests/s (about %s billion a month), its lower tiers apply past the first "+
+		"333 million.\n", dollars(b.total()), dollars(b.httpAPI()), 100*b.gateway/b.total(),
+		thousands(reportRate), decimal(math.Round(reportRate*30*24*3600/1e9)))
+	fmt.Printf("\nDurations here are this machine's against DynamoDB Local; deployed, a Region's DynamoDB round trips "+
+		"take a few milliseconds more and a 256 MB function gets about a seventh of a vCPU. Lambda's share stays small: 10 ms "+
+		"more per request at 256 MB add %s per million.\n", dollars(lambdaCost(256, 10)-lambdaCost(256, 0)))
+}
+
+func dollars(x float64) string {
+	if x == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("$%.3f", x)
+}
+
+// authorizerMemoryMB reads the authorizer's memory from the CDK stack: the
+// fourth argument of infra/auth.go's newLambda call for "authorizer".
+func authorizerMemoryMB() (int, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return 0, err
+	}
+	path := filepath.Join(root, "infra", "auth.go")
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+	if err != nil {
+		return 0, err
+	}
+	mem := 0
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || len(call.Args) < 4 {
+			return true
+		}
+		fn, ok := call.Fun.(*ast.Ident)
+		name, okName := call.Args[1].(*ast.BasicLit)
+		size, okSize := call.Args[3].(*ast.BasicLit)
+		if ok && fn.Name == "newLambda" && okName && name.Value == `"authorizer"` && okSize && size.Kind == token.INT {
+			mem, _ = strconv.Atoi(size.Value)
+		}
+		return true
+	})
+	if mem == 0 {
+		return 0, fmt.Errorf("%s: no newLambda(stack, \"authorizer\", ..., <memory MB>, ...) call", path)
+	}
+	return mem, nil
+}
+
+// moduleRoot is the directory of the go.mod above the working directory.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
