@@ -382,7 +382,7 @@ func parameters() schema {
 		"ifMatchPurchase": h("If-Match", `The ETag of what the buyer saw, so that they pay exactly that: the product's `+
 			`(GET /products/{id}) to buy one book, GET /cart's to pay the cart (its books' prices and status are part of it), `+
 			`a strong tag of any API version. When what is bought changed since, the answer is 412, a problem of type `+
-			`https://quire.dev/problems/precondition, and nothing is paid. Without it, the prices read while the request runs are charged.`),
+			`https://quire.dev/problems/precondition, and nothing is paid. Without it, the prices the request reads are charged (a function's catalog cache may be up to a second old).`),
 		"acceptEncoding":  h("Accept-Encoding", "gzip (or *) with a quality above 0 gets the body gzip-compressed, with Content-Encoding: gzip"),
 		"idempotencyKey":  key("Idempotency-Key"),
 		"xIdempotencyKey": key("X-Idempotency-Key"),
