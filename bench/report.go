@@ -76,7 +76,11 @@ func printReport(fns []*function, rows []requestRow, costs []verifyCost, logins 
 			trips += fmt.Sprintf("; again: %d", r.steadyTrips)
 		}
 		if t := roundTripTarget(r.route); t != 0 {
-			tripsTarget = fmt.Sprintf("%d %s", t, mark(r.trips <= t))
+			got := r.trips
+			if r.method == "GET" { // judged on a warm instance, as the mix and the cost are
+				got = r.steadyTrips
+			}
+			tripsTarget = fmt.Sprintf("%d %s", t, mark(got <= t))
 		}
 		fmt.Printf("| `%s` | %s | %s | %s | %.1f | %s + %s | %s | %s |\n", r.route, r.name, requests, target, r.capacity,
 			decimal(read), decimal(write), trips, tripsTarget)
