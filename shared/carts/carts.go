@@ -187,8 +187,21 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request) error {
 	id := *a.ProductID
 	var c Cart
 	var products map[quire.ID]catalog.Product
-	// The new cart's books, the added one included, in one read.
+	// The added book is read while the cart is (the catalog's cache then
+	// holds it), and the new cart's books, the added one included, once
+	// the cart is read.
+	added := make(chan error, 1)
+	go func() {
+		_, err := h.Products.ProductsByID(r.Context(), []quire.ID{id})
+		added <- err
+	}()
 	prepare := func(next *Cart) (err error) {
+		if added != nil {
+			err, added = <-added, nil
+			if err != nil {
+				return err
+			}
+		}
 		if products, err = h.Products.ProductsByID(r.Context(), next.ProductIDs()); err != nil {
 			return err
 		}
