@@ -13,36 +13,21 @@ import (
 	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/quire/quiretest"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
-// clock is a test's clock: it moves only when told to.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+func newClock() *quiretest.Clock {
+	return quiretest.NewClock(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
 }
 
 // clocked returns opts with the config function built on clk, as
 // service.Configuration builds it, on the configuration opts leave: it
 // serves before any of opts' Functions wrap it.
-func clocked(t *testing.T, clk *clock, opts ...servicetest.Option) []servicetest.Option {
+func clocked(t *testing.T, clk *quiretest.Clock, opts ...servicetest.Option) []servicetest.Option {
 	t.Helper()
 	var cfg service.Config
 	build := servicetest.Option{Functions: func(fns map[string]apigw.Handler) {

@@ -22,6 +22,7 @@ import (
 	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/quire/quiretest"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service"
@@ -67,7 +68,7 @@ type env struct {
 	api             *servicetest.API
 	admin, customer *servicetest.Client
 	reads           *dynamotest.Counter
-	clock           *clock // the config function's
+	clock           *quiretest.Clock // the config function's
 }
 
 // newEnv runs Quire with opts, its config function on a clock of the

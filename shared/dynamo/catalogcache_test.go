@@ -16,27 +16,10 @@ import (
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/quire/quiretest"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
-
-// testClock is a clock that moves only when told.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // catalogFixture is the demo catalog in fresh tables, with the stores of
 // two functions: one whose cache is under test (its requests counted, its
@@ -45,7 +28,7 @@ type catalogFixture struct {
 	tables  dynamo.TableNames
 	counted *dynamodb.Client
 	counter *dynamotest.Counter
-	clock   *testClock
+	clock   *quiretest.Clock
 	other   *dynamo.CatalogStore
 }
 
@@ -54,7 +37,7 @@ const staleness = time.Second
 func newCatalogFixture(t *testing.T) *catalogFixture {
 	t.Helper()
 	db, tables := dynamotest.New(t)
-	f := &catalogFixture{tables: tables, counter: &dynamotest.Counter{}, clock: &testClock{t: time.Now()}, other: dynamo.NewCatalogStore(db, tables)}
+	f := &catalogFixture{tables: tables, counter: &dynamotest.Counter{}, clock: quiretest.NewClock(time.Now()), other: dynamo.NewCatalogStore(db, tables)}
 	var err error
 	if f.counted, err = dynamo.NewClient(dynamo.Config{Endpoint: dynamotest.Endpoint(t)}, f.counter.Option); err != nil {
 		t.Fatal(err)
