@@ -53,11 +53,8 @@ func transact(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWri
 	items := in.TransactItems
 	pending := idempotency.PendingFrom(ctx)
 	if pending != nil {
-		switch rec, err := pending.Found(); {
-		case err != nil:
+		if err := pending.Unanswered(); err != nil {
 			return err
-		case rec != nil: // answered already: the caller replays it
-			return idempotency.ErrRaced
 		}
 	}
 	for attempt := 1; ; attempt++ {

@@ -76,6 +76,17 @@ func (p *Pending) Found() (*Record, error) {
 	return p.found, p.lookErr
 }
 
+// Unanswered waits for the lookup as Found does, and returns ErrRaced when
+// the key has a record (the caller answers with it), the lookup's error,
+// or nil: what an operation checks before it commits.
+func (p *Pending) Unanswered() error {
+	rec, err := p.Found()
+	if err == nil && rec != nil {
+		return ErrRaced
+	}
+	return err
+}
+
 // Record renders the pending answer into its record.
 func (p *Pending) Record() (*Record, error) {
 	if p.Render == nil {

@@ -2,7 +2,6 @@ package rest
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,8 +74,8 @@ func Commit(w http.ResponseWriter, r *http.Request, render func() (idempotency.R
 		return err
 	}
 	if p != nil { // an operation with nothing to write answers as the key's first request did
-		if rec, err := p.Found(); err != nil || rec != nil {
-			return cmp.Or(err, idempotency.ErrRaced)
+		if err := p.Unanswered(); err != nil {
+			return err
 		}
 	}
 	resp, err := render()
