@@ -41,6 +41,7 @@ func cases() ([]requestCase, error) {
 	}
 	put := `{"email":"grace@quire.example","first_name":"Grace","last_name":"Hopper","role":"customer","status":"ACTIVE"}`
 	moved := strings.Replace(put, "grace@", "grace.hopper@", 1)
+	movedBack := fmt.Sprintf(`{"email":"grace@quire.example","first_name":"Grace","last_name":"Hopper","current_password":%q}`, demo.CustomerPassword)
 	login := func(email, pw string) string { return fmt.Sprintf(`{"email":%q,"password":%q}`, email, pw) }
 	refresh := fmt.Sprintf(`{"refresh_token":%q}`, demo.CustomerRefreshToken)
 	return []requestCase{
@@ -77,7 +78,8 @@ func cases() ([]requestCase, error) {
 		{"POST /users/{id}/deposit", "", "POST", "/users/2/deposit", `{"amount":25.00}`, "admin", 200, 2, nil},
 		{"POST /users/{id}/close", "", "POST", "/users/2/close", "", "customer", 200, 2, nil},
 		{"PUT /users/{id}", "same email", "PUT", "/users/2", put, "admin", 200, 2, nil},
-		{"PUT /users/{id}", "new email", "PUT", "/users/2", moved, "admin", 200, 3, nil},
+		{"PUT /users/{id}", "new email", "PUT", "/users/2", moved, "admin", 200, 2, nil},
+		{"PUT /users/{id}", "one's own new email, with the current password", "PUT", "/users/2", movedBack, "customer", 200, 2, nil},
 		{"GET /cart", "", "GET", "/cart", "", "customer", 200, 2, nil},
 		{"POST /cart", "", "POST", "/cart", `{"product_id":1,"quantity":1}`, "customer", 200, 3, nil},
 		{"DELETE /cart/items/{product_id}", "", "DELETE", "/cart/items/1", "", "customer", 204, 2, nil},

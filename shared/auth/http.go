@@ -31,8 +31,9 @@ type Accounts interface {
 	// *quire.Error with ENOTFOUND when no user has the email, with the
 	// failed logins still.
 	Account(ctx context.Context, email string) (Account, Attempts, error)
-	// FailedLogin counts a failed login of email at now.
-	FailedLogin(ctx context.Context, email string, now time.Time) error
+	// FailedLogin counts a failed login of email at now and returns the
+	// count, this one included.
+	FailedLogin(ctx context.Context, email string, now time.Time) (Attempts, error)
 	// ClearLogins forgets email's failed logins.
 	ClearLogins(ctx context.Context, email string) error
 }
@@ -183,7 +184,7 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 	// An unknown email has no hash: Match then checks against a decoy, so
 	// both failures cost one hash and look alike, and both are counted.
 	if !password.Match(acct.PasswordHash, *c.Password) {
-		if err := h.Accounts.FailedLogin(r.Context(), *c.Email, now); err != nil {
+		if _, err := h.Accounts.FailedLogin(r.Context(), *c.Email, now); err != nil {
 			return err
 		}
 		return errBadCredentials

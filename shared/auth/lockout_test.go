@@ -164,17 +164,41 @@ func TestLockoutEnds(t *testing.T) {
 
 // A wrong current password, given to change one's own credentials, is a
 // failed login of the account's email: it locks the email, for login too.
+// Once locked, a change of one's own email or password is 429 whether its
+// current password is right or wrong, and changes nothing; unlocked, a
+// proved email change is one read and one transaction.
 func TestWrongCurrentPasswordCounts(t *testing.T) {
-	api, _ := faultless(t)
+	api, p := faultless(t)
 	grace := api.As(t, 2, quire.RoleCustomer)
-	body := `{"email":"grace@quire.example","first_name":"Grace","last_name":"Hopper","password":"a new passphrase","current_password":"wrong"}`
+	password := `{"email":"grace@quire.example","first_name":"Grace","last_name":"Hopper","password":"a new passphrase","current_password":"wrong"}`
+	email := `{"email":"grace.h@quire.example","first_name":"Grace","last_name":"Hopper","current_password":"wrong"}`
+	right := func(body string) string { return strings.Replace(body, `"wrong"`, `"`+demo.CustomerPassword+`"`, 1) }
 	for i := range auth.MaxLoginFailures {
-		if r := grace.Do(t, "PUT", "/users/2", body); r.StatusCode != http.StatusForbidden {
+		if r := grace.Do(t, "PUT", "/users/2", password); r.StatusCode != http.StatusForbidden {
 			t.Fatalf("wrong current password %d: %d %s", i+1, r.StatusCode, r.Body)
 		}
 	}
-	wantLocked(t, grace.Do(t, "PUT", "/users/2", strings.Replace(body, `"wrong"`, `"`+demo.CustomerPassword+`"`, 1)))
+	before := grace.Expect(t, "GET", "/users/2", "", http.StatusOK).Body
+	for name, body := range map[string]string{
+		"password, right": right(password), "password, wrong": password,
+		"email, right": right(email), "email, wrong": email,
+	} {
+		t.Run(name, func(t *testing.T) { wantLocked(t, grace.Do(t, "PUT", "/users/2", body)) })
+	}
+	if after := grace.Expect(t, "GET", "/users/2", "", http.StatusOK).Body; after != before {
+		t.Errorf("a locked account changed: %s, was %s", after, before)
+	}
 	wantLocked(t, login(t, api, demo.CustomerEmail, demo.CustomerPassword))
+
+	expire(t, api, demo.CustomerEmail)
+	var r servicetest.Response
+	got := calls(p, func() { r = grace.Do(t, "PUT", "/users/2", right(email)) })
+	if want := map[string]int{"GetItem": 1, "TransactWriteItems": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
+		t.Fatalf("one's own email change once the lock ends: %d %s, %v; want 200 and %v", r.StatusCode, r.Body, got, want)
+	}
+	if r := login(t, api, "grace.h@quire.example", demo.CustomerPassword); r.StatusCode != http.StatusOK {
+		t.Errorf("login with the new email: %d %s", r.StatusCode, r.Body)
+	}
 }
 
 // Failures that arrive together once a window has passed all count, in one

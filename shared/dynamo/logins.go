@@ -64,23 +64,25 @@ func (s *UserStore) Account(ctx context.Context, email string) (auth.Account, au
 // there is none or it has passed (its item then waits for DynamoDB's TTL).
 // Each write is conditioned on the window it meets, so that concurrent
 // failures at a window's end all count, in one window, rather than each
-// starting a window of its own. A retry after a lost answer may count one
-// failure twice: a lock a little early, never a guess more.
-func (s *UserStore) FailedLogin(ctx context.Context, email string, now time.Time) error {
+// starting a window of its own. It returns the failures counted, this one
+// included. A retry after a lost answer may count one failure twice: a lock
+// a little early, never a guess more.
+func (s *UserStore) FailedLogin(ctx context.Context, email string, now time.Time) (auth.Attempts, error) {
 	until := num(now.Add(auth.LoginWindow).Unix())
 	for range maxWriteAttempts {
-		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                 &s.sessions,
 			Key:                       loginKey(email),
 			UpdateExpression:          aws.String("ADD failures :one SET " + attrExpiresAt + " = if_not_exists(" + attrExpiresAt + ", :until)"),
 			ConditionExpression:       aws.String("attribute_not_exists(pk) OR " + attrExpiresAt + " > :now"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1), ":now": num(now.Unix()), ":until": until},
+			ReturnValues:              types.ReturnValueAllNew,
 		})
 		if _, passed := errors.AsType[*types.ConditionalCheckFailedException](err); !passed {
 			if err != nil {
-				return fmt.Errorf("count a failed login: %w", err)
+				return auth.Attempts{}, fmt.Errorf("count a failed login: %w", err)
 			}
-			return nil
+			return attempts(out.Attributes)
 		}
 		// The window has passed: start a new one, unless another failure
 		// just did, whose window this one then joins.
@@ -93,21 +95,41 @@ func (s *UserStore) FailedLogin(ctx context.Context, email string, now time.Time
 		})
 		if _, joined := errors.AsType[*types.ConditionalCheckFailedException](err); !joined {
 			if err != nil {
-				return fmt.Errorf("count a failed login: %w", err)
+				return auth.Attempts{}, fmt.Errorf("count a failed login: %w", err)
 			}
-			return nil
+			return attempts(item)
 		}
 	}
-	return quire.Errorf(quire.ECONFLICT, "Other logins of this email are being counted; retry in a moment.")
+	return auth.Attempts{}, quire.Errorf(quire.ECONFLICT, "Other logins of this email are being counted; retry in a moment.")
 }
 
-// attempts reads the failed logins of email, consistently.
-func (s *UserStore) attempts(ctx context.Context, email string) (auth.Attempts, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.sessions, Key: loginKey(email), ConsistentRead: aws.Bool(true)})
+// unlocked is a transaction's check that email is not locked at now (see
+// auth.Attempts.Check). A change that the account's password proves
+// commits with it, so that a locked email's right password is refused as
+// its wrong ones are, without a read of the count before the change.
+func (s *UserStore) unlocked(email string, now time.Time) types.TransactWriteItem {
+	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName: &s.sessions, Key: loginKey(email),
+		ConditionExpression: aws.String("attribute_not_exists(pk) OR failures < :max OR " + attrExpiresAt + " <= :now"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":max": num(auth.MaxLoginFailures), ":now": num(now.Unix()),
+		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}}
+}
+
+// lockedOut is the error of a failed unlocked check, whose count is item:
+// ETHROTTLED with the lock's wait.
+func lockedOut(item map[string]types.AttributeValue, now time.Time) error {
+	tries, err := attempts(item)
 	if err != nil {
-		return auth.Attempts{}, fmt.Errorf("get failed logins: %w", err)
+		return err
 	}
-	return attempts(out.Item)
+	if locked := tries.Check(now); locked != nil {
+		return locked
+	}
+	// The lock ended between the check and now.
+	return &quire.Error{Code: quire.ETHROTTLED, Message: "Too many failed logins for this email; try again after Retry-After seconds.", RetryAfter: 1}
 }
 
 // attempts reads a failed-login count; none for no item.

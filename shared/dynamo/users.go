@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/users"
@@ -186,20 +185,15 @@ func parseKey(item map[string]types.AttributeValue) (*quire.ID, error) {
 // another user, EPRECONDITION if the user fails pre. The write is
 // conditioned on the content hash read, and a changed email moves its
 // reservation in the same transaction. The user item carries what the
-// reservation needs (the password hash and session epoch), and, for prove,
-// the failed logins of the email the request names are read at once: one
-// round trip before the write, two when a user changes their own email
-// (the failed logins are then the stored email's, read after the user).
+// reservation needs (the password hash and session epoch): one read before
+// the write. A change that prove passes commits only if the stored email is
+// not locked by failed logins (a check in the same transaction), so that a
+// locked email's right password is refused with ETHROTTLED, as its wrong
+// ones are (see users.Handlers.proveIdentity).
 func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash string, pre quire.Precondition, prove func(users.Credentials) error) (*users.User, error) {
-	var (
-		item  map[string]types.AttributeValue
-		tries auth.Attempts
-	)
-	reads := []func() error{func() (err error) { item, err = s.item(ctx, u.ID); return err }}
-	if prove != nil {
-		reads = append(reads, func() (err error) { tries, err = s.attempts(ctx, u.Email); return err })
-	}
-	if err := quire.Concurrently(reads...); err != nil {
+	now := s.now()
+	item, err := s.item(ctx, u.ID)
+	if err != nil {
 		return nil, err
 	}
 	old, err := parseUser(item)
@@ -217,15 +211,13 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 			return nil, err
 		}
 	}
+	// proved, when set, is the last item of the write's transaction.
+	var proved []types.TransactWriteItem
 	if proof {
-		if !sameEmail {
-			if tries, err = s.attempts(ctx, old.Email); err != nil {
-				return nil, err
-			}
-		}
-		if err := prove(users.Credentials{Email: old.Email, PasswordHash: secret.passwordHash, Tries: tries}); err != nil {
+		if err := prove(users.Credentials{Email: old.Email, PasswordHash: secret.passwordHash}); err != nil {
 			return nil, err
 		}
+		proved = []types.TransactWriteItem{s.unlocked(old.Email, now)}
 	}
 	stored := *u
 	if stored.Role == "" {
@@ -285,13 +277,15 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 	if sameEmail && revoke {
-		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: append([]types.TransactWriteItem{
 			{Update: update}, {Update: s.credentials(old.Email, stored.Role, passwordHash)},
-		}})
-		switch {
+		}, proved...)})
+		switch failed := cancelled(err); {
 		case err == nil:
 			return &stored, nil
-		case cancelled(err)[0]:
+		case proved != nil && failed[2]:
+			return nil, lockedOut(failedItem(err, 2), now)
+		case failed[0]:
 			return nil, lostRace(u.ID, failedItem(err, 0), pre)
 		default:
 			return nil, fmt.Errorf("replace user %d: %w", u.ID, err)
@@ -328,14 +322,16 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 	if passwordHash != "" {
 		reservation[attrPassword] = str(passwordHash)
 	}
-	err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: append([]types.TransactWriteItem{
 		{Update: update},
 		{Put: &types.Put{TableName: &s.table, Item: reservation, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 		{Delete: &types.Delete{TableName: &s.table, Key: emailKey(old.Email)}},
-	}})
+	}, proved...)})
 	switch failed := cancelled(err); {
 	case err == nil:
 		return &stored, nil
+	case proved != nil && failed[3]:
+		return nil, lockedOut(failedItem(err, 3), now)
 	case failed[1]:
 		return nil, emailTaken(stored.Email)
 	case failed[0]:

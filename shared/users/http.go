@@ -205,24 +205,28 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 // email or the password of their own account (Replace calls it then, with
 // the stored credentials c), so that a stolen access token cannot take the
 // account over: none given is EINVALID, a wrong one EWRONGPASSWORD and a
-// failed login of the account's email, which a locked email (too many
-// failed logins) gets ETHROTTLED for before its password is checked. An
-// admin changing another user's account needs none.
+// failed login of the account's email. A locked email (too many failed
+// logins) gets ETHROTTLED whether the password is right (Store.Replace
+// checks the lock as it commits) or wrong (the count before this failure
+// says so), so that a guess tells nothing while the lock lasts. An admin
+// changing another user's account needs none.
 func (h *Handlers) proveIdentity(r *http.Request, f Fields, c Credentials) error {
 	if f.CurrentPassword == nil {
 		return needCurrentPassword()
 	}
+	if password.Match(c.PasswordHash, *f.CurrentPassword) {
+		return nil
+	}
 	now := time.Now()
-	if err := c.Tries.Check(now); err != nil {
+	tries, err := h.Store.FailedLogin(r.Context(), c.Email, now)
+	if err != nil {
 		return err
 	}
-	if !password.Match(c.PasswordHash, *f.CurrentPassword) {
-		if err := h.Store.FailedLogin(r.Context(), c.Email, now); err != nil {
-			return err
-		}
-		return quire.Errorf(quire.EWRONGPASSWORD, "The current password is wrong; nothing was changed.")
+	tries.Failures-- // as it was before this guess
+	if locked := tries.Check(now); locked != nil {
+		return locked
 	}
-	return nil
+	return quire.Errorf(quire.EWRONGPASSWORD, "The current password is wrong; nothing was changed.")
 }
 
 func needCurrentPassword() error {

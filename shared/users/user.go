@@ -163,12 +163,11 @@ type ListQuery struct {
 // missing user, EEMAILTAKEN for an email another user has, and ECONFLICT
 // when another request changed the user meanwhile.
 // Credentials are what proves a user's identity, as stored, for a change
-// of their own email or password: the password hash, and the failed
-// logins of their email, which a wrong current password counts one more of.
+// of their own email or password: their email, whose failed logins a wrong
+// current password counts one more of, and the password hash.
 type Credentials struct {
 	Email        string
 	PasswordHash string
-	Tries        auth.Attempts
 }
 
 type Store interface {
@@ -178,10 +177,10 @@ type Store interface {
 	Get(ctx context.Context, id quire.ID) (*User, error)
 	// Account returns the login account of email (its password hash) and
 	// the email's failed logins, as login reads them; FailedLogin counts
-	// one more at now: a wrong current password is one (see
-	// auth.Attempts).
+	// one more at now and returns the count: a wrong current password is
+	// one (see auth.Attempts).
 	Account(ctx context.Context, email string) (auth.Account, auth.Attempts, error)
-	FailedLogin(ctx context.Context, email string, now time.Time) error
+	FailedLogin(ctx context.Context, email string, now time.Time) (auth.Attempts, error)
 	// List returns up to q.Limit users ordered by id, after q.After, and
 	// the id the next page starts after, or 0.
 	List(ctx context.Context, q ListQuery) (us []User, next quire.ID, err error)
@@ -192,7 +191,9 @@ type Store interface {
 	// when the user fails pre (checked by DynamoDB, so that of two writers
 	// holding the same ETag one wins). When prove is set and the write
 	// changes the email or the password, prove sees the stored
-	// credentials before anything is written, and its error is Replace's.
+	// credentials before anything is written, and its error is Replace's;
+	// the write then commits only if the stored email is not locked by
+	// failed logins (ETHROTTLED otherwise).
 	Replace(ctx context.Context, u *User, passwordHash string, pre quire.Precondition, prove func(Credentials) error) (*User, error)
 	// ReplaceProfile stores p as the profile of the user id and returns
 	// the user as stored: EPRECONDITION as Replace.
