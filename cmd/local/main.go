@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -28,6 +29,10 @@ import (
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service"
 )
+
+// localOrigins are the origins allowed when CORS_ORIGINS is unset: pages
+// of a development server on this machine, on any port.
+const localOrigins = "http://localhost:*,http://127.0.0.1:*"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -47,7 +52,12 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	defer ln.Close()
 
-	cfg, err := service.ConfigFromEnv(getenv)
+	cfg, err := service.ConfigFromEnv(func(k string) string {
+		if v := getenv(k); v != "" || k != "CORS_ORIGINS" {
+			return v
+		}
+		return localOrigins
+	})
 	if err != nil {
 		return err
 	}
@@ -126,6 +136,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	} else {
 		step("listening on %s: reachable from the network, with the demo accounts' well-known passwords", ln.Addr())
 	}
+	step("pages of %s may call it from a browser (CORS_ORIGINS)", strings.Join(cfg.CORS.Origins(), ", "))
 	fmt.Fprintf(os.Stderr, `
 Quire is ready at %[1]s (Ctrl-C stops it)
 

@@ -44,7 +44,11 @@ type Gateway struct {
 	// gateway answers 502, as API Gateway does for a function Lambda
 	// stopped. Zero means FunctionTimeout.
 	Timeout time.Duration
-	Log     *slog.Logger
+	// CORS is the stack's cross-origin policy, which the functions apply
+	// to their answers and the gateway to its own (401, 403, 404, 413,
+	// 502).
+	CORS rest.CORS
+	Log  *slog.Logger
 
 	mu        sync.Mutex
 	decisions map[string]decision
@@ -59,6 +63,7 @@ type Gateway struct {
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := newRequestID()
 	w.Header().Set("X-Amzn-Requestid", requestID)
+	g.CORS.Apply(w.Header(), r) // on the gateway's own errors too, as the stack's gateway responses
 	fail := func(code, detail string) {
 		p := rest.NewProblem(code, detail)
 		p.Instance, p.RequestID = r.URL.Path, requestID
@@ -70,8 +75,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	group := routes.Owner(template)
+	method := r.Method
+	if method == http.MethodHead {
+		method = http.MethodGet // the GET's function answers HEAD
+	}
 	for _, rt := range routes.All() {
-		if rt.Path == template && rt.Method == r.Method {
+		if rt.Path == template && rt.Method == method {
 			group = rt.Group
 		}
 	}
@@ -115,7 +124,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(quire.EGATEWAY, "The function failed; see its log.")
 		return
 	}
-	if err := writeResponse(w, resp); err != nil {
+	if err := writeResponse(w, r.Method, resp); err != nil {
 		g.Log.Error("bad function response", "group", group, "request_id", requestID, "err", err)
 		fail(quire.EGATEWAY, "The function returned a malformed response.")
 		return
@@ -220,7 +229,7 @@ func clientAddr(r *http.Request) (ip, port string) {
 
 // writeResponse writes a proxy response: its headers (multi-value ones
 // included), its status and its body, decoded when base64.
-func writeResponse(w http.ResponseWriter, resp events.APIGatewayProxyResponse) error {
+func writeResponse(w http.ResponseWriter, method string, resp events.APIGatewayProxyResponse) error {
 	body := []byte(resp.Body)
 	if resp.IsBase64Encoded {
 		b, err := base64.StdEncoding.DecodeString(resp.Body)
@@ -244,7 +253,7 @@ func writeResponse(w http.ResponseWriter, resp events.APIGatewayProxyResponse) e
 			h.Add(k, v)
 		}
 	}
-	if h.Get("Content-Length") != "" {
+	if h.Get("Content-Length") != "" && method != http.MethodHead { // HEAD's is the GET's
 		h.Set("Content-Length", strconv.Itoa(len(body)))
 	}
 	w.WriteHeader(resp.StatusCode)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,7 +123,7 @@ func Policy(methodArn string, role quire.Role) (events.APIGatewayCustomAuthorize
 // DeniedRoutes returns the routes a role may not call, as the method and
 // path part of an execute-api ARN ("GET/admin/users"): every method ("*") of
 // a path whose routes all need more than the role, and the single method of
-// any other route that does.
+// any other route that does (with HEAD for a GET).
 func DeniedRoutes(role quire.Role) []string {
 	var out []string
 	for _, path := range routes.Paths() {
@@ -134,6 +135,9 @@ func DeniedRoutes(role quire.Role) []string {
 		for _, r := range routes.All() {
 			if r.Path == path && !Permits(role, r.Access) {
 				out = append(out, r.Method+"/"+arnPath)
+				if r.Method == http.MethodGet {
+					out = append(out, http.MethodHead+"/"+arnPath) // HEAD is the GET's
+				}
 			}
 		}
 	}

@@ -51,7 +51,7 @@ func TestLanding(t *testing.T) {
 	if diff := cmp.Diff(want, got.Featured); diff != "" {
 		t.Errorf("featured (-want +got):\n%s", diff)
 	}
-	if r := api.Do(t, "POST", "/landing", "{}"); r.StatusCode != 405 || r.Header.Get("Allow") != "GET" {
+	if r := api.Do(t, "POST", "/landing", "{}"); r.StatusCode != 405 || r.Header.Get("Allow") != "GET, HEAD, OPTIONS" {
 		t.Errorf("POST /landing = %d Allow %q", r.StatusCode, r.Header.Get("Allow"))
 	}
 }

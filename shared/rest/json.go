@@ -124,7 +124,7 @@ func checkJSONMediaType(ct string) error {
 // Version), or application/json. It fails only when v cannot be marshalled,
 // which is a bug: the caller then has nothing written yet and can report it.
 //
-// A 200 answer to a GET of a resource is conditional: its ETag is the one
+// A 200 answer to a GET (or HEAD) of a resource is conditional: its ETag is the one
 // the handler set with SetETag (a stored resource), or else one made from
 // the body and the Link header (a collection), and a matching
 // If-None-Match gets 304 instead (see NotModified).
@@ -133,7 +133,7 @@ func JSON(w http.ResponseWriter, r *http.Request, status int, v any) error {
 	if err != nil {
 		return err
 	}
-	if _, resource := r.Context().Value(negotiatedKey{}).(negotiated); resource && r.Method == http.MethodGet && status == http.StatusOK {
+	if _, resource := r.Context().Value(negotiatedKey{}).(negotiated); resource && (r.Method == http.MethodGet || r.Method == http.MethodHead) && status == http.StatusOK {
 		tag := w.Header().Get("ETag")
 		if tag == "" {
 			tag = ETag(r, quire.HashBytes(slices.Concat(resp.Body, []byte(w.Header().Get("Link")))), false)

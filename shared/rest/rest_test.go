@@ -253,9 +253,9 @@ func TestRouter(t *testing.T) {
 		allow        string
 	}{
 		{"GET", "/users/7", 200, ""},
-		{"HEAD", "/users/7", 405, "DELETE, GET, PUT"},
-		{"PATCH", "/users/7", 405, "DELETE, GET, PUT"},
-		{"DELETE", "/users", 405, "GET, POST"},
+		{"HEAD", "/users/7", 200, ""},
+		{"PATCH", "/users/7", 405, "DELETE, GET, HEAD, OPTIONS, PUT"},
+		{"DELETE", "/users", 405, "GET, HEAD, OPTIONS, POST"},
 		{"GET", "/health", 404, ""},
 		{"GET", "/users/7/x", 404, ""},
 		{"DELETE", "/users/7", 500, ""},

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/quireapi/quire/shared/idempotency"
@@ -67,9 +68,9 @@ func keyed(rt routes.Route, records idempotency.Store, h HandlerFunc) HandlerFun
 
 // route serves one route with h after checking its caller may call it and,
 // for a versioned route, choosing the representation by path and Accept:
-// another method (HEAD, which net/http's "GET" patterns also match, or any
-// undefined one) is 405, and a panic is an internal error rather than a
-// crashed function.
+// HEAD on a GET route is the GET without its body (see head), any method
+// the path does not allow is 405, and a panic is an internal error rather
+// than a crashed function.
 func route(rt routes.Route, h HandlerFunc) http.Handler {
 	allow := routes.Allow(rt.Path)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -79,20 +80,65 @@ func route(rt routes.Route, h HandlerFunc) http.Handler {
 				Error(w, r, fmt.Errorf("panic: %v", v))
 			}
 		}()
+		if r.Method == http.MethodHead && rt.Method == http.MethodGet && h != nil {
+			head(w, func(w http.ResponseWriter) { serve(w, r, rt, h) })
+			return
+		}
 		if h == nil || r.Method != rt.Method || !slices.Contains(allow, r.Method) {
 			MethodNotAllowed(w, r, allow)
 			return
 		}
-		r, err := authorize(r, rt.Access, time.Now())
-		if err == nil && rt.Versioned {
-			w.Header().Add("Vary", "Accept")
-			r, err = negotiate(r, rt.Version)
-		}
-		if err == nil {
-			err = h(w, r)
-		}
-		if err != nil {
-			Error(w, r, err)
-		}
+		serve(w, r, rt, h)
 	})
+}
+
+// serve runs h for r once the method is rt's.
+func serve(w http.ResponseWriter, r *http.Request, rt routes.Route, h HandlerFunc) {
+	r, err := authorize(r, rt.Access, time.Now())
+	if err == nil && rt.Versioned {
+		w.Header().Add("Vary", "Accept")
+		r, err = negotiate(r, rt.Version)
+	}
+	if err == nil {
+		err = h(w, r)
+	}
+	if err != nil {
+		Error(w, r, err)
+	}
+}
+
+// head answers a HEAD request with what get writes, but for the body: the
+// status and every header, Content-Length included, as a GET would get
+// them, conditional requests honoured (RFC 9110 section 9.3.2).
+func head(w http.ResponseWriter, get func(http.ResponseWriter)) {
+	rec := &headRecorder{header: w.Header()}
+	get(rec)
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	if rec.status != http.StatusNotModified && rec.status != http.StatusNoContent {
+		w.Header().Set("Content-Length", strconv.Itoa(rec.n))
+	}
+	w.WriteHeader(rec.status)
+}
+
+// headRecorder counts a body instead of sending it, and keeps the status.
+type headRecorder struct {
+	header http.Header
+	status int
+	n      int
+}
+
+func (h *headRecorder) Header() http.Header { return h.header }
+
+func (h *headRecorder) WriteHeader(status int) {
+	if h.status == 0 {
+		h.status = status
+	}
+}
+
+func (h *headRecorder) Write(b []byte) (int, error) {
+	h.WriteHeader(http.StatusOK)
+	h.n += len(b)
+	return len(b), nil
 }

@@ -5,6 +5,7 @@
 package routes
 
 import (
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -285,14 +286,22 @@ func Paths() []string {
 	return out
 }
 
-// Allow returns the methods defined on path, sorted: the value of an Allow
-// header.
+// Allow returns the methods path answers, sorted: the value of an Allow
+// header. Besides the table's, HEAD wherever GET is (RFC 9110 section
+// 9.3.2: the GET's answer without its body), and OPTIONS on every path
+// (its Allow, and a browser's CORS preflight).
 func Allow(path string) []string {
 	var out []string
 	for _, r := range All() {
 		if r.Path == path {
 			out = append(out, r.Method)
+			if r.Method == http.MethodGet {
+				out = append(out, http.MethodHead)
+			}
 		}
+	}
+	if out != nil {
+		out = append(out, http.MethodOptions)
 	}
 	slices.Sort(out)
 	return out

@@ -33,7 +33,7 @@ func TestMatch(t *testing.T) {
 }
 
 func TestAllowAndOwner(t *testing.T) {
-	if diff := cmp.Diff([]string{"DELETE", "GET", "PUT"}, Allow("/users/{id}")); diff != "" {
+	if diff := cmp.Diff([]string{"DELETE", "GET", "HEAD", "OPTIONS", "PUT"}, Allow("/users/{id}")); diff != "" {
 		t.Errorf("Allow(/users/{id}) (-want +got):\n%s", diff)
 	}
 	if got := Owner("/status"); got != GroupHealth {

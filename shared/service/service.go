@@ -55,6 +55,9 @@ type Config struct {
 	// that write around the functions, reads DynamoDB every time.
 	// ConfigFromEnv sets dynamo.DefaultCatalogStaleness.
 	CatalogStaleness time.Duration
+	// CORS names the origins whose pages may call the API from a browser
+	// (CORS_ORIGINS: see rest.ParseCORS); none when unset.
+	CORS rest.CORS
 }
 
 // Bounds of IDEMPOTENCY_TTL.
@@ -84,7 +87,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("IDEMPOTENCY_TTL %q: want a duration from %v to %v", s, MinIdempotencyTTL, MaxIdempotencyTTL)
 		}
 	}
+	cors, err := rest.ParseCORS(getenv("CORS_ORIGINS"))
+	if err != nil {
+		return Config{}, fmt.Errorf("CORS_ORIGINS: %w", err)
+	}
 	return Config{
+		CORS:             cors,
 		DynamoDB:         dynamo.ConfigFromEnv(getenv),
 		Tokens:           tokens,
 		SigningKeys:      getenv("SIGNING_KEYS"),
@@ -258,10 +266,14 @@ func Handlers(c Config) (map[string]apigw.Handler, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[g.Name] = apigw.NewHandler(h)
+		out[g.Name] = c.serve(h)
 	}
 	return out, nil
 }
+
+// serve is the Lambda handler of a group's HTTP handler h: behind the
+// cross-origin policy, which also answers OPTIONS (see rest.CORS.Handler).
+func (c Config) serve(h http.Handler) apigw.Handler { return apigw.NewHandler(c.CORS.Handler(h)) }
 
 // Gateway builds the local gateway in front of every group's handler and
 // the authorizer, whose decisions it caches as the stack does, both logging
@@ -276,7 +288,7 @@ func Gateway(c Config, log *slog.Logger) (*apigw.Gateway, error) {
 		return nil, err
 	}
 	a.Log = log
-	return &apigw.Gateway{Functions: fns, Authorizer: a.Handle, AuthorizerTTL: auth.CacheTTL(c.Tokens.Lifetime), Log: log}, nil
+	return &apigw.Gateway{Functions: fns, Authorizer: a.Handle, AuthorizerTTL: auth.CacheTTL(c.Tokens.Lifetime), CORS: c.CORS, Log: log}, nil
 }
 
 // Run is the main of a function: it logs as JSON, builds the group's handler
@@ -287,14 +299,15 @@ func Run(build func(Config) (http.Handler, error)) {
 	c := fromEnv()
 	h, err := build(c)
 	check(err)
-	lambda.Start(apigw.NewHandler(h))
+	lambda.Start(c.serve(h))
 }
 
 // RunAuth is the main of the auth function: login and the public keys.
 func RunAuth(open OpenSecret) {
-	h, err := authGroup(fromEnv(), open)
+	c := fromEnv()
+	h, err := authGroup(c, open)
 	check(err)
-	lambda.Start(apigw.NewHandler(h))
+	lambda.Start(c.serve(h))
 }
 
 // RunKeys is the main of the keys function, the only one that may write the

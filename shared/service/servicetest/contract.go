@@ -59,6 +59,21 @@ func CheckContract(req *http.Request, status int, header http.Header, body []byt
 			return fmt.Errorf("%s %s answered Content-Encoding: gzip: %w", req.Method, req.URL.Path, err)
 		}
 	}
+	switch req.Method {
+	case http.MethodOptions:
+		return nil // Allow and CORS preflights, which the document describes once, not per operation
+	case http.MethodHead:
+		// A GET's answer without its body: the GET's status and headers.
+		get := req.Clone(req.Context())
+		get.Method = http.MethodGet
+		if _, _, err := r.FindRoute(get); err != nil && status != http.StatusNotFound && status != http.StatusMethodNotAllowed {
+			return fmt.Errorf("HEAD %s answered %d but GET is no operation of the document", req.URL.Path, status)
+		}
+		if len(body) > 0 {
+			return fmt.Errorf("HEAD %s answered a body of %d bytes", req.URL.Path, len(body))
+		}
+		return nil
+	}
 	route, params, err := r.FindRoute(req)
 	if err != nil {
 		if status != http.StatusNotFound && status != http.StatusMethodNotAllowed {
