@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Access says who may call a route.
@@ -275,16 +276,23 @@ func ForGroup(group string) []Route {
 	return out
 }
 
-// Paths returns every distinct path in the table, in table order.
-func Paths() []string {
-	var out []string
+// Paths returns every distinct path in the table, in table order. The
+// slice is shared: callers must not change it.
+func Paths() []string { return paths().list }
+
+// paths are the table's distinct paths and their segments, found once.
+var paths = sync.OnceValue(func() (p struct {
+	list []string
+	segs [][]string
+}) {
 	for _, r := range All() {
-		if !slices.Contains(out, r.Path) {
-			out = append(out, r.Path)
+		if !slices.Contains(p.list, r.Path) {
+			p.list = append(p.list, r.Path)
+			p.segs = append(p.segs, split(r.Path))
 		}
 	}
-	return out
-}
+	return p
+})
 
 // Allow returns the methods path answers, sorted: the value of an Allow
 // header. Besides the table's, HEAD wherever GET is (RFC 9110 section
@@ -338,8 +346,9 @@ func PathAccess(path string) Access {
 func Match(path string) (template string, params map[string]string, ok bool) {
 	segs := split(path)
 	best, bestScore := "", -1
-	for _, tmpl := range Paths() {
-		tsegs := split(tmpl)
+	all := paths()
+	for n, tmpl := range all.list {
+		tsegs := all.segs[n]
 		if len(tsegs) != len(segs) {
 			continue
 		}
