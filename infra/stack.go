@@ -40,7 +40,7 @@ const stageName = "prod"
 // the web ACL when the CDK context switches it on.
 func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps) awscdk.Stack {
 	stack := awscdk.NewStack(scope, &id, &props.StackProps)
-	limits, waf := stageThrottle(stack), wafEnabled(stack)
+	limits, waf, cors := stageThrottle(stack), wafEnabled(stack), corsOrigins(stack)
 	tables := map[string]awsdynamodb.Table{}
 	for _, t := range dynamo.Tables() {
 		tables[t.Name] = newTable(stack, t)
@@ -50,12 +50,17 @@ func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps
 	for _, g := range routes.Groups() {
 		fns[g.Name] = newFunction(stack, g, tables, props.AssetDir)
 	}
+	if origins := cors.Origins(); len(origins) > 0 {
+		for _, fn := range fns {
+			fn.AddEnvironment(jsii.String("CORS_ORIGINS"), jsii.String(strings.Join(origins, ",")), nil)
+		}
+	}
 	for k, v := range tokenEnv(tokens) {
 		fns[routes.GroupAuth].AddEnvironment(jsii.String(k), v, nil)
 	}
 	keys := newSigningKeys(stack, fns[routes.GroupAuth], tokens, props.AssetDir)
 	authorizer := newAuthorizer(stack, tokens, keys.GetAttString(jsii.String("Jwks")), props.AssetDir)
-	api := newAPI(stack, fns, authorizer, limits)
+	api := newAPI(stack, fns, authorizer, limits, cors)
 	if waf {
 		newWebACL(stack, api)
 	}
@@ -162,10 +167,11 @@ func newLambda(stack awscdk.Stack, name, description string, memoryMB int, env m
 // newAPI defines the REST API: a method for every route of the table,
 // integrated with its group's function, and an ANY method on every path
 // integrated with the path's owner, which answers other methods with 405
-// and Allow (without it API Gateway answers 403 MISSING_AUTHENTICATION_TOKEN).
-// Protected methods run the authorizer first. Each method may take limits
-// requests per second, but the costly public routes fewer.
-func newAPI(stack awscdk.Stack, fns map[string]awslambda.Function, authorizer awsapigateway.IAuthorizer, limits throttle) awsapigateway.RestApi {
+// and Allow (without it API Gateway answers 403 MISSING_AUTHENTICATION_TOKEN),
+// and what browsers need besides (see addBrowserMethods). Protected methods
+// run the authorizer first. Each method may take limits requests per
+// second, but the costly public routes fewer.
+func newAPI(stack awscdk.Stack, fns map[string]awslambda.Function, authorizer awsapigateway.IAuthorizer, limits throttle, cors rest.CORS) awsapigateway.RestApi {
 	throttles := methodThrottles(limits)
 	api := awsapigateway.NewRestApi(stack, jsii.String("Api"), &awsapigateway.RestApiProps{
 		RestApiName:    jsii.String("quire"),
@@ -205,8 +211,9 @@ func newAPI(stack awscdk.Stack, fns map[string]awslambda.Function, authorizer aw
 			}
 		}
 		res.AddMethod(jsii.String("ANY"), integrations[routes.Owner(path)], methodOptions(routes.PathAccess(path), authorizer))
+		addBrowserMethods(res, path, integrations, authorizer)
 	}
-	addGatewayResponses(api)
+	addGatewayResponses(api, gatewayCORSHeaders(cors))
 	return api
 }
 
@@ -252,7 +259,9 @@ func gatewayResponses() []gatewayResponse {
 	}
 }
 
-func addGatewayResponses(api awsapigateway.RestApi) {
+// addGatewayResponses adds gatewayResponses, each with the headers cors
+// (response parameter expressions; see gatewayCORSHeaders).
+func addGatewayResponses(api awsapigateway.RestApi, cors map[string]string) {
 	for _, g := range gatewayResponses() {
 		headers := map[string]*string{
 			"Content-Type":  jsii.String("'" + rest.ProblemMediaType + "'"),
@@ -260,6 +269,9 @@ func addGatewayResponses(api awsapigateway.RestApi) {
 		}
 		for k, v := range g.headers {
 			headers[k] = jsii.String("'" + v + "'")
+		}
+		for k, v := range cors {
+			headers[k] = jsii.String(v)
 		}
 		var status *string
 		if g.status != 0 {

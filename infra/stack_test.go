@@ -153,6 +153,10 @@ func TestRoutes(t *testing.T) {
 	}
 	for _, p := range routes.Paths() {
 		want["ANY "+p] = exportName(routes.Owner(p)) + "Function"
+		want["OPTIONS "+p] = exportName(routes.Owner(p)) + "Function"
+		if get, ok := headMethod(p); ok {
+			want["HEAD "+p] = exportName(get.Group) + "Function"
+		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("methods (-route table +template):\n%s", diff)
@@ -496,11 +500,17 @@ func TestAuthorizer(t *testing.T) {
 	}
 	protected := map[string]bool{}
 	for _, m := range methods(res) {
-		access := routes.PathAccess(m.path)
+		access, verb := routes.PathAccess(m.path), m.verb
+		if verb == "HEAD" {
+			verb = "GET" // HEAD needs what its GET needs
+		}
 		for _, r := range routes.All() {
-			if r.Path == m.path && r.Method == m.verb {
+			if r.Path == m.path && r.Method == verb {
 				access = r.Access
 			}
+		}
+		if m.verb == "OPTIONS" {
+			access = routes.Public // preflights carry no token
 		}
 		key := m.verb + " " + m.path
 		switch m.props["AuthorizationType"] {
@@ -521,6 +531,7 @@ func TestAuthorizer(t *testing.T) {
 		"POST /login": false, "GET /health": false, "GET /status": false, "GET /.well-known/jwks.json": false,
 		"POST /users": false, "GET /landing": false, "ANY /users": false,
 		"GET /users": true, "GET /users/{id}": true, "ANY /users/{id}": true, "GET /admin/users": true, "ANY /admin/users": true,
+		"HEAD /users": true, "OPTIONS /users": false, "OPTIONS /users/{id}": false, "OPTIONS /admin/users": false,
 	} {
 		if protected[key] != want {
 			t.Errorf("%s protected: %v, want %v", key, protected[key], want)

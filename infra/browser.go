@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// contextCORS names the origins whose pages may call the API from a
+// browser: a comma-separated list, as CORS_ORIGINS takes it (see
+// rest.ParseCORS); none when unset.
+const contextCORS = "quire:corsOrigins"
+
+// corsOrigins reads contextCORS. It panics (failing the synth) on a list
+// that does not parse.
+func corsOrigins(stack awscdk.Stack) rest.CORS {
+	v := stack.Node().TryGetContext(jsii.String(contextCORS))
+	if v == nil {
+		return rest.CORS{}
+	}
+	c, err := rest.ParseCORS(fmt.Sprint(v))
+	if err != nil {
+		panic(fmt.Sprintf("context %s = %v: %v", contextCORS, v, err))
+	}
+	return c
+}
+
+// gatewayCORSHeaders are the CORS headers of API Gateway's own answers
+// (401, 403, 404, 429, 5xx: see gatewayResponses), as response parameter
+// expressions. A gateway response cannot choose by the request's origin as
+// the functions do: for one allowed origin, or "*", it names that; for
+// several (or a port pattern) it repeats the request's Origin, so that any
+// origin reads the gateway's own problems, which say nothing beyond the
+// error. None without an allowed origin.
+func gatewayCORSHeaders(c rest.CORS) map[string]string {
+	origins := c.Origins()
+	if len(origins) == 0 {
+		return nil
+	}
+	allow := "method.request.header.Origin"
+	if len(origins) == 1 && !strings.HasSuffix(origins[0], ":*") {
+		allow = "'" + origins[0] + "'"
+	}
+	return map[string]string{
+		"Access-Control-Allow-Origin":   allow,
+		"Access-Control-Expose-Headers": "'" + strings.Join(rest.CORSExposeHeaders, ", ") + "'",
+		"Vary":                          "'Origin'",
+	}
+}
+
+// addBrowserMethods adds what browsers need on path's resource beyond the
+// route table's methods: OPTIONS, public (preflights carry no token) and
+// answered by the path's owner (see rest.CORS.Handler); and HEAD where the
+// path's ANY method would not serve it as the GET: when the GET's group is
+// not the path's owner, or the GET needs other access than the path's ANY
+// method runs with (a public ANY would skip the authorizer a protected
+// GET needs). Elsewhere ANY serves HEAD, to keep the stack's methods few.
+func addBrowserMethods(res awsapigateway.Resource, path string, integrations map[string]awsapigateway.LambdaIntegration, authorizer awsapigateway.IAuthorizer) {
+	res.AddMethod(jsii.String("OPTIONS"), integrations[routes.Owner(path)], methodOptions(routes.Public, authorizer))
+	if get, ok := headMethod(path); ok {
+		res.AddMethod(jsii.String("HEAD"), integrations[get.Group], methodOptions(get.Access, authorizer))
+	}
+}
+
+// headMethod returns the GET route of path when HEAD needs a method of its
+// own there (see addBrowserMethods).
+func headMethod(path string) (routes.Route, bool) {
+	for _, r := range routes.All() {
+		if r.Path == path && r.Method == "GET" {
+			return r, r.Group != routes.Owner(path) || r.Access != routes.PathAccess(path)
+		}
+	}
+	return routes.Route{}, false
+}
