@@ -6,15 +6,16 @@ SHELL := bash
 GROUPS := $(notdir $(wildcard functions/*))
 BOOTSTRAPS := $(GROUPS:%=build/%/bootstrap)
 DDB_LOCAL := .cache/dynamodb-local/DynamoDBLocal.jar
+DOCS_ASSETS := shared/docs/assets/swagger-ui-bundle.js.gz shared/docs/assets/swagger-ui.css.gz
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export GOFLAGS := -buildvcs=false
 
 .PHONY: help run test build synth deploy bench soak fuzz lint deps clean
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-deps: node_modules/.installed $(DDB_LOCAL) ## install npm packages, DynamoDB Local and Go modules
+deps: node_modules/.installed $(DDB_LOCAL) $(DOCS_ASSETS) ## install npm packages, DynamoDB Local and Go modules
 	go mod download
 
 # The CDK CLI ships Go templates; a go.mod makes node_modules a module of its
@@ -23,6 +24,11 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	echo 'module ignore' > node_modules/go.mod
 	touch $@
+
+# Swagger UI's files, from the pinned swagger-ui-dist, built into the health
+# function for its docs page (GET /docs).
+shared/docs/assets/%.gz: node_modules/.installed
+	gzip -9nc node_modules/swagger-ui-dist/$* > $@
 
 $(DDB_LOCAL):
 	scripts/install-dynamodb-local.sh
@@ -33,7 +39,7 @@ run: deps ## serve the whole API on PORT (default 8080) with DynamoDB Local
 
 build: $(BOOTSTRAPS) ## build every function's bootstrap for Lambda (linux/arm64)
 
-build/%/bootstrap: FORCE
+build/%/bootstrap: $(DOCS_ASSETS) FORCE
 	@mkdir -p $(@D)
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $@ ./functions/$*
 
@@ -49,6 +55,13 @@ test: deps build lint ## gofmt, vet, unit, integration (DynamoDB Local), infra, 
 	QUIRE_REQUIRE_DYNAMODB_LOCAL=1 go test -count=1 ./...
 	npx cdk synth --quiet
 	scripts/lint-template.sh
+	$(MAKE) --no-print-directory e2e
+
+.PHONY: e2e
+e2e: deps ## the generated TypeScript client and the browser tests (headless Chromium) against the local server
+	scripts/install-chromium.sh
+	go build -o build/quire-local ./cmd/local
+	node e2e/run.mjs
 
 bench: deps ## measure bootstraps, init time, cold requests and DynamoDB requests per route
 	go run ./bench

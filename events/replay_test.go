@@ -205,8 +205,15 @@ func request(ev events.APIGatewayProxyRequest) *http.Request {
 }
 
 // successType is the Content-Type of a successful answer to ev: the
-// version's media type it asks for, or application/json.
+// version's media type it asks for, the docs page's HTML and script, or
+// application/json.
 func successType(ev events.APIGatewayProxyRequest) string {
+	switch {
+	case ev.Resource == "/docs":
+		return "text/html; charset=utf-8"
+	case ev.Resource == "/docs/{file}" && strings.HasSuffix(ev.Path, ".js"):
+		return "text/javascript; charset=utf-8"
+	}
 	if a := ev.Headers["Accept"]; strings.HasPrefix(a, "application/vnd.quire.") {
 		return a
 	}

@@ -140,6 +140,9 @@ func run(ctx context.Context, getenv func(string) string) error {
 	fmt.Fprintf(os.Stderr, `
 Quire is ready at %[1]s (Ctrl-C stops it)
 
+Read and try it in a browser at %[1]s/docs: log in there with POST /login
+and the demo admin's email and password below, and the page uses the token.
+
 Log in as the demo admin (%[2]s, password %[3]s),
 list the users, and record 20.00 that Grace paid the shop outside the API
 (deposits are the back office's; a customer cannot make one):

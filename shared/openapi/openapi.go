@@ -48,6 +48,7 @@ type operation struct {
 	also      map[int][]string // more successes, without a body, and their headers
 	gzip      bool             // the body is gzip-compressed when Accept-Encoding takes gzip
 	refusals  []string         // the codes of the operation's 409s that no retry fixes (a write's 409 may also be ECONFLICT)
+	media     []string         // the success body's media types when it is not JSON: text
 }
 
 // operations documents every route, keyed as in the route table. It is a
@@ -58,6 +59,8 @@ func operations() map[string]operation {
 		"GET /health":                {summary: "Health check for load balancers", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
 		"GET /status":                {summary: "Health check (the same as /health)", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
 		"GET /openapi.json":          {summary: "This document", status: 200, result: same(schema{"type": "object"}), headers: []string{"Cache-Control"}},
+		"GET /docs":                  {summary: "This document as a page to read and try in a browser (Swagger UI)", status: 200, media: []string{"text/html"}, headers: []string{"Cache-Control", "ETag"}},
+		"GET /docs/{file}":           {summary: "A file of the docs page: its script or style sheet", status: 200, media: []string{"text/javascript", "text/css"}, headers: []string{"Cache-Control", "ETag"}, gzip: true},
 		"POST /login":                {summary: "Trade an email and password for an access token and a refresh token: a new session", body: same(ref("Credentials")), status: 200, result: same(ref("Token")), headers: []string{"Cache-Control"}},
 		"POST /tokens":               {summary: "Trade a refresh token for a new access token and refresh token; the old one dies, and one used again ends its session", body: same(ref("RefreshRequest")), status: 200, result: same(ref("Token")), headers: []string{"Cache-Control"}},
 		"DELETE /session":            {summary: "Log out: end the session of the caller's access token (which stays valid until it expires)", status: 204},
@@ -210,7 +213,11 @@ func (op operation) document(r routes.Route) schema {
 	for _, seg := range strings.Split(r.Path, "/") {
 		if name, ok := strings.CutPrefix(seg, "{"); ok {
 			name = strings.TrimSuffix(name, "}")
-			params = append(params, schema{"name": name, "in": "path", "required": true, "schema": ref("ID")})
+			s := ref("ID")
+			if name == "file" {
+				s = schema{"type": "string", "pattern": `^[a-z0-9.-]+$`}
+			}
+			params = append(params, schema{"name": name, "in": "path", "required": true, "schema": s})
 		}
 	}
 	names := op.query
@@ -272,6 +279,12 @@ func (op operation) responses(r routes.Route) schema {
 	var body schema
 	if op.result != nil {
 		body = content(r, op.result)
+	}
+	if op.media != nil {
+		body = schema{}
+		for _, m := range op.media {
+			body[m] = schema{"schema": schema{"type": "string"}}
+		}
 	}
 	out := schema{
 		fmt.Sprint(op.status): response(http.StatusText(op.status), body, op.headers, more),

@@ -123,6 +123,8 @@ var all = expand(
 		{Method: "GET", Path: "/health", Group: GroupHealth, Access: Public},
 		{Method: "GET", Path: "/status", Group: GroupHealth, Access: Public},
 		{Method: "GET", Path: "/openapi.json", Group: GroupHealth, Access: Public},
+		{Method: "GET", Path: "/docs", Group: GroupHealth, Access: Public},
+		{Method: "GET", Path: "/docs/{file}", Group: GroupHealth, Access: Public},
 
 		{Method: "POST", Path: "/login", Group: GroupAuth, Access: Public},
 		{Method: "POST", Path: "/tokens", Group: GroupAuth, Access: Public},
@@ -185,7 +187,7 @@ func Groups() []Group {
 	return []Group{
 		{
 			Name:        GroupHealth,
-			Description: "Health check for load balancers (GET /health and /status) and the OpenAPI document",
+			Description: "Health check for load balancers (GET /health and /status), the OpenAPI document and its docs page",
 			Grants:      []Grant{{TableUsers, []string{"dynamodb:GetItem"}}},
 			MemoryMB:    256,
 		},

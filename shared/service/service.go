@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -22,6 +23,7 @@ import (
 	"github.com/quireapi/quire/shared/carts"
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/config"
+	"github.com/quireapi/quire/shared/docs"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/health"
 	"github.com/quireapi/quire/shared/idempotency"
@@ -122,6 +124,7 @@ func Health(c Config) (http.Handler, error) {
 	}
 	hs := (&health.Handlers{DB: dynamo.NewPinger(db, c.DynamoDB.Tables)}).Routes()
 	hs["GET /openapi.json"] = openapi.Handler
+	maps.Copy(hs, docs.Routes())
 	return rest.NewRouter(routes.GroupHealth, hs, nil)
 }
 

@@ -206,7 +206,7 @@ func (a *API) Do(tb testing.TB, method, path, body string, header ...string) Res
 		tb.Fatal(err)
 	}
 	if err := CheckContract(req, resp.StatusCode, resp.Header, b); err != nil {
-		tb.Errorf("%s %s: the answer does not match the OpenAPI document: %v\n%d %s", method, path, err, resp.StatusCode, b)
+		tb.Errorf("%s %s: the answer does not match the OpenAPI document: %v\n%d %.500s", method, path, err, resp.StatusCode, b)
 	}
 	return Response{Response: resp, Body: string(b)}
 }

@@ -1,0 +1,236 @@
+#!/usr/bin/env node
+// Runs Quire's end-to-end tests against the local server (`make e2e`):
+//
+//  1. starts build/quire-local on a free port, with DynamoDB Local and the
+//     demo data, allowing one origin (CORS_ORIGINS) for the browser tests;
+//  2. reads GET /openapi.json and generates the TypeScript client's types
+//     from it with openapi-typescript (e2e/generated/quire.d.ts);
+//  3. type-checks and compiles the tests with tsc (strict; nothing is
+//     emitted when a type does not check), so that an API change that breaks
+//     generated clients fails here;
+//  4. runs them with node --test: the generated client (client.test), the
+//     Swagger UI page (docs.test) and a page of another origin (cors.test),
+//     the last two in headless Chromium;
+//  5. stops the server, whatever happened.
+//
+// Environment: CHROMIUM (the browser; default: chromium on PATH),
+// E2E_TIMEOUT (seconds for the whole run; default 300) and what
+// build/quire-local reads (DYNAMODB_ENDPOINT, DYNAMODB_LOCAL_DIR...).
+
+import { spawn, spawnSync } from "node:child_process";
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { delimiter, dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const out = join(root, "build", "e2e");
+const compiled = join(out, "js");
+const generated = join(root, "e2e", "generated", "quire.d.ts");
+const server = join(root, "build", "quire-local");
+const bin = join(root, "node_modules", ".bin");
+
+const admin = { email: "admin@quire.example", password: "quire-admin-password" };
+const started = Date.now();
+
+function step(msg) {
+  const s = ((Date.now() - started) / 1000).toFixed(1).padStart(5);
+  console.log(`e2e [${s}s] ${msg}`);
+}
+
+function fail(msg) {
+  console.error(`e2e: ${msg}`);
+  process.exitCode = 1;
+}
+
+/** A TCP port free on 127.0.0.1 right now. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.unref();
+    s.on("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** The Chromium to drive: CHROMIUM, else chromium (or chromium-browser) on PATH. */
+function findChromium() {
+  if (process.env.CHROMIUM) {
+    return existsSync(process.env.CHROMIUM) ? process.env.CHROMIUM : undefined;
+  }
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    for (const name of ["chromium", "chromium-browser"]) {
+      if (dir && existsSync(join(dir, name))) {
+        return join(dir, name);
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Runs a command to completion, its output on ours; true when it succeeded. */
+function run(cmd, args) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit" });
+  if (r.error) {
+    fail(`${cmd}: ${r.error.message}`);
+    return false;
+  }
+  return r.status === 0;
+}
+
+/** Waits until GET url answers 200, the process exits, or the time is up. */
+async function waitHealthy(url, proc, seconds) {
+  const deadline = Date.now() + seconds * 1000;
+  let last = "no answer";
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null || proc.signalCode !== null) {
+      throw new Error(`build/quire-local exited (${proc.exitCode ?? proc.signalCode}) before it answered`);
+    }
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      if (res.status === 200) {
+        return;
+      }
+      last = `${res.status} ${await res.text()}`;
+    } catch (err) {
+      last = String(err.cause?.code ?? err.message);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not answer 200 within ${seconds}s (last: ${last})`);
+}
+
+/** Stops the server as Ctrl-C would, so that it stops its DynamoDB Local too. */
+async function stop(proc) {
+  if (proc.exitCode !== null || proc.signalCode !== null) {
+    return;
+  }
+  const exited = new Promise((r) => proc.once("exit", r));
+  proc.kill("SIGTERM");
+  const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function tail(file, lines) {
+  try {
+    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+  } catch {
+    return "";
+  }
+}
+
+async function main() {
+  if (!existsSync(server)) {
+    return fail("build/quire-local is missing: go build -o build/quire-local ./cmd/local (make e2e does)");
+  }
+  const chromium = findChromium();
+  if (!chromium) {
+    return fail("no Chromium: run scripts/install-chromium.sh (make e2e does), or set CHROMIUM to a Chromium or Chrome");
+  }
+  rmSync(compiled, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  mkdirSync(dirname(generated), { recursive: true });
+
+  const [apiPort, originPort] = await Promise.all([freePort(), freePort()]);
+  const apiURL = `http://127.0.0.1:${apiPort}`;
+  const log = join(out, "quire-local.log");
+  step(`starting build/quire-local on ${apiURL} (log: ${relative(root, log)})`);
+  const logStream = createWriteStream(log);
+  const proc = spawn(server, [], {
+    cwd: root,
+    env: {
+      ...process.env,
+      HOST: "127.0.0.1",
+      PORT: String(apiPort),
+      CORS_ORIGINS: `http://127.0.0.1:${originPort}`,
+      SEED_ADMIN_EMAIL: admin.email,
+      SEED_ADMIN_PASSWORD: admin.password,
+      KEYS_FILE: join(out, "signing-keys.json"),
+      DATA_DIR: "",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  proc.stdout.pipe(logStream);
+  proc.stderr.pipe(logStream);
+  const interrupted = () => {
+    proc.kill("SIGTERM");
+    process.exit(130);
+  };
+  process.once("SIGINT", interrupted);
+  process.once("SIGTERM", interrupted);
+
+  const timeout = Number(process.env.E2E_TIMEOUT || 300);
+  const watchdog = setTimeout(() => {
+    fail(`the end-to-end tests took more than ${timeout}s (E2E_TIMEOUT): stopping`);
+    proc.kill("SIGKILL");
+    process.exit(1);
+  }, timeout * 1000);
+  watchdog.unref();
+
+  try {
+    await waitHealthy(`${apiURL}/health`, proc, 90);
+    step("the API is up");
+
+    const doc = await fetch(`${apiURL}/openapi.json`);
+    if (doc.status !== 200) {
+      throw new Error(`GET /openapi.json answered ${doc.status}`);
+    }
+    const spec = join(out, "openapi.json");
+    writeFileSync(spec, Buffer.from(await doc.arrayBuffer()));
+    step(`generating the client's types from GET /openapi.json into ${relative(root, generated)}`);
+    if (!run(join(bin, "openapi-typescript"), [spec, "--output", generated])) {
+      throw new Error("openapi-typescript could not generate the client from the OpenAPI document");
+    }
+
+    step("type-checking and compiling the tests (tsc, strict)");
+    if (!run(join(bin, "tsc"), ["--project", join(root, "e2e", "tsconfig.json")])) {
+      throw new Error(
+        "the tests do not type-check against the client generated from the current OpenAPI document: " +
+          "an API change breaks generated clients, or a test is wrong (see tsc's errors above)",
+      );
+    }
+
+    const tests = readdirSync(compiled)
+      .filter((f) => f.endsWith(".test.mjs"))
+      .sort()
+      .map((f) => join(compiled, f));
+    step(`running ${tests.length} test files with node --test (Chromium: ${chromium})`);
+    const child = spawn(
+      process.execPath,
+      ["--test", "--test-concurrency=3", "--test-timeout=90000", "--test-reporter=spec", ...tests],
+      {
+        cwd: root,
+        stdio: "inherit",
+        env: {
+          ...process.env,
+          QUIRE_URL: apiURL,
+          QUIRE_ADMIN_EMAIL: admin.email,
+          QUIRE_ADMIN_PASSWORD: admin.password,
+          QUIRE_ALLOWED_ORIGIN_PORT: String(originPort),
+          CHROMIUM: chromium,
+          QUIRE_E2E_OUT: out,
+        },
+      },
+    );
+    const code = await new Promise((r) => child.on("exit", (c, sig) => r(c ?? (sig ? 1 : 0))));
+    if (code !== 0) {
+      fail(`the end-to-end tests failed (the server's log is ${relative(root, log)})`);
+    }
+  } catch (err) {
+    fail(err.message);
+    const t = tail(log, 20);
+    if (t) {
+      console.error(`--- last lines of ${relative(root, log)} ---\n${t}`);
+    }
+  } finally {
+    await stop(proc);
+    logStream.end();
+    step(process.exitCode ? "failed" : "passed");
+  }
+}
+
+await main();

@@ -1,0 +1,164 @@
+// The API's docs page, GET /docs (Swagger UI over GET /openapi.json), in
+// headless Chromium: it shows every operation of the document, and its "Try
+// it out" calls the API from the page: the health check, then the demo
+// admin's login, which authorizes the page with its token, then a read of
+// the admin's own user with it.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { test } from "node:test";
+
+import type { ElementHandle, Page } from "puppeteer-core";
+
+import { launch, newPage } from "./browser.mjs";
+import { admin, apiURL, outDir } from "./env.mjs";
+
+const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+interface Operation {
+  method: string;
+  path: string;
+  operationId: string;
+}
+
+/** The operations of the OpenAPI document at GET /openapi.json. */
+async function operations(): Promise<Operation[]> {
+  const res = await fetch(`${apiURL}/openapi.json`);
+  assert.equal(res.status, 200, "GET /openapi.json");
+  const doc = (await res.json()) as { paths: Record<string, Record<string, { operationId?: string }>> };
+  const ops: Operation[] = [];
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (methods.includes(method)) {
+        ops.push({ method, path, operationId: op.operationId ?? "" });
+      }
+    }
+  }
+  return ops;
+}
+
+/** Opens GET /docs, failing at once, and saying why, when it is not the docs page. */
+async function openDocs(page: Page, trouble: string[]): Promise<void> {
+  const res = await page.goto(`${apiURL}/docs`, { waitUntil: "load" });
+  assert.ok(res, "GET /docs: no answer");
+  if (res.status() !== 200) {
+    const body = (await res.text()).slice(0, 300);
+    assert.fail(`GET /docs answered ${res.status()}, want 200 and the docs page (Swagger UI): ${body}`);
+  }
+  try {
+    await page.waitForSelector(".swagger-ui .opblock-tag-section", { timeout: 20_000 });
+  } catch {
+    const title = await page.title();
+    assert.fail(
+      `GET /docs (title ${JSON.stringify(title)}) rendered no operation within 20s: ` +
+        `Swagger UI did not load or render the document. ${trouble.join("; ")}`,
+    );
+  }
+  // Swagger UI may start with its tag sections folded: unfold them all.
+  for (const folded of await page.$$(".opblock-tag-section:not(.is-open) .opblock-tag")) {
+    await folded.click();
+  }
+  await page.waitForSelector(".swagger-ui .opblock");
+}
+
+/** The operation's block on the page, unfolded, with its "Try it out" on. */
+async function tryOut(page: Page, op: Operation): Promise<ElementHandle<Element>> {
+  const selector = `.opblock[id$="-${op.operationId}"]`;
+  const block = await page.waitForSelector(selector);
+  assert.ok(block, `no block for ${op.method.toUpperCase()} ${op.path} (${selector}) on /docs`);
+  if (!(await block.evaluate((el) => el.classList.contains("is-open")))) {
+    const summary = await block.waitForSelector(".opblock-summary");
+    await summary?.click();
+  }
+  const button = await block.waitForSelector(".try-out__btn, .btn.execute");
+  const label = await button?.evaluate((el) => el.textContent?.trim());
+  if (label === "Try it out") {
+    await button?.click();
+  }
+  await block.waitForSelector(".btn.execute");
+  return block;
+}
+
+/** Replaces what a field holds with text, as a paste would. */
+async function fill(page: Page, field: ElementHandle<Element>, text: string): Promise<void> {
+  await field.focus();
+  await field.evaluate((el) => (el as HTMLInputElement | HTMLTextAreaElement).select());
+  await page.keyboard.press("Backspace");
+  await page.keyboard.sendCharacter(text);
+}
+
+/** Executes the operation in the page and returns the status and body it shows. */
+async function execute(block: ElementHandle<Element>): Promise<{ status: number; body: string }> {
+  const button = await block.waitForSelector(".btn.execute");
+  await button?.click();
+  const cell = await block.waitForSelector(".live-responses-table tbody .response-col_status", { timeout: 15_000 });
+  const status = Number((await cell?.evaluate((el) => el.textContent ?? ""))?.trim().slice(0, 3));
+  const body =
+    (await block.$eval(".live-responses-table tbody .response-col_description .highlight-code pre", (el) => el.textContent ?? "").catch(
+      () => "",
+    )) ?? "";
+  return { status, body };
+}
+
+test("the docs page shows every operation of the OpenAPI document, and tries them out", async (t) => {
+  const ops = await operations();
+  assert.ok(ops.length > 0, "the document has operations");
+  const find = (method: string, path: string): Operation => {
+    const op = ops.find((o) => o.method === method && o.path === path);
+    assert.ok(op?.operationId, `the document has ${method.toUpperCase()} ${path} with an operationId`);
+    return op;
+  };
+
+  const browser = await launch(t);
+  const { page, trouble } = await newPage(browser);
+  await page.setViewport({ width: 1280, height: 1000 });
+  await openDocs(page, trouble);
+
+  // Swagger UI renders the document in one pass; wait until the count holds.
+  await page.waitForFunction((n) => document.querySelectorAll(".swagger-ui .opblock").length >= n, { timeout: 10_000 }, ops.length).catch(() => undefined);
+  const shown = await page.$$eval(".swagger-ui .opblock", (els) => els.length);
+  assert.equal(shown, ops.length, `/docs shows ${shown} operations, the document has ${ops.length}`);
+  const ids = await page.$$eval(".swagger-ui .opblock", (els) => els.map((el) => el.id));
+  for (const op of ops) {
+    assert.ok(
+      ids.some((id) => id.endsWith(`-${op.operationId}`)),
+      `/docs shows no ${op.method.toUpperCase()} ${op.path} (${op.operationId})`,
+    );
+  }
+  const screenshot = join(outDir, "docs.png");
+  await page.screenshot({ path: screenshot, fullPage: true });
+  t.diagnostic(`screenshot: ${screenshot}`);
+
+  // GET /health, tried out in the page.
+  const health = await execute(await tryOut(page, find("get", "/health")));
+  assert.equal(health.status, 200, `GET /health from /docs: ${health.body} ${trouble.join("; ")}`);
+  assert.match(health.body, /"status":\s*"ok"/);
+
+  // The demo admin logs in from the page...
+  const login = await tryOut(page, find("post", "/login"));
+  const editor = await login.waitForSelector("textarea.body-param__text");
+  assert.ok(editor, "POST /login on /docs has a body editor");
+  await fill(page, editor, JSON.stringify(admin));
+  const answer = await execute(login);
+  assert.equal(answer.status, 200, `POST /login from /docs: ${answer.body} ${trouble.join("; ")}`);
+  const token = (JSON.parse(answer.body) as { access_token: string }).access_token;
+  assert.ok(token, "the login shown on /docs has an access token");
+
+  // ...which authorizes the page with its access token...
+  await page.waitForSelector(".auth-wrapper .btn.authorize.locked", { timeout: 5_000 }).catch(() => {
+    assert.fail("a login from /docs did not authorize the page (its Authorize button is not locked)");
+  });
+
+  // ...and reads the admin's own user (id 1) with it.
+  const read = await tryOut(page, find("get", "/users/{id}"));
+  const id = await read.waitForSelector('tr[data-param-name="id"] input');
+  assert.ok(id, "GET /users/{id} on /docs has an id field");
+  await fill(page, id, "1");
+  const user = await execute(read);
+  assert.equal(user.status, 200, `GET /users/1 from /docs: ${user.body} ${trouble.join("; ")}`);
+  assert.equal((JSON.parse(user.body) as { email: string }).email, admin.email);
+
+  // The page's Content-Security-Policy lets Swagger UI do all of that.
+  const refused = trouble.filter((line) => /Content Security Policy/i.test(line));
+  assert.deepEqual(refused, [], "the page's Content-Security-Policy refused some of it");
+});

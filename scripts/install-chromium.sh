@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs Chromium for the browser tests (`make e2e`), which drive it
+# headless with puppeteer-core: Debian's (or Ubuntu's) chromium package,
+# with apt-get, as root or through sudo. A Chromium that already runs, on
+# PATH or named by CHROMIUM, is kept as it is. npm packages that download a
+# browser of their own are not used: the system's is the one kept up to date.
+set -euo pipefail
+
+runs() { "$1" --version >/dev/null 2>&1; }
+
+if [[ -n "${CHROMIUM:-}" ]]; then
+	if runs "$CHROMIUM"; then
+		echo "Chromium: $("$CHROMIUM" --version 2>/dev/null) (CHROMIUM=$CHROMIUM)"
+		exit 0
+	fi
+	echo "install-chromium: CHROMIUM=$CHROMIUM does not run" >&2
+	exit 1
+fi
+for name in chromium chromium-browser; do
+	if command -v "$name" >/dev/null 2>&1 && runs "$name"; then
+		echo "Chromium: $("$name" --version 2>/dev/null) ($(command -v "$name"))"
+		exit 0
+	fi
+done
+
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "install-chromium: no Chromium, and no apt-get to install one: install Chromium or Chrome," >&2
+	echo "  then put it on PATH as chromium or set CHROMIUM=/path/to/it" >&2
+	exit 1
+fi
+sudo=()
+if [[ "$(id -u)" != 0 ]]; then
+	if ! command -v sudo >/dev/null 2>&1; then
+		echo "install-chromium: installing Chromium needs root: run 'apt-get install -y chromium' as root" >&2
+		exit 1
+	fi
+	sudo=(sudo)
+fi
+
+echo "Installing Chromium (apt-get install chromium)"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq chromium
+runs chromium || {
+	echo "install-chromium: chromium was installed but does not run" >&2
+	exit 1
+}
+echo "Chromium: $(chromium --version 2>/dev/null)"

@@ -1,0 +1,130 @@
+// Package docs serves the API's docs page: GET /docs is Swagger UI (from the
+// pinned npm package swagger-ui-dist, built into the function, never fetched
+// from elsewhere at run time) over GET /openapi.json, where a reader can log
+// in and try every route; GET /docs/{file} serves the page's files.
+package docs
+
+import (
+	"bytes"
+	"compress/gzip"
+	"embed"
+	"io"
+	"io/fs"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
+)
+
+// The page and its script are Quire's own; Swagger UI's script and style
+// sheet are written gzip-compressed into assets by `make deps`.
+var (
+	//go:embed page.html quire.js
+	own embed.FS
+	//go:embed assets
+	assets embed.FS
+)
+
+// Policy is the page's Content-Security-Policy: its scripts, styles and
+// calls come from the API itself (Swagger UI's icons are data: URLs), and
+// no other site may frame it.
+const Policy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// file is one file of the page, as stored (gzip-compressed or not).
+type file struct {
+	media string
+	body  []byte
+	gzip  bool
+	tag   string // of the stored bytes
+	plain func() ([]byte, error)
+}
+
+// files are the page's files, read once: the path after /docs/ (the page
+// itself is "") to the file.
+var files = sync.OnceValues(func() (map[string]*file, error) {
+	out := map[string]*file{}
+	add := func(fsys fs.FS, name, path, media string, gz bool) error {
+		body, err := fs.ReadFile(fsys, path)
+		if err != nil {
+			return err
+		}
+		f := &file{media: media, body: body, gzip: gz, tag: `"` + quire.HashBytes(body) + `"`}
+		f.plain = sync.OnceValues(func() ([]byte, error) {
+			if !gz {
+				return body, nil
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				return nil, err
+			}
+			return io.ReadAll(zr)
+		})
+		out[name] = f
+		return nil
+	}
+	for _, f := range []struct {
+		fsys              fs.FS
+		name, path, media string
+		gz                bool
+	}{
+		{own, "", "page.html", "text/html; charset=utf-8", false},
+		{own, "quire.js", "quire.js", "text/javascript; charset=utf-8", false},
+		{assets, "swagger-ui-bundle.js", "assets/swagger-ui-bundle.js.gz", "text/javascript; charset=utf-8", true},
+		{assets, "swagger-ui.css", "assets/swagger-ui.css.gz", "text/css; charset=utf-8", true},
+	} {
+		if err := add(f.fsys, f.name, f.path, f.media, f.gz); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+})
+
+// Routes returns the handlers of the docs routes, keyed as in the route
+// table.
+func Routes() rest.Handlers {
+	return rest.Handlers{
+		"GET /docs":        func(w http.ResponseWriter, r *http.Request) error { return serve(w, r, "") },
+		"GET /docs/{file}": func(w http.ResponseWriter, r *http.Request) error { return serve(w, r, r.PathValue("file")) },
+	}
+}
+
+// serve answers file name, gzip-compressed when the request takes gzip,
+// with an ETag of what it sends, and 304 for a matching If-None-Match.
+func serve(w http.ResponseWriter, r *http.Request, name string) error {
+	all, err := files()
+	if err != nil {
+		return &quire.Error{Code: quire.EINTERNAL, Message: "The docs page is not in this build.", Err: err}
+	}
+	f, ok := all[name]
+	if !ok {
+		return quire.Errorf(quire.ENOTFOUND, "The docs page has no file %q.", name)
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "public, max-age=300")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if name == "" {
+		h.Set("Content-Security-Policy", Policy)
+		h.Set("Referrer-Policy", "no-referrer")
+	}
+	body, tag := f.body, f.tag
+	if f.gzip {
+		h.Set("Vary", "Accept-Encoding")
+		if rest.AcceptsGzip(r) {
+			h.Set("Content-Encoding", "gzip")
+			tag = tag[:len(tag)-1] + `-gzip"`
+		} else if body, err = f.plain(); err != nil {
+			return err
+		}
+	}
+	if done, err := rest.NotModified(w, r, tag); done || err != nil {
+		return err
+	}
+	h.Set("Content-Type", f.media)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, err = w.Write(body)
+	return err
+}

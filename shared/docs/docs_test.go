@@ -1,0 +1,102 @@
+package docs_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/quireapi/quire/shared/docs"
+	"github.com/quireapi/quire/shared/dynamo/dynamotest"
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/service/servicetest"
+)
+
+func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+// TestPage: GET /docs is public, an HTML page under a Content-Security-
+// Policy that allows only the API's own files, each of which it names is
+// served, and a revalidation is 304.
+func TestPage(t *testing.T) {
+	api := servicetest.New(t)
+	r := api.Do(t, "GET", "/docs", "")
+	if r.StatusCode != 200 || r.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("GET /docs = %d %s: %.200s", r.StatusCode, r.Header.Get("Content-Type"), r.Body)
+	}
+	if got := r.Header.Get("Content-Security-Policy"); got != docs.Policy || !strings.Contains(got, "script-src 'self';") {
+		t.Errorf("Content-Security-Policy %q", got)
+	}
+	if r.Header.Get("X-Content-Type-Options") != "nosniff" || r.Header.Get("Cache-Control") != "public, max-age=300" {
+		t.Errorf("headers %v", r.Header)
+	}
+	// Every file the page names is relative (the stage's paths start with
+	// /prod) and served.
+	refs := regexp.MustCompile(`(?:src|href)="([^"]+)"`).FindAllStringSubmatch(r.Body, -1)
+	if len(refs) != 3 {
+		t.Errorf("the page names %d files, want Swagger UI's script and style sheet and Quire's script: %v", len(refs), refs)
+	}
+	for _, ref := range refs {
+		if !strings.HasPrefix(ref[1], "docs/") {
+			t.Errorf("the page names %q, want a path relative to the page", ref[1])
+			continue
+		}
+		f := api.Do(t, "GET", "/"+ref[1], "", "Accept-Encoding", "gzip")
+		if f.StatusCode != 200 || len(f.Body) == 0 {
+			t.Errorf("GET /%s = %d, %d bytes", ref[1], f.StatusCode, len(f.Body))
+		}
+	}
+	if r := api.Do(t, "GET", "/docs", "", "If-None-Match", r.Header.Get("ETag")); r.StatusCode != 304 || r.Body != "" {
+		t.Errorf("GET /docs with its ETag = %d %q, want 304", r.StatusCode, r.Body)
+	}
+}
+
+// TestSwaggerUI: Swagger UI's script is the pinned package's, gzip-
+// compressed for a client that takes gzip and plain for one that does not,
+// each with its own ETag; HEAD answers the same without a body.
+func TestSwaggerUI(t *testing.T) {
+	want, err := os.ReadFile("../../node_modules/swagger-ui-dist/swagger-ui-bundle.js")
+	if err != nil {
+		t.Fatalf("the pinned swagger-ui-dist (make deps): %v", err)
+	}
+	api := servicetest.New(t)
+	const path = "/docs/swagger-ui-bundle.js"
+	zipped := api.Do(t, "GET", path, "", "Accept-Encoding", "gzip")
+	plain := api.Do(t, "GET", path, "")
+	for _, r := range []servicetest.Response{zipped, plain} {
+		if r.StatusCode != 200 || r.Header.Get("Content-Type") != "text/javascript; charset=utf-8" || r.Header.Get("Vary") != "Accept-Encoding" {
+			t.Fatalf("GET %s = %d %v", path, r.StatusCode, r.Header)
+		}
+	}
+	if zipped.Header.Get("Content-Encoding") != "gzip" || plain.Header.Get("Content-Encoding") != "" {
+		t.Errorf("Content-Encoding %q with gzip, %q without", zipped.Header.Get("Content-Encoding"), plain.Header.Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(strings.NewReader(zipped.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unzipped, err := io.ReadAll(zr)
+	if err != nil || !bytes.Equal(unzipped, want) || plain.Body != string(want) {
+		t.Errorf("GET %s: %d bytes gzip-compressed (%d unzipped), %d plain; the package's file has %d (%v)", path, len(zipped.Body), len(unzipped), len(plain.Body), len(want), err)
+	}
+	if zipped.Header.Get("ETag") == plain.Header.Get("ETag") {
+		t.Errorf("one ETag %s for both encodings", zipped.Header.Get("ETag"))
+	}
+	head := api.Do(t, "HEAD", path, "", "Accept-Encoding", "gzip")
+	if head.StatusCode != 200 || head.Body != "" || head.Header.Get("ETag") != zipped.Header.Get("ETag") || head.Header.Get("Content-Length") != zipped.Header.Get("Content-Length") {
+		t.Errorf("HEAD %s = %d, %d bytes, %v", path, head.StatusCode, len(head.Body), head.Header)
+	}
+}
+
+// TestUnknownFile: a file the page does not have is 404, a problem.
+func TestUnknownFile(t *testing.T) {
+	api := servicetest.New(t)
+	for _, file := range []string{"index.html", "swagger-ui.js", "..%2fpage.html", "page.html"} {
+		r := api.Do(t, "GET", "/docs/"+file, "")
+		if r.StatusCode != 404 || r.Header.Get("Content-Type") != rest.ProblemMediaType {
+			t.Errorf("GET /docs/%s = %d %s", file, r.StatusCode, r.Header.Get("Content-Type"))
+		}
+	}
+}
