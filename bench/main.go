@@ -166,7 +166,12 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	tel, err := telemetryCost(cfg)
+	if err != nil {
+		return err
+	}
 	printReport(fns, rows, costs, logins, docs)
+	printTelemetry(tel)
 	printHeat(mix)
 	printCost(prices, authz)
 	return nil
@@ -243,6 +248,8 @@ func lambdaEnv(cfg dynamo.Config) []string {
 		"AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "AWS_SESSION_TOKEN=bench",
 		"AWS_LAMBDA_FUNCTION_NAME=bench", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=256", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
 		"_HANDLER=bootstrap", "DYNAMODB_ENDPOINT=" + cfg.Endpoint,
+		// As the stack sets them: JSON lines with metrics, from INFO up.
+		"AWS_LAMBDA_LOG_FORMAT=JSON", "AWS_LAMBDA_LOG_LEVEL=INFO", "METRICS_NAMESPACE=Quire/bench",
 	}
 	for logical, physical := range cfg.Tables {
 		env = append(env, dynamo.TableEnv(logical)+"="+physical)

@@ -25,7 +25,6 @@ import (
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -33,7 +32,7 @@ import (
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
-func TestMain(m *testing.M) { dynamotest.Main(m) }
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
 // sample is one event file with the status it must produce and, for a
 // problem whose type expected.json names, that type's code.

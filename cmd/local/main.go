@@ -114,7 +114,14 @@ func run(ctx context.Context, getenv func(string) string) error {
 		}
 	}
 
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	log, err := logger(getenv("LOG_FORMAT"))
+	if err != nil {
+		return err
+	}
+	cfg.Log, cfg.LogJSON = log, getenv("LOG_FORMAT") == "json"
+	if !cfg.LogJSON {
+		cfg.MetricsNamespace = "" // metrics in embedded metric format are JSON
+	}
 	gw, err := service.Gateway(cfg, log)
 	if err != nil {
 		return err
@@ -190,6 +197,18 @@ Public routes need no token:
 		return err
 	}
 	return nil
+}
+
+// logger writes readable lines, or with LOG_FORMAT=json the JSON lines a
+// deployed function writes, with their metrics.
+func logger(format string) (*slog.Logger, error) {
+	switch format {
+	case "", "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, nil)), nil
+	}
+	return nil, fmt.Errorf("LOG_FORMAT %q: want text or json", format)
 }
 
 // listen listens on HOST (default 127.0.0.1: the demo accounts have

@@ -1,6 +1,9 @@
 // Command carts is the Lambda function of Quire's carts resource group.
 package main
 
-import "github.com/quireapi/quire/shared/service"
+import (
+	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/service"
+)
 
-func main() { service.Run(service.Carts) }
+func main() { service.Run(routes.GroupCarts, service.Carts) }

@@ -1,6 +1,9 @@
 // Command catalog is the Lambda function of Quire's catalog resource group.
 package main
 
-import "github.com/quireapi/quire/shared/service"
+import (
+	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/service"
+)
 
-func main() { service.Run(service.Catalog) }
+func main() { service.Run(routes.GroupCatalog, service.Catalog) }

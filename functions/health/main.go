@@ -1,6 +1,9 @@
 // Command health is the Lambda function of Quire's health resource group.
 package main
 
-import "github.com/quireapi/quire/shared/service"
+import (
+	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/service"
+)
 
-func main() { service.Run(service.Health) }
+func main() { service.Run(routes.GroupHealth, service.Health) }

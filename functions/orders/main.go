@@ -1,6 +1,9 @@
 // Command orders is the Lambda function of Quire's orders resource group.
 package main
 
-import "github.com/quireapi/quire/shared/service"
+import (
+	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/service"
+)
 
-func main() { service.Run(service.Orders) }
+func main() { service.Run(routes.GroupOrders, service.Orders) }

@@ -1,6 +1,9 @@
 // Command users is the Lambda function of Quire's users resource group.
 package main
 
-import "github.com/quireapi/quire/shared/service"
+import (
+	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/service"
+)
 
-func main() { service.Run(service.Users) }
+func main() { service.Run(routes.GroupUsers, service.Users) }

@@ -63,12 +63,13 @@ type Gateway struct {
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := newRequestID()
 	w.Header().Set("X-Amzn-Requestid", requestID)
-	g.CORS.Apply(w.Header(), r) // on the gateway's own errors too, as the stack's gateway responses
-	fail := func(code, detail string) {
-		p := rest.NewProblem(code, detail)
+	g.CORS.Apply(w.Header(), r)      // on the gateway's own errors too, as the stack's gateway responses
+	answer := func(p rest.Problem) { // the gateway's own answer, which no function logs
 		p.Instance, p.RequestID = r.URL.Path, requestID
+		g.Log.Info("gateway answered", "method", r.Method, "path", r.URL.Path, "status", p.Status, "problem", p.Type, "request_id", requestID)
 		rest.WriteProblem(w, p)
 	}
+	fail := func(code, detail string) { answer(rest.NewProblem(code, detail)) }
 	template, params, ok := routes.Match(r.URL.Path)
 	if !ok {
 		fail(quire.ENOTFOUND, "No resource at this path.")
@@ -97,11 +98,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		var p *rest.Problem
 		if authorizer, p = g.authorize(r, template, params, requestID); p != nil {
-			p.Instance, p.RequestID = r.URL.Path, requestID
 			if p.Status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", rest.BearerChallenge)
 			}
-			rest.WriteProblem(w, *p)
+			answer(*p)
 			return
 		}
 	}
@@ -129,8 +129,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(quire.EGATEWAY, "The function returned a malformed response.")
 		return
 	}
-	g.Log.Info("request", "method", r.Method, "path", r.URL.Path, "status", resp.StatusCode,
-		"group", group, "ms", time.Since(start).Milliseconds(), "request_id", requestID)
+	// The function wrote the request's line; the gateway's own answers
+	// above are the ones it logs.
+	g.Log.Debug("invoked", "method", r.Method, "path", r.URL.Path, "status", resp.StatusCode,
+		"function", group, "ms", time.Since(start).Milliseconds(), "request_id", requestID)
 }
 
 // errTimedOut is an invocation that outlived the gateway's Timeout.
@@ -174,6 +176,9 @@ func Event(r *http.Request, body []byte, template string, params map[string]stri
 	headers.Set("X-Forwarded-For", ip)
 	headers.Set("X-Forwarded-Proto", "http")
 	headers.Set("X-Forwarded-Port", port)
+	if headers.Get("X-Amzn-Trace-Id") == "" { // API Gateway starts a trace when the client did not
+		headers.Set("X-Amzn-Trace-Id", "Root="+newTraceID(time.Now()))
+	}
 	ev := events.APIGatewayProxyRequest{
 		Resource:          template,
 		Path:              r.URL.Path,
@@ -262,6 +267,14 @@ func writeResponse(w http.ResponseWriter, method string, resp events.APIGatewayP
 }
 
 // newRequestID returns a random UUID, as API Gateway's request ids are.
+// newTraceID returns an X-Ray trace id: its version, the time in hex
+// seconds and 96 random bits.
+func newTraceID(now time.Time) string {
+	var b [12]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("1-%08x-%x", now.Unix(), b)
+}
+
 func newRequestID() string {
 	var b [16]byte
 	rand.Read(b[:])

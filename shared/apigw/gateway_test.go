@@ -100,7 +100,7 @@ func TestGatewayRequestBody(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		io.Copy(w, r.Body)
-	}))
+	}), nil)
 	srv := newGateway(t, map[string]Handler{routes.GroupConfig: func(ctx context.Context, e events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 		ev = e
 		return echo(ctx, e)
@@ -145,7 +145,7 @@ func TestGatewayBinaryResponse(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Encoding", "gzip")
 		w.Write(doc.Bytes())
-	}))
+	}), nil)
 	srv := newGateway(t, map[string]Handler{routes.GroupConfig: func(ctx context.Context, ev events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 		resp, err := h(ctx, ev)
 		proxied = resp
@@ -221,7 +221,7 @@ func TestGatewayBodyLimit(t *testing.T) {
 // mean something in a URL must reach the handler as path, not as a 502.
 func TestHandlerEscapesPath(t *testing.T) {
 	var got string
-	h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r.URL.Path; w.WriteHeader(200) }))
+	h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r.URL.Path; w.WriteHeader(200) }), nil)
 	for _, p := range []string{"/users/%", "/users/a?b", "/users/a#b", "/users/a b"} {
 		resp, err := h(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: p})
 		if err != nil || resp.StatusCode != 200 || got != p {
@@ -271,7 +271,7 @@ func TestHandlerDeadline(t *testing.T) {
 		d, _ := r.Context().Deadline()
 		left = time.Until(d)
 		w.WriteHeader(http.StatusNoContent)
-	}))
+	}), nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 	defer cancel()
 	if _, err := h(ctx, events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/health"}); err != nil {

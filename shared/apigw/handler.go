@@ -5,12 +5,19 @@ package apigw
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/telemetry"
 )
 
 // Handler is a Lambda function behind an API Gateway REST API proxy
@@ -30,19 +37,91 @@ const DeadlineMargin = 500 * time.Millisecond
 // NewHandler returns the Lambda handler that serves h through
 // aws-lambda-go-api-proxy, with API Gateway's request context available to h
 // and, when the invocation has a deadline (Lambda's context always does),
-// the request's context ending DeadlineMargin before it.
-func NewHandler(h http.Handler) Handler {
+// the request's context ending DeadlineMargin before it. With a log, each
+// request gets a telemetry.Record in its context, which log writes as the
+// request's line once it is answered.
+func NewHandler(h http.Handler, log *telemetry.Logger) Handler {
 	a := httpadapter.New(h)
+	var served atomic.Bool // this instance has served a request: the next ones are warm
 	return func(ctx context.Context, ev events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+		start := time.Now()
 		if d, ok := ctx.Deadline(); ok {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithDeadline(ctx, d.Add(-DeadlineMargin))
 			defer cancel()
 		}
+		var rec *telemetry.Record
+		if log != nil {
+			rec = &telemetry.Record{}
+			ctx = telemetry.NewContext(ctx, rec)
+		}
 		// API Gateway passes the path decoded, and the adapter parses it
 		// back as part of a URL: escape it, or "/users/%" fails to parse
 		// (a 502 for a client's typo) and "/users/1%3F" loses its "?".
+		path := ev.Path
 		ev.Path = (&url.URL{Path: ev.Path}).EscapedPath()
-		return a.ProxyWithContext(ctx, ev)
+		resp, err := a.ProxyWithContext(ctx, ev)
+		if log != nil {
+			status := resp.StatusCode
+			if err != nil {
+				status = http.StatusBadGateway // what API Gateway answers for a failed invocation
+				rec.Fail("", err)
+			}
+			log.Write(ctx, telemetry.Request{
+				Route:     routeOf(ev.HTTPMethod, ev.Resource, path),
+				Status:    status,
+				Latency:   time.Since(start),
+				ColdStart: !served.Swap(true),
+				RequestID: ev.RequestContext.RequestID,
+				TraceID:   traceID(ctx, ev),
+				Caller:    authorizerValue(ev, rest.ContextUserID),
+				Role:      authorizerValue(ev, rest.ContextRole),
+			}, rec)
+		}
+		return resp, err
+	}
+}
+
+// routeOf is the route of a request as the route table names it, without
+// the version prefix: the method and API Gateway's resource (a template),
+// or the path when there is none.
+func routeOf(method, resource, path string) string {
+	if resource == "" {
+		resource = path
+	}
+	for _, v := range routes.Versions {
+		if tail, ok := strings.CutPrefix(resource, routes.VersionPrefix(v)); ok && (tail == "" || tail[0] == '/') {
+			resource = tail
+			break
+		}
+	}
+	return method + " " + resource
+}
+
+// traceID is the root of the request's X-Ray trace id: Lambda's, from the
+// invocation, or else the one API Gateway passed in X-Amzn-Trace-Id.
+func traceID(ctx context.Context, ev events.APIGatewayProxyRequest) string {
+	header, _ := ctx.Value("x-amzn-trace-id").(string) // aws-lambda-go's key for the invocation's trace header
+	if header == "" {
+		header = ev.Headers["X-Amzn-Trace-Id"]
+	}
+	for _, part := range strings.Split(header, ";") {
+		if root, ok := strings.CutPrefix(strings.TrimSpace(part), "Root="); ok {
+			return root
+		}
+	}
+	return ""
+}
+
+// authorizerValue is a value the authorizer put in the request's context,
+// as a string.
+func authorizerValue(ev events.APIGatewayProxyRequest, key string) string {
+	switch v := ev.RequestContext.Authorizer[key].(type) {
+	case string:
+		return v
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(v)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/telemetry"
 )
 
 // Account is what login needs to know of a user.
@@ -184,6 +185,7 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 	// An unknown email has no hash: Match then checks against a decoy, so
 	// both failures cost one hash and look alike, and both are counted.
 	if !password.Match(acct.PasswordHash, *c.Password) {
+		telemetry.Count(r.Context(), telemetry.FailedLogins)
 		if _, err := h.Accounts.FailedLogin(r.Context(), *c.Email, now); err != nil {
 			return err
 		}

@@ -13,12 +13,11 @@ import (
 	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
-func TestMain(m *testing.M) { dynamotest.Main(m) }
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
 type line struct {
 	ProductID int64       `json:"product_id"`

@@ -9,11 +9,10 @@ import (
 
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
-func TestMain(m *testing.M) { dynamotest.Main(m) }
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
 // TestLanding: the landing page is public and lists the featured books in
 // rank order, with exact prices and their authors' names.

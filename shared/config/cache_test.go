@@ -40,7 +40,7 @@ func clocked(t *testing.T, clk *quiretest.Clock, opts ...servicetest.Option) []s
 		if err != nil {
 			t.Fatal(err)
 		}
-		fns[routes.GroupConfig] = apigw.NewHandler(router)
+		fns[routes.GroupConfig] = apigw.NewHandler(router, nil)
 	}}
 	last := servicetest.Option{Config: func(c *service.Config) { cfg = *c }}
 	return append(append([]servicetest.Option{build}, opts...), last)

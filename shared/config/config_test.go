@@ -29,7 +29,7 @@ import (
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
-func TestMain(m *testing.M) { dynamotest.Main(m) }
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
 // document returns a compact JSON object of exactly size bytes whose one
 // string member is filled by fill, repeated.

@@ -10,12 +10,11 @@ import (
 	"testing"
 
 	"github.com/quireapi/quire/shared/docs"
-	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
-func TestMain(m *testing.M) { dynamotest.Main(m) }
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
 // TestPage: GET /docs is public, an HTML page under a Content-Security-
 // Policy that allows only the API's own files, each of which it names is

@@ -61,7 +61,7 @@ func NewClient(c Config, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, e
 			},
 		},
 		Retryer:    retryer(),
-		APIOptions: []func(*middleware.Stack) error{classify},
+		APIOptions: []func(*middleware.Stack) error{classify, observe},
 	}
 	if opts.Region == "" {
 		opts.Region = "us-east-1"

@@ -19,7 +19,7 @@ import (
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
-func TestMain(m *testing.M) { dynamotest.Main(m) }
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
 func TestHealthy(t *testing.T) {
 	api := servicetest.New(t)
@@ -66,7 +66,7 @@ func TestUnavailable(t *testing.T) {
 				t.Fatal(err)
 			}
 			start := time.Now()
-			resp, err := apigw.NewHandler(h)(context.Background(), events.APIGatewayProxyRequest{
+			resp, err := apigw.NewHandler(h, nil)(context.Background(), events.APIGatewayProxyRequest{
 				HTTPMethod: "GET", Path: "/health", Resource: "/health",
 				RequestContext: events.APIGatewayProxyRequestContext{RequestID: "req-1", Path: "/health"},
 			})

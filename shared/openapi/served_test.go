@@ -3,12 +3,11 @@ package openapi_test
 import (
 	"testing"
 
-	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/openapi"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
-func TestMain(m *testing.M) { dynamotest.Main(m) }
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
 // TestServed: GET /openapi.json is public and answers the document.
 func TestServed(t *testing.T) {

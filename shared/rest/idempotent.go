@@ -14,6 +14,7 @@ import (
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/telemetry"
 )
 
 // ReplayedHeader marks an answer sent again for a known idempotency key.
@@ -127,7 +128,7 @@ func idempotent(w http.ResponseWriter, r *http.Request, rt routes.Route, records
 		if lerr != nil {
 			return lerr
 		}
-		return replay(w, rec, fingerprint)
+		return replay(w, r, rec, fingerprint)
 	}
 	switch code := quire.ErrorCode(err); {
 	case errors.Is(err, idempotency.ErrRaced):
@@ -135,24 +136,25 @@ func idempotent(w http.ResponseWriter, r *http.Request, rt routes.Route, records
 		if err != nil || rec == nil {
 			return inFlight(err)
 		}
-		return replay(w, rec, fingerprint)
+		return replay(w, r, rec, fingerprint)
 	case Status(code) == http.StatusConflict && !Retryable(code):
 		// The state that refuses the request (an empty cart, a short
 		// balance) may be the effect of the key's first request, which
 		// committed while this one ran: then the answer is the first's.
 		// Should the record not be read, the refusal stands.
 		if rec, gerr := records.Get(r.Context(), scope); gerr == nil && rec != nil {
-			return replay(w, rec, fingerprint)
+			return replay(w, r, rec, fingerprint)
 		}
 	}
 	return err
 }
 
-func replay(w http.ResponseWriter, rec *idempotency.Record, fingerprint string) error {
+func replay(w http.ResponseWriter, r *http.Request, rec *idempotency.Record, fingerprint string) error {
 	if rec.Fingerprint != fingerprint {
 		return quire.Errorf(quire.EKEYREUSED, "The %s was used for another request; use a new key for a new request.", idempotency.Header)
 	}
 	w.Header().Set(ReplayedHeader, "true")
+	telemetry.Count(r.Context(), telemetry.IdempotentReplays)
 	Write(w, rec.Response)
 	return nil
 }

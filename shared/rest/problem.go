@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/telemetry"
 )
 
 // ProblemMediaType is the media type of every error body.
@@ -108,7 +108,8 @@ func NewProblem(code, detail string) Problem {
 // Error writes err as problem+json. A *quire.Error shows its code, message and
 // fields; a request that ran out of time (its deadline passed, or its caller
 // went away) is EUNAVAILABLE; any other error is an internal error whose body
-// says nothing about it, while the log gets the error with the request id.
+// says nothing about it, while the request's line (see telemetry.Record)
+// gets the error.
 // A retryable problem (see Retryable) carries Retry-After: 1, unless the
 // handler set another; no other problem does. A 401 carries its challenge.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
@@ -123,13 +124,14 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		retryAfter = max(retryAfter, e.RetryAfter)
 		p = NewProblem(e.Code, e.Message)
 		p.Errors = e.Fields
+		var cause error
 		if e.Err != nil || p.Status >= 500 {
-			slog.WarnContext(r.Context(), "request failed", "request_id", RequestID(r), "code", e.Code, "err", err)
+			cause = err
 		}
+		telemetry.FromContext(r.Context()).Fail(p.Type, cause)
 	} else {
 		p = NewProblem(quire.EINTERNAL, "The server could not complete the request. Quote the request id when reporting it.")
-		slog.ErrorContext(r.Context(), "internal error", "request_id", RequestID(r),
-			"method", r.Method, "path", r.URL.Path, "err", err)
+		telemetry.FromContext(r.Context()).Fail(p.Type, err)
 	}
 	p.Instance = r.URL.Path
 	p.RequestID = RequestID(r)

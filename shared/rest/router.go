@@ -2,7 +2,6 @@ package rest
 
 import (
 	"fmt"
-	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"slices"
@@ -105,8 +104,7 @@ func route(rt routes.Route, h HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
-				slog.ErrorContext(r.Context(), "panic", "request_id", RequestID(r), "panic", v, "stack", string(debug.Stack()))
-				Error(w, r, fmt.Errorf("panic: %v", v))
+				Error(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
 			}
 		}()
 		if r.Method == http.MethodHead && rt.Method == http.MethodGet && h != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/telemetry"
 )
 
 // MediaTypeJSON is the media type of responses that name no version.
@@ -92,6 +93,7 @@ func negotiate(r *http.Request, pathVersion int) (*http.Request, error) {
 	if pathVersion != 0 {
 		n.prefix = routes.VersionPrefix(pathVersion)
 	}
+	telemetry.FromContext(r.Context()).SetVersion(n.version)
 	return r.WithContext(context.WithValue(r.Context(), negotiatedKey{}, n)), nil
 }
 

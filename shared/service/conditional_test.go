@@ -9,12 +9,11 @@ import (
 	"testing"
 
 	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
-func TestMain(m *testing.M) { dynamotest.Main(m) }
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
 // shop runs Quire with the demo data, and returns clients of the demo
 // admin (id 1) and customer Grace (id 2).

@@ -1,9 +1,7 @@
 package service_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -132,30 +130,28 @@ func TestHealthWhenDynamoDBFails(t *testing.T) {
 	}
 }
 
-// A throttled request is logged once, as a warning naming the operation and
-// the table, and never as an internal error.
+// A throttled request is logged once: its request line, a warning naming
+// the operation and the table, with the throttled attempts counted, and
+// never as an internal error.
 func TestThrottlingIsLoggedOnce(t *testing.T) {
-	var buf bytes.Buffer
-	defer slog.SetDefault(slog.Default())
-	slog.SetDefault(slog.New(slog.NewJSONHandler(&buf, nil)))
 	p, api, _, grace := faultyShop(t)
 	p.Set(ddbfault.Rule{Fault: ddbfault.Throttle, Operation: "GetItem", Table: "users"})
-	wantUnavailable(t, grace.Do(t, "GET", "/users/2", ""))
-	var lines []map[string]any
-	for line := range strings.Lines(buf.String()) {
-		var l map[string]any
-		if err := json.Unmarshal([]byte(line), &l); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
+	r := grace.Do(t, "GET", "/users/2", "")
+	wantUnavailable(t, r)
+	id := r.Header.Get("X-Amzn-Requestid")
+	line := servicetest.Line(t, id)
+	msg, _ := line["error"].(string)
+	if line["level"] != "WARN" || !strings.Contains(msg, "GetItem") || !strings.Contains(msg, api.Tables.Physical("users")) ||
+		!strings.Contains(msg, "ThrottlingException") || line["problem"] != rest.ProblemType(quire.EUNAVAILABLE) {
+		t.Errorf("request line %v, want a warning naming GetItem, the users table and ThrottlingException", line)
+	}
+	if line["DynamoDBThrottles"] != float64(dynamo.MaxAttempts) || line["DynamoDBRetries"] != float64(dynamo.MaxAttempts-1) || line["ServerErrors"] != 1.0 {
+		t.Errorf("metrics: throttles %v, retries %v, server errors %v", line["DynamoDBThrottles"], line["DynamoDBRetries"], line["ServerErrors"])
+	}
+	for _, b := range servicetest.Lines() {
+		if strings.Contains(string(b), id) && !strings.Contains(string(b), `"msg":"request"`) && !strings.Contains(string(b), `"level":"DEBUG"`) {
+			t.Errorf("another line of the request: %s", b)
 		}
-		lines = append(lines, l)
-	}
-	if len(lines) != 1 {
-		t.Fatalf("%d log lines, want 1:\n%s", len(lines), buf.String())
-	}
-	msg, _ := lines[0]["err"].(string)
-	if lines[0]["level"] != "WARN" || !strings.Contains(msg, "GetItem") || !strings.Contains(msg, api.Tables.Physical("users")) ||
-		!strings.Contains(msg, "ThrottlingException") {
-		t.Errorf("log line %v, want a warning naming GetItem, the users table and ThrottlingException", lines[0])
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/cfn"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/quireapi/quire/shared/apigw"
@@ -31,6 +32,7 @@ import (
 	"github.com/quireapi/quire/shared/orders"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/telemetry"
 	"github.com/quireapi/quire/shared/users"
 )
 
@@ -60,6 +62,14 @@ type Config struct {
 	// CORS names the origins whose pages may call the API from a browser
 	// (CORS_ORIGINS: see rest.ParseCORS); none when unset.
 	CORS rest.CORS
+	// Log gets each request's line (see telemetry.Logger); nil means
+	// slog.Default(). LogJSON says it writes JSON, which can carry the
+	// request's metrics, in the CloudWatch namespace MetricsNamespace
+	// (METRICS_NAMESPACE, default telemetry.DefaultNamespace; none when
+	// empty).
+	Log              *slog.Logger
+	LogJSON          bool
+	MetricsNamespace string
 }
 
 // Bounds of IDEMPOTENCY_TTL.
@@ -93,8 +103,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("CORS_ORIGINS: %w", err)
 	}
+	namespace := getenv("METRICS_NAMESPACE")
+	if namespace == "" {
+		namespace = telemetry.DefaultNamespace
+	}
 	return Config{
 		CORS:             cors,
+		MetricsNamespace: namespace,
 		DynamoDB:         dynamo.ConfigFromEnv(getenv),
 		Tokens:           tokens,
 		SigningKeys:      getenv("SIGNING_KEYS"),
@@ -269,14 +284,19 @@ func Handlers(c Config) (map[string]apigw.Handler, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[g.Name] = c.serve(h)
+		out[g.Name] = c.serve(g.Name, h)
 	}
 	return out, nil
 }
 
-// serve is the Lambda handler of a group's HTTP handler h: behind the
-// cross-origin policy, which also answers OPTIONS (see rest.CORS.Handler).
-func (c Config) serve(h http.Handler) apigw.Handler { return apigw.NewHandler(c.CORS.Handler(h)) }
+// serve is the Lambda handler of group's HTTP handler h: behind the
+// cross-origin policy, which also answers OPTIONS (see rest.CORS.Handler),
+// with a line per request.
+func (c Config) serve(group string, h http.Handler) apigw.Handler {
+	return apigw.NewHandler(c.CORS.Handler(h), &telemetry.Logger{
+		Log: c.Log, JSON: c.LogJSON, Function: group, Namespace: c.MetricsNamespace, Metrics: os.Stdout,
+	})
+}
 
 // Gateway builds the local gateway in front of every group's handler and
 // the authorizer, whose decisions it caches as the stack does, both logging
@@ -294,15 +314,14 @@ func Gateway(c Config, log *slog.Logger) (*apigw.Gateway, error) {
 	return &apigw.Gateway{Functions: fns, Authorizer: a.Handle, AuthorizerTTL: auth.CacheTTL(c.Tokens.Lifetime), CORS: c.CORS, Log: log}, nil
 }
 
-// Run is the main of a function: it logs as JSON, builds the group's handler
-// with build from the environment (exiting when that fails, so a broken
-// configuration fails the cold start, not every request) and serves Lambda
-// invocations with it.
-func Run(build func(Config) (http.Handler, error)) {
+// Run is the main of a function: it builds group's handler with build from
+// the environment (exiting when that fails, so a broken configuration fails
+// the cold start, not every request) and serves Lambda invocations with it.
+func Run(group string, build func(Config) (http.Handler, error)) {
 	c := fromEnv()
 	h, err := build(c)
 	check(err)
-	lambda.Start(c.serve(h))
+	lambda.Start(c.serve(group, h))
 }
 
 // RunAuth is the main of the auth function: login and the public keys.
@@ -310,7 +329,7 @@ func RunAuth(open OpenSecret) {
 	c := fromEnv()
 	h, err := authGroup(c, open)
 	check(err)
-	lambda.Start(c.serve(h))
+	lambda.Start(c.serve(routes.GroupAuth, h))
 }
 
 // RunKeys is the main of the keys function, the only one that may write the
@@ -334,10 +353,15 @@ func RunAuthorizer() {
 	lambda.Start(a.Handle)
 }
 
+// fromEnv reads a function's configuration, and logs through Lambda's log
+// handler: in JSON when the function's logging config says so
+// (AWS_LAMBDA_LOG_FORMAT, as the stack sets it), at AWS_LAMBDA_LOG_LEVEL,
+// each line with the invocation's request id.
 func fromEnv() Config {
-	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
+	slog.SetDefault(slog.New(lambdacontext.NewLogHandler()))
 	c, err := ConfigFromEnv(os.Getenv)
 	check(err)
+	c.LogJSON = os.Getenv("AWS_LAMBDA_LOG_FORMAT") == "JSON"
 	return c
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/telemetry"
 )
 
 // Handlers serves the users resource from a Store.
@@ -217,6 +218,7 @@ func (h *Handlers) proveIdentity(r *http.Request, f Fields, c Credentials) error
 	if password.Match(c.PasswordHash, *f.CurrentPassword) {
 		return nil
 	}
+	telemetry.Count(r.Context(), telemetry.FailedLogins)
 	now := time.Now()
 	tries, err := h.Store.FailedLogin(r.Context(), c.Email, now)
 	if err != nil {

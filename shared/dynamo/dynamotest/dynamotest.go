@@ -54,10 +54,11 @@ var state struct {
 // instead. It also exits with status 1 when an installed DynamoDB Local
 // fails to start.
 func Main(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(Run(m))
 }
 
-func run(m *testing.M) int {
+// Run is Main without the exit: it returns m.Run's exit code.
+func Run(m *testing.M) int {
 	state.main = true
 	if ep := os.Getenv(envEndpoint); ep != "" {
 		if err := reachable(ep); err != nil {

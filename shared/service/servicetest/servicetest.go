@@ -6,7 +6,6 @@ package servicetest
 import (
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -52,9 +51,12 @@ func Config(tb testing.TB) (service.Config, *dynamodb.Client, dynamo.TableNames)
 		tb.Fatal(err)
 	}
 	return service.Config{
-		DynamoDB:    dynamo.Config{Endpoint: dynamotest.Endpoint(tb), Tables: tables},
-		Tokens:      tokens,
-		SigningKeys: string(keys),
+		DynamoDB:         dynamo.Config{Endpoint: dynamotest.Endpoint(tb), Tables: tables},
+		Tokens:           tokens,
+		SigningKeys:      string(keys),
+		Log:              logger(),
+		LogJSON:          true,
+		MetricsNamespace: namespace,
 	}, db, tables
 }
 
@@ -76,7 +78,7 @@ func New(tb testing.TB, opts ...Option) *API {
 			o.Config(&cfg)
 		}
 	}
-	gw, err := service.Gateway(cfg, slog.New(slog.DiscardHandler))
+	gw, err := service.Gateway(cfg, logger())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -205,6 +207,8 @@ func (a *API) Do(tb testing.TB, method, path, body string, header ...string) Res
 	if err != nil {
 		tb.Fatal(err)
 	}
+	note([]byte(body), req.Header.Get("Authorization"))
+	note(b, "")
 	if err := CheckContract(req, resp.StatusCode, resp.Header, b); err != nil {
 		tb.Errorf("%s %s: the answer does not match the OpenAPI document: %v\n%d %.500s", method, path, err, resp.StatusCode, b)
 	}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/service"
+	"github.com/quireapi/quire/shared/telemetry"
+)
+
+// telemetryRun is what a request's line and metrics add to a warm request.
+type telemetryRun struct {
+	without, with time.Duration // medians of a warm GET /users/{id}
+	requests      int           // each way
+	line          testing.BenchmarkResult
+}
+
+// The warm requests timed each way, in rounds that alternate, so that the
+// machine's mood hits both alike.
+const (
+	telemetryRounds   = 20
+	telemetryPerRound = 100
+)
+
+// telemetryCost times a warm GET /users/{id} in the users function, in
+// process against DynamoDB Local, without telemetry and with it as
+// deployed (a JSON line with its metrics, written to /dev/null through
+// slog, and the DynamoDB client's figures), and the line alone.
+func telemetryCost(cfg service.Config) (telemetryRun, error) {
+	h, err := service.Users(cfg)
+	if err != nil {
+		return telemetryRun{}, err
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return telemetryRun{}, err
+	}
+	defer devnull.Close()
+	log := &telemetry.Logger{
+		Log: slog.New(slog.NewJSONHandler(devnull, nil)), JSON: true, Function: routes.GroupUsers,
+		Namespace: "Quire/bench", Metrics: devnull,
+	}
+	plain, logged := apigw.NewHandler(h, nil), apigw.NewHandler(h, log)
+	var ev events.APIGatewayProxyRequest
+	if err := json.Unmarshal(event("GET", "/users/1", "/users/{id}", map[string]string{"id": "1"}), &ev); err != nil {
+		return telemetryRun{}, err
+	}
+	ctx := context.Background()
+	var without, with []time.Duration
+	type way struct {
+		h   apigw.Handler
+		out *[]time.Duration
+	}
+	ways := []way{{plain, &without}, {logged, &with}}
+	for range telemetryRounds {
+		for _, w := range ways {
+			for range telemetryPerRound {
+				start := time.Now()
+				resp, err := w.h(ctx, ev)
+				d := time.Since(start)
+				if err != nil || resp.StatusCode != 200 {
+					return telemetryRun{}, fmt.Errorf("GET /users/1: %d %v", resp.StatusCode, err)
+				}
+				*w.out = append(*w.out, d)
+			}
+		}
+		ways[0], ways[1] = ways[1], ways[0]
+	}
+	rec := &telemetry.Record{}
+	rec.SetVersion(1)
+	rec.AddDynamoDB(telemetry.DynamoDB{Calls: 1, Units: 1})
+	req := telemetry.Request{Route: "GET /users/{id}", Status: 200, Latency: time.Millisecond, RequestID: ev.RequestContext.RequestID,
+		TraceID: "1-6740a1b2-0123456789abcdef01234567", Caller: "1", Role: "admin"}
+	line := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			log.Write(ctx, req, rec)
+		}
+	})
+	if line.N == 0 {
+		return telemetryRun{}, errors.New("the line's benchmark did not run")
+	}
+	return telemetryRun{without: median(without), with: median(with), requests: len(with), line: line}, nil
+}
+
+func printTelemetry(t telemetryRun) {
+	added := t.with - t.without
+	share := float64(added) / float64(t.without) * 100
+	lineShare := float64(t.line.NsPerOp()) / float64(t.without) * 100
+	fmt.Printf("\nWhat telemetry adds to a warm `GET /users/{id}` (the users function in process against DynamoDB Local, "+
+		"medians of %d requests each way, alternating): without it %.0f µs, with its line and metrics %.0f µs: %+.0f µs (%+.1f%%). "+
+		"The line alone (`Logger.Write`, testing.Benchmark): %.1f µs, %d allocations, %d B: %.1f%% of the request. Target: under 5%% %s\n",
+		t.requests, us(t.without), us(t.with), us(added), share, float64(t.line.NsPerOp())/1000, t.line.AllocsPerOp(),
+		t.line.AllocedBytesPerOp(), lineShare, mark(max(share, lineShare) < 5))
+}
+
+func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
