@@ -2,10 +2,14 @@ package service_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/quireapi/quire/shared/ddbfault"
+	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service/servicetest"
@@ -61,5 +65,54 @@ func TestEveryRouteLogs(t *testing.T) {
 				t.Errorf("not EMF: %v: %s", err, b)
 			}
 		})
+	}
+}
+
+// TestMetricsCountWhatHappened: a wrong password is a failed login, a
+// replayed key an idempotent replay, and each transaction conflict the
+// proxy injects into concurrent deposits is counted once, in the line of
+// the request that met it.
+func TestMetricsCountWhatHappened(t *testing.T) {
+	p, conflicts := servicetest.Conflicts(t)
+	api := servicetest.New(t, conflicts)
+	if _, err := demo.Load(t.Context(), api.DB, api.Tables, demo.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	metric := func(r servicetest.Response, name string) float64 {
+		t.Helper()
+		v, _ := servicetest.Line(t, r.Header.Get("X-Amzn-Requestid"))[name].(float64)
+		return v
+	}
+
+	wrong := api.Do(t, "POST", "/login", fmt.Sprintf(`{"email":%q,"password":"not her password"}`, demo.CustomerEmail))
+	right := api.Do(t, "POST", "/login", fmt.Sprintf(`{"email":%q,"password":%q}`, demo.CustomerEmail, demo.CustomerPassword))
+	if wrong.StatusCode != 401 || metric(wrong, telemetry.FailedLogins) != 1 || right.StatusCode != 200 || metric(right, telemetry.FailedLogins) != 0 {
+		t.Errorf("failed logins: %d counted %v, %d counted %v", wrong.StatusCode, metric(wrong, telemetry.FailedLogins), right.StatusCode, metric(right, telemetry.FailedLogins))
+	}
+
+	admin := api.As(t, 1, quire.RoleAdmin)
+	first := admin.Do(t, "POST", "/users/3/deposit", `{"amount": 1.00}`, "Idempotency-Key", "metrics-1")
+	again := admin.Do(t, "POST", "/users/3/deposit", `{"amount": 1.00}`, "Idempotency-Key", "metrics-1")
+	if first.StatusCode != 200 || metric(first, telemetry.IdempotentReplays) != 0 || again.Header.Get("Idempotent-Replayed") != "true" || metric(again, telemetry.IdempotentReplays) != 1 {
+		t.Errorf("replays: first %v, again %v", metric(first, telemetry.IdempotentReplays), metric(again, telemetry.IdempotentReplays))
+	}
+
+	before := p.Injected()[ddbfault.Conflict]
+	answers := make([]servicetest.Response, 20)
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Go(func() { answers[i] = admin.Do(t, "POST", "/users/2/deposit", `{"amount": 1.00}`) })
+	}
+	wg.Wait()
+	counted := 0.0
+	for _, a := range answers {
+		if a.StatusCode != 200 {
+			t.Errorf("a deposit answered %d: %s", a.StatusCode, a.Body)
+		}
+		counted += metric(a, telemetry.DynamoDBConflicts)
+	}
+	injected := p.Injected()[ddbfault.Conflict] - before
+	if injected == 0 || counted != float64(injected) {
+		t.Errorf("%v conflicts counted in the lines, %d injected", counted, injected)
 	}
 }
