@@ -171,7 +171,11 @@ func run(ctx context.Context) error {
 		return err
 	}
 	printReport(fns, rows, costs, logins, docs)
-	printTelemetry(tel)
+	for _, f := range fns {
+		if f.name == routes.GroupUsers {
+			printTelemetry(tel, median(f.warm))
+		}
+	}
 	printHeat(mix)
 	printCost(prices, authz)
 	return nil

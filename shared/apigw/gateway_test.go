@@ -281,3 +281,23 @@ func TestHandlerDeadline(t *testing.T) {
 		t.Errorf("the request had %v left, want just under %v", left, want)
 	}
 }
+
+// TestRouteOf: a request's route is the table's, without its version
+// prefix; HEAD, OPTIONS and methods a path does not have get one name
+// each, so that the metrics per route stay few.
+func TestRouteOf(t *testing.T) {
+	for _, tc := range []struct{ method, resource, want string }{
+		{"GET", "/users/{id}", "GET /users/{id}"},
+		{"GET", "/api/v2/users/{id}", "GET /users/{id}"},
+		{"PUT", "/api/v1/admin/products/{id}", "PUT /admin/products/{id}"},
+		{"GET", "/health", "GET /health"},
+		{"HEAD", "/api/v1/users/{id}", "HEAD"},
+		{"OPTIONS", "/cart", "OPTIONS"},
+		{"PATCH", "/users/{id}", "other"},
+		{"GET", "/api/v3/users/{id}", "other"},
+	} {
+		if got := routeOf(tc.method, tc.resource); got != tc.want {
+			t.Errorf("routeOf(%s, %s) = %q, want %q", tc.method, tc.resource, got, tc.want)
+		}
+	}
+}

@@ -58,7 +58,6 @@ func NewHandler(h http.Handler, log *telemetry.Logger) Handler {
 		// API Gateway passes the path decoded, and the adapter parses it
 		// back as part of a URL: escape it, or "/users/%" fails to parse
 		// (a 502 for a client's typo) and "/users/1%3F" loses its "?".
-		path := ev.Path
 		ev.Path = (&url.URL{Path: ev.Path}).EscapedPath()
 		resp, err := a.ProxyWithContext(ctx, ev)
 		if log != nil {
@@ -68,7 +67,7 @@ func NewHandler(h http.Handler, log *telemetry.Logger) Handler {
 				rec.Fail("", err)
 			}
 			log.Write(ctx, telemetry.Request{
-				Route:     routeOf(ev.HTTPMethod, ev.Resource, path),
+				Route:     routeOf(ev.HTTPMethod, ev.Resource),
 				Status:    status,
 				Latency:   time.Since(start),
 				ColdStart: !served.Swap(true),
@@ -82,20 +81,20 @@ func NewHandler(h http.Handler, log *telemetry.Logger) Handler {
 	}
 }
 
-// routeOf is the route of a request as the route table names it, without
-// the version prefix: the method and API Gateway's resource (a template),
-// or the path when there is none.
-func routeOf(method, resource, path string) string {
-	if resource == "" {
-		resource = path
+// routeOf names the route a request took, as its line and metrics do:
+// the route table's route without its version prefix ("GET /users/{id}"),
+// or for the methods any path takes one name each, "HEAD" and "OPTIONS"
+// (a browser's preflight), and "other" for a method the path does not
+// have, so that the names, and the metrics per name, are few.
+func routeOf(method, resource string) string {
+	switch method {
+	case http.MethodHead, http.MethodOptions:
+		return method
 	}
-	for _, v := range routes.Versions {
-		if tail, ok := strings.CutPrefix(resource, routes.VersionPrefix(v)); ok && (tail == "" || tail[0] == '/') {
-			resource = tail
-			break
-		}
+	if r, ok := routes.Find(method, resource); ok {
+		return r.Resource().Key()
 	}
-	return method + " " + resource
+	return "other"
 }
 
 // traceID is the root of the request's X-Ray trace id: Lambda's, from the

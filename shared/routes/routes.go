@@ -296,6 +296,21 @@ var paths = sync.OnceValue(func() (p struct {
 	return p
 })
 
+// Find returns the route of method on path (a template), if the table has
+// it.
+func Find(method, path string) (Route, bool) {
+	r, ok := byKey()[method+" "+path]
+	return r, ok
+}
+
+var byKey = sync.OnceValue(func() map[string]Route {
+	out := make(map[string]Route, len(All()))
+	for _, r := range All() {
+		out[r.Key()] = r
+	}
+	return out
+})
+
 // Allow returns the methods path answers, sorted: the value of an Allow
 // header. Besides the table's, HEAD wherever GET is (RFC 9110 section
 // 9.3.2: the GET's answer without its body), and OPTIONS on every path

@@ -144,21 +144,29 @@ func (l *Logger) metrics(req Request, s snapshot) *emf {
 		}
 		return 0
 	}
+	values := []metricValue{
+		{Requests, 1},
+		{Latency, milliseconds(req.Latency)},
+		{ClientErrors, one(req.Status >= 400 && req.Status < 500)},
+		{ServerErrors, one(req.Status >= 500)},
+	}
+	var counted []string
+	for _, m := range []metricValue{
+		{ColdStarts, one(req.ColdStart)},
+		{DynamoDBThrottles, float64(s.db.Throttles)},
+		{DynamoDBConflicts, float64(s.db.Conflicts)},
+		{DynamoDBRetries, float64(s.db.Retries)},
+		{IdempotentReplays, float64(s.counts[IdempotentReplays])},
+		{FailedLogins, float64(s.counts[FailedLogins])},
+	} {
+		if m.value != 0 {
+			values = append(values, m)
+			counted = append(counted, m.name)
+		}
+	}
 	return &emf{
-		route: req.Route, function: l.Function,
-		values: []metricValue{
-			{Requests, 1},
-			{Latency, milliseconds(req.Latency)},
-			{ClientErrors, one(req.Status >= 400 && req.Status < 500)},
-			{ServerErrors, one(req.Status >= 500)},
-			{ColdStarts, one(req.ColdStart)},
-			{DynamoDBThrottles, float64(s.db.Throttles)},
-			{DynamoDBConflicts, float64(s.db.Conflicts)},
-			{DynamoDBRetries, float64(s.db.Retries)},
-			{IdempotentReplays, float64(s.counts[IdempotentReplays])},
-			{FailedLogins, float64(s.counts[FailedLogins])},
-		},
-		meta: emfMeta{Timestamp: now().UnixMilli(), CloudWatchMetrics: l.directives()},
+		route: req.Route, function: l.Function, values: values,
+		meta: emfMeta{Timestamp: now().UnixMilli(), CloudWatchMetrics: l.directives(counted)},
 	}
 }
 
@@ -175,40 +183,48 @@ func (l *Logger) writeMetrics(m *emf) {
 	l.Metrics.Write(append(b, '\n'))
 }
 
-// The metrics each line declares: a route's with the route as their one
-// dimension, a function's with the function.
-var (
-	routeMetrics    = []string{Requests, Latency, ClientErrors, ServerErrors}
-	functionMetrics = []string{ColdStarts, DynamoDBThrottles, DynamoDBConflicts, DynamoDBRetries, IdempotentReplays, FailedLogins}
-)
+// routeMetrics are the metrics of the route, whose one dimension is the
+// route; the function's have the function.
+var routeMetrics = []string{Requests, Latency, ClientErrors, ServerErrors}
 
-// directives returns the CloudWatchMetrics member of l's lines, made once.
-func (l *Logger) directives() json.RawMessage {
+// directive is one member of CloudWatchMetrics.
+type directive struct {
+	Namespace  string     `json:"Namespace"`
+	Dimensions [][]string `json:"Dimensions"`
+	Metrics    []metric   `json:"Metrics"`
+}
+
+type metric struct {
+	Name string `json:"Name"`
+	Unit string `json:"Unit"`
+}
+
+func declare(names []string) []metric {
+	var out []metric
+	for _, n := range names {
+		unit := "Count"
+		if n == Latency {
+			unit = "Milliseconds"
+		}
+		out = append(out, metric{n, unit})
+	}
+	return out
+}
+
+// directives returns the CloudWatchMetrics member of a line: the route's
+// metrics, always, and those of the function's metrics that counted
+// something. A function metric of 0 is left out: its sums are the same,
+// and most lines, which have none, are shorter by a third.
+func (l *Logger) directives(counted []string) json.RawMessage {
 	l.once.Do(func() {
-		type metric struct {
-			Name string `json:"Name"`
-			Unit string `json:"Unit"`
-		}
-		type directive struct {
-			Namespace  string     `json:"Namespace"`
-			Dimensions [][]string `json:"Dimensions"`
-			Metrics    []metric   `json:"Metrics"`
-		}
-		declare := func(names []string) []metric {
-			var out []metric
-			for _, n := range names {
-				unit := "Count"
-				if n == Latency {
-					unit = "Milliseconds"
-				}
-				out = append(out, metric{n, unit})
-			}
-			return out
-		}
-		l.declared, _ = json.Marshal([]directive{
-			{l.Namespace, [][]string{{DimensionRoute}}, declare(routeMetrics)},
-			{l.Namespace, [][]string{{DimensionFunction}}, declare(functionMetrics)},
-		})
+		l.declared, _ = json.Marshal([]directive{{l.Namespace, [][]string{{DimensionRoute}}, declare(routeMetrics)}})
 	})
-	return l.declared
+	if len(counted) == 0 {
+		return l.declared
+	}
+	b, _ := json.Marshal([]directive{
+		{l.Namespace, [][]string{{DimensionRoute}}, declare(routeMetrics)},
+		{l.Namespace, [][]string{{DimensionFunction}}, declare(counted)},
+	})
+	return b
 }

@@ -69,7 +69,8 @@ func TestLine(t *testing.T) {
 		"caller": "2", "role": "customer", "version": 2.0, "dynamodb_calls": 2.0, "dynamodb_units": 2.5,
 		"problem": "https://quire.dev/problems/conflict", "error": "dynamodb TransactWriteItems on users: cancelled",
 		"Requests": 1.0, "Latency": 12.345, "ClientErrors": 1.0, "ServerErrors": 0.0, "ColdStarts": 1.0,
-		"DynamoDBThrottles": 1.0, "DynamoDBConflicts": 1.0, "DynamoDBRetries": 2.0, "IdempotentReplays": 1.0, "FailedLogins": 0.0,
+		"DynamoDBThrottles": 1.0, "DynamoDBConflicts": 1.0, "DynamoDBRetries": 2.0, "IdempotentReplays": 1.0,
+		"FailedLogins": nil, // a function metric of 0 is left out
 	} {
 		if got[k] != want {
 			t.Errorf("%s = %v (%T), want %v", k, got[k], got[k], want)
@@ -84,9 +85,29 @@ func TestLine(t *testing.T) {
 		`{"Name":"Latency","Unit":"Milliseconds"},{"Name":"ClientErrors","Unit":"Count"},{"Name":"ServerErrors","Unit":"Count"}],"Namespace":"Quire/test"},` +
 		`{"Dimensions":[["function"]],"Metrics":[{"Name":"ColdStarts","Unit":"Count"},` +
 		`{"Name":"DynamoDBThrottles","Unit":"Count"},{"Name":"DynamoDBConflicts","Unit":"Count"},{"Name":"DynamoDBRetries","Unit":"Count"},` +
-		`{"Name":"IdempotentReplays","Unit":"Count"},{"Name":"FailedLogins","Unit":"Count"}],"Namespace":"Quire/test"}]`
+		`{"Name":"IdempotentReplays","Unit":"Count"}],"Namespace":"Quire/test"}]`
 	if string(directives) != want {
 		t.Errorf("CloudWatchMetrics\n%s\nwant\n%s", directives, want)
+	}
+}
+
+// TestWarmSuccess: a warm request that met nothing unusual declares the
+// route's metrics only.
+func TestWarmSuccess(t *testing.T) {
+	l, log, _ := logger(slog.LevelInfo, true)
+	l.Write(context.Background(), telemetry.Request{Route: "GET /users/{id}", Status: 200, Latency: time.Millisecond}, &telemetry.Record{})
+	if err := telemetry.ValidateEMF(log.Bytes(), now); err != nil {
+		t.Fatal(err)
+	}
+	got := decode(t, log.Bytes())
+	directives := got["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)
+	if len(directives) != 1 || got["Requests"] != 1.0 || got["ServerErrors"] != 0.0 {
+		t.Errorf("line %s", log)
+	}
+	for _, m := range []string{telemetry.ColdStarts, telemetry.DynamoDBThrottles, telemetry.DynamoDBConflicts, telemetry.DynamoDBRetries, telemetry.IdempotentReplays, telemetry.FailedLogins} {
+		if _, ok := got[m]; ok {
+			t.Errorf("%s present", m)
+		}
 	}
 }
 
