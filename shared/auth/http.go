@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
@@ -134,6 +136,29 @@ type Credentials struct {
 	Password *string `json:"password"`
 }
 
+// check returns each field of c that is missing or longer than any
+// account's can be, so that no such email reaches DynamoDB as a key, nor
+// such a password the hash.
+func (c Credentials) check() error {
+	var bad []quire.FieldError
+	switch {
+	case c.Email == nil:
+		bad = append(bad, quire.FieldError{Pointer: "/email", Detail: "is required"})
+	case len(*c.Email) > quire.MaxEmailLen:
+		bad = append(bad, quire.FieldError{Pointer: "/email", Detail: fmt.Sprintf("must be at most %d bytes", quire.MaxEmailLen)})
+	}
+	switch {
+	case c.Password == nil:
+		bad = append(bad, quire.FieldError{Pointer: "/password", Detail: "is required"})
+	case utf8.RuneCountInString(*c.Password) > password.MaxLength:
+		bad = append(bad, quire.FieldError{Pointer: "/password", Detail: fmt.Sprintf("must be at most %d characters", password.MaxLength)})
+	}
+	if bad != nil {
+		return quire.Invalid(bad...)
+	}
+	return nil
+}
+
 // TokenResponse is the body of a successful login or refresh (RFC 6749
 // section 5.1).
 type TokenResponse struct {
@@ -158,15 +183,8 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 	if err := rest.Decode(r, &c); err != nil {
 		return err
 	}
-	var missing []quire.FieldError
-	if c.Email == nil {
-		missing = append(missing, quire.FieldError{Pointer: "/email", Detail: "is required"})
-	}
-	if c.Password == nil {
-		missing = append(missing, quire.FieldError{Pointer: "/password", Detail: "is required"})
-	}
-	if missing != nil {
-		return quire.Invalid(missing...)
+	if err := c.check(); err != nil {
+		return err
 	}
 	s, err := h.current(r.Context())
 	if err != nil {

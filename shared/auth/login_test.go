@@ -9,6 +9,7 @@ import (
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service/servicetest"
@@ -115,6 +116,8 @@ func TestLoginFailuresLookAlike(t *testing.T) {
 	}
 }
 
+// TestLoginBadRequests: a body that is not credentials, or whose email or
+// password is longer than any account's, is refused field by field.
 func TestLoginBadRequests(t *testing.T) {
 	api := seeded(t)
 	for _, tc := range []struct {
@@ -126,6 +129,12 @@ func TestLoginBadRequests(t *testing.T) {
 		{`{"email":"a@b.co"}`, "application/json", 400, []string{"/password"}},
 		{`{"email":"a@b.co","password":12345678}`, "application/json", 400, []string{"/password"}},
 		{`{"email":"a@b.co","password":"x","remember":true}`, "application/json", 400, []string{"/remember"}},
+		// Longer than any account's: refused before a lookup or a hash.
+		{credentials(longEmail(quire.MaxEmailLen+1), "x"), "application/json", 400, []string{"/email"}},
+		{credentials("a@b.co", strings.Repeat("é", password.MaxLength+1)), "application/json", 400, []string{"/password"}},
+		{credentials(longEmail(quire.MaxEmailLen+1), strings.Repeat("p", password.MaxLength+1)), "application/json", 400, []string{"/email", "/password"}},
+		// At the limits, a login like any other: these credentials are wrong.
+		{credentials(longEmail(quire.MaxEmailLen), strings.Repeat("é", password.MaxLength)), "application/json", 401, nil},
 		{`email=a@b.co&password=x`, "application/x-www-form-urlencoded", 415, nil},
 	} {
 		r := api.Do(t, "POST", "/login", tc.body, "Content-Type", tc.contentType)
@@ -143,6 +152,17 @@ func TestLoginBadRequests(t *testing.T) {
 			t.Errorf("login %s: errors at %v, want %v", tc.body, got, tc.pointers)
 		}
 	}
+}
+
+func credentials(email, password string) string {
+	b, _ := json.Marshal(map[string]string{"email": email, "password": password})
+	return string(b)
+}
+
+// longEmail returns a well-formed email address of n bytes.
+func longEmail(n int) string {
+	const domain = "@example.com"
+	return strings.Repeat("a", n-len(domain)) + domain
 }
 
 // TestPasswordChange: a new password from PUT replaces the old one.

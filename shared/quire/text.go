@@ -7,6 +7,10 @@ import (
 	"unicode/utf8"
 )
 
+// MaxEmailLen bounds an email address, in bytes: RFC 5321's limit on a
+// forward path. No stored email is longer, so a longer one names no account.
+const MaxEmailLen = 254
+
 // CheckName returns why s is not a valid name of at most max characters
 // (surrounding space aside), or "".
 func CheckName(s string, max int) string {

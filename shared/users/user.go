@@ -146,8 +146,8 @@ type Fields struct {
 
 // Limits on field values.
 const (
-	MaxEmailLen = 254 // RFC 5321's limit on a forward path
-	MaxNameLen  = 100 // characters
+	MaxEmailLen = quire.MaxEmailLen // bytes
+	MaxNameLen  = 100               // characters
 )
 
 // ListQuery selects a page of users.
@@ -326,7 +326,7 @@ func normalizeEmail(s string) (string, error) {
 		return "", fieldErr("must not be empty")
 	}
 	if len(s) > MaxEmailLen {
-		return "", fieldErr("must be at most 254 bytes")
+		return "", fieldErr(fmt.Sprintf("must be at most %d bytes", MaxEmailLen))
 	}
 	a, err := mail.ParseAddress(s)
 	if err != nil || a.Name != "" || a.Address != s || !strings.Contains(s[strings.LastIndexByte(s, '@'):], ".") {
