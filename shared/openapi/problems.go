@@ -78,3 +78,25 @@ func retryableTypes() []string {
 	}
 	return out
 }
+
+// problemType is the schema of a problem's type: one URI per error code,
+// each with its status.
+func problemType() schema {
+	var types []any
+	var kinds []string
+	for _, code := range rest.Codes() {
+		types = append(types, rest.ProblemType(code))
+		kind := fmt.Sprintf("%s: %d, %s", code, rest.Status(code), rest.Title(code))
+		if rest.Retryable(code) {
+			kind += ", with Retry-After"
+		}
+		kinds = append(kinds, kind)
+	}
+	return schema{
+		"type": "string", "format": "uri", "enum": types,
+		"description": "What went wrong, stable for a client to branch on: " + rest.ProblemTypeBase + "<kind>, " +
+			"kind and status being " + strings.Join(kinds, "; ") + ". A 409 of type conflict is a collision with " +
+			"another request, which the same request sent again can get past; the other 409s are refusals of the " +
+			"current state that no retry fixes.",
+	}
+}
