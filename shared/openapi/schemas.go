@@ -1,12 +1,19 @@
 package openapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 
+	"github.com/quireapi/quire/shared/carts"
+	"github.com/quireapi/quire/shared/catalog"
+	"github.com/quireapi/quire/shared/idempotency"
+	"github.com/quireapi/quire/shared/password"
+	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/users"
 )
 
 func parameters() schema {
@@ -16,10 +23,11 @@ func parameters() schema {
 	key := func(name string) schema {
 		return schema{
 			"name": name, "in": "header", "required": false,
-			"description": "Makes the request safe to retry: 1 to 255 printable ASCII characters, kept for 24 hours " +
-				"in the caller's scope. The same key with the same request replays the first answer; with another, 422. " +
-				"Idempotency-Key and X-Idempotency-Key mean the same; both with different values are 400.",
-			"schema": schema{"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
+			"description": fmt.Sprintf("Makes the request safe to retry: 1 to %d printable ASCII characters, kept for %d hours "+
+				"(unless IDEMPOTENCY_TTL says otherwise) in the caller's scope. The same key with the same request replays "+
+				"the first answer; with another, 422. Idempotency-Key and X-Idempotency-Key mean the same; both with "+
+				"different values are 400.", idempotency.MaxKeyLen, int(idempotency.DefaultTTL.Hours())),
+			"schema": schema{"type": "string", "minLength": 1, "maxLength": idempotency.MaxKeyLen, "pattern": "^[\\x20-\\x7e]+$"},
 		}
 	}
 	h := func(name, description string) schema {
@@ -71,12 +79,33 @@ func with(props schema, more schema) schema {
 	return out
 }
 
+// amount is m as a JSON number, written exactly: 12.50.
+func amount(m quire.Money) json.Number { return json.Number(m.String()) }
+
+// money is the schema of an amount from min to max: a JSON number with at
+// most two decimals (quire.Money).
+func money(min, max quire.Money) schema {
+	return schema{"type": "number", "multipleOf": amount(1), "minimum": amount(min), "maximum": amount(max),
+		"description": "An exact amount with two decimals, such as 12.50"}
+}
+
+// text is a string of 1 to max characters, checked as quire.CheckName
+// checks names.
+func text(max int) schema {
+	return schema{"type": "string", "minLength": 1, "maxLength": max,
+		"description": fmt.Sprintf("1 to %d characters once surrounding space is trimmed, no control characters", max)}
+}
+
 func schemas() schema {
 	str := schema{"type": "string"}
-	money := schema{"type": "number", "description": "An exact amount with two decimals, such as 12.50"}
+	anyMoney := money(0, quire.MaxMoney)
+	price := money(1, catalog.MaxPrice)
 	id := ref("ID")
 	time := schema{"type": "string", "format": "date-time"}
 	links := arrayOf(ref("Link"))
+	quantity := schema{"type": "integer", "minimum": 1, "maximum": carts.MaxQuantity}
+	email := schema{"type": "string", "format": "email", "maxLength": users.MaxEmailLen,
+		"description": fmt.Sprintf("One bare address, at most %d bytes", users.MaxEmailLen)}
 	status := func(v int) schema {
 		if v < 2 {
 			return schema{"enum": []any{"AVAILABLE", "DISCONTINUED"}}
@@ -84,8 +113,8 @@ func schemas() schema {
 		return schema{"enum": []any{"AVAILABLE", "DISCONTINUED", "ARCHIVED"}}
 	}
 	userBase := schema{
-		"id": id, "email": str, "role": schema{"enum": []any{"customer", "admin"}},
-		"status": schema{"enum": []any{"ACTIVE", "CLOSED"}}, "balance": money, "profile": ref("Profile"),
+		"id": id, "email": email, "role": schema{"enum": []any{"customer", "admin"}},
+		"status": schema{"enum": []any{"ACTIVE", "CLOSED"}}, "balance": money(0, users.MaxBalance), "profile": ref("Profile"),
 		"created_at": time, "updated_at": time,
 		"_links": with(object(schema{"deposit": str, "close_account": str}, "deposit", "close_account"), schema{
 			"description": "The actions the caller may take on the account now, as paths: they follow the caller " +
@@ -93,34 +122,40 @@ func schemas() schema {
 				"and are empty for an anonymous caller, as in sign-up's answer."}),
 	}
 	userWrite := schema{
-		"email": str, "role": schema{"enum": []any{"customer", "admin"}}, "status": schema{"enum": []any{"ACTIVE", "CLOSED"}},
-		"password": schema{"type": "string", "minLength": 8, "maxLength": 128, "writeOnly": true},
+		"email": email, "role": schema{"enum": []any{"customer", "admin"}}, "status": schema{"enum": []any{"ACTIVE", "CLOSED"}},
+		"password": schema{"type": "string", "minLength": password.MinLength, "maxLength": password.MaxLength, "writeOnly": true},
 		"current_password": schema{"type": "string", "writeOnly": true,
 			"description": "Required to change one's own email or password: the password now (403 wrong-password otherwise)."},
 		"id": schema{"readOnly": true}, "balance": schema{"readOnly": true}, "profile": schema{"readOnly": true},
 		"_links": schema{"readOnly": true}, "created_at": schema{"readOnly": true}, "updated_at": schema{"readOnly": true},
 	}
 	writeOptional := []string{"role", "status", "password", "current_password", "id", "balance", "profile", "_links", "created_at", "updated_at"}
+	userName := text(users.MaxNameLen)
+	name := text(catalog.MaxNameLen)
 	product := func(v int) schema {
-		return schema{"id": id, "name": str, "price": money, "status": status(v), "author_id": id, "links": links}
+		return schema{"id": id, "name": name, "price": price, "status": status(v), "author_id": id, "links": links}
 	}
 	productWrite := func(v int) schema {
-		return object(schema{"name": str, "price": money, "status": status(v), "author_id": id,
+		return object(schema{"name": name, "price": price, "status": status(v), "author_id": id,
 			"id": schema{"readOnly": true}, "links": schema{"readOnly": true}}, "id", "links")
 	}
 	cartLine := func(v int) schema {
-		return object(schema{"product_id": id, "name": str, "price": money, "status": status(v), "quantity": schema{"type": "integer"}, "subtotal": money, "links": links})
+		return object(schema{"product_id": id, "name": name, "price": price, "status": status(v), "quantity": quantity, "subtotal": anyMoney, "links": links})
 	}
 	out := schema{
-		"ID":   schema{"type": "integer", "minimum": 1, "maximum": 9007199254740991},
+		"ID":   schema{"type": "integer", "minimum": 1, "maximum": int64(quire.MaxID)},
 		"Link": object(schema{"rel": str, "href": str}),
 		"Problem": object(schema{
 			"type": problemType(), "title": str, "status": schema{"type": "integer"}, "detail": str, "instance": str, "request_id": str,
 			"errors": arrayOf(object(schema{"pointer": str, "detail": str})),
 		}, "detail", "instance", "request_id", "errors"),
-		"Health":      object(schema{"status": str, "database": str}),
-		"Config":      schema{"type": "object", "description": "The configuration document: any JSON object"},
-		"Credentials": object(schema{"email": str, "password": str}),
+		"Health": object(schema{"status": str, "database": str}),
+		"Config": schema{"type": "object", "description": "The configuration document: any JSON object"},
+		"Credentials": object(schema{
+			"email": schema{"type": "string", "maxLength": quire.MaxEmailLen,
+				"description": fmt.Sprintf("At most %d bytes: no account has a longer one", quire.MaxEmailLen)},
+			"password": schema{"type": "string", "maxLength": password.MaxLength, "writeOnly": true},
+		}),
 		"Token": object(schema{"access_token": str, "token_type": schema{"const": "Bearer"}, "expires_in": schema{"type": "integer"},
 			"refresh_token":      schema{"type": "string", "description": "Opaque; trade it at POST /tokens before refresh_expires_in seconds pass. Keep it secret."},
 			"refresh_expires_in": schema{"type": "integer"}}),
@@ -130,28 +165,40 @@ func schemas() schema {
 			"use": schema{"const": "sig"}, "kid": str, "x": str, "y": str,
 		}))}),
 		"Profile": object(schema{
-			"bio": schema{"type": "string", "maxLength": 500}, "location": schema{"type": "string", "maxLength": 100},
-			"website": schema{"type": "string", "maxLength": 200}, "newsletter": schema{"type": "boolean"},
+			"bio":      schema{"type": "string", "maxLength": users.MaxBioLen},
+			"location": schema{"type": "string", "maxLength": users.MaxLocationLen},
+			"website": schema{"type": "string", "maxLength": users.MaxWebsiteLen,
+				"description": "Empty, or an http or https URL"},
+			"newsletter": schema{"type": "boolean"},
 		}, "bio", "location", "website", "newsletter"),
-		"UserV1":       object(with(userBase, schema{"first_name": str, "last_name": str}), "profile"),
-		"UserV2":       object(with(userBase, schema{"name": str}), "profile"),
-		"UserWriteV1":  object(with(userWrite, schema{"first_name": str, "last_name": str}), writeOptional...),
-		"UserWriteV2":  object(with(userWrite, schema{"name": str}), writeOptional...),
-		"Deposit":      object(schema{"amount": money}),
-		"Author":       object(schema{"id": id, "name": str, "links": links}),
-		"AuthorWrite":  object(schema{"name": str, "id": schema{"readOnly": true}, "links": schema{"readOnly": true}}, "id", "links"),
-		"CartAddition": object(schema{"product_id": id, "quantity": schema{"type": "integer", "minimum": 1, "maximum": 99}}),
-		"Quantity":     object(schema{"quantity": schema{"type": "integer", "minimum": 1, "maximum": 99}}),
+		"UserV1": object(with(userBase, schema{
+			"first_name": schema{"type": "string", "minLength": 1, "maxLength": users.MaxNameLen},
+			"last_name": schema{"type": "string", "maxLength": users.MaxNameLen,
+				"description": "Empty when the name was written in API v2 as one word"},
+		}), "profile"),
+		"UserV2": object(with(userBase, schema{"name": schema{"type": "string", "minLength": 1, "maxLength": 2*users.MaxNameLen + 1,
+			"description": "first_name and last_name of API v1, with a space between when last_name is not empty"}}), "profile"),
+		"UserWriteV1": object(with(userWrite, schema{"first_name": userName, "last_name": userName}), writeOptional...),
+		"UserWriteV2": object(with(userWrite, schema{"name": userName}), writeOptional...),
+		"Deposit": object(schema{"amount": with(money(users.MinDeposit, users.MaxDeposit), schema{
+			"description": fmt.Sprintf("From %s to %s; the balance never passes %s (409 balance-limit)",
+				users.MinDeposit, users.MaxDeposit, users.MaxBalance)})}),
+		"Author":       object(schema{"id": id, "name": name, "links": links}),
+		"AuthorWrite":  object(schema{"name": name, "id": schema{"readOnly": true}, "links": schema{"readOnly": true}}, "id", "links"),
+		"CartAddition": object(schema{"product_id": id, "quantity": quantity}),
+		"Quantity":     object(schema{"quantity": quantity}),
 		"Order": object(schema{
-			"id": id, "user_id": id, "total": money, "created_at": time,
-			"items": arrayOf(object(schema{"product_id": id, "name": str, "price": money, "quantity": schema{"type": "integer"}, "subtotal": money})),
+			"id": id, "user_id": id, "total": anyMoney, "created_at": time,
+			"items": with(arrayOf(object(schema{"product_id": id, "name": str, "price": price, "quantity": quantity, "subtotal": anyMoney})),
+				schema{"minItems": 1, "maxItems": carts.MaxItems}),
 		}),
 	}
 	for _, v := range routes.Versions {
 		out[fmt.Sprintf("ProductV%d", v)] = object(product(v))
 		out[fmt.Sprintf("ProductWriteV%d", v)] = productWrite(v)
-		out[fmt.Sprintf("LandingV%d", v)] = object(schema{"featured": arrayOf(object(with(product(v), schema{"author_name": str})))})
-		out[fmt.Sprintf("CartV%d", v)] = object(schema{"items": arrayOf(cartLine(v)), "total": money})
+		out[fmt.Sprintf("LandingV%d", v)] = object(schema{"featured": with(arrayOf(object(with(product(v), schema{"author_name": name}))),
+			schema{"maxItems": catalog.MaxFeatured})})
+		out[fmt.Sprintf("CartV%d", v)] = object(schema{"items": with(arrayOf(cartLine(v)), schema{"maxItems": carts.MaxItems}), "total": anyMoney})
 	}
 	return out
 }
