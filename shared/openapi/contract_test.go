@@ -11,9 +11,10 @@ import (
 )
 
 // TestContract: the answers of conditional requests, of the
-// configuration document and of conflicts match the document as
-// servicetest checks them (Retry-After exactly on a retryable problem), and
-// answers that break it do not.
+// configuration document, of conflicts and of the other errors match the
+// document as servicetest checks them (each 4xx listed by its operation,
+// with the problem types of its status and its headers; Retry-After exactly
+// on a retryable problem), and answers that break it do not.
 func TestContract(t *testing.T) {
 	var z bytes.Buffer
 	gz := gzip.NewWriter(&z)
@@ -45,6 +46,14 @@ func TestContract(t *testing.T) {
 			[]byte(`{"type":"https://quire.dev/problems/cart-empty","title":"Cart empty","status":409}`), true},
 		{"unavailable", "GET", "/users/7", 503, []string{"Content-Type", "application/problem+json", "Retry-After", "1"},
 			[]byte(`{"type":"https://quire.dev/problems/unavailable","title":"Service unavailable","status":503}`), true},
+		{"not found", "GET", "/api/v2/users/7", 404, []string{"Content-Type", "application/problem+json"},
+			[]byte(`{"type":"https://quire.dev/problems/not-found","title":"Not found","status":404}`), true},
+		{"unauthorized", "GET", "/cart", 401, []string{"Content-Type", "application/problem+json", "WWW-Authenticate", `Bearer realm="quire"`},
+			[]byte(`{"type":"https://quire.dev/problems/unauthorized","title":"Unauthorized","status":401}`), true},
+		{"locked login", "POST", "/login", 429, []string{"Content-Type", "application/problem+json", "Retry-After", "600"},
+			[]byte(`{"type":"https://quire.dev/problems/throttled","title":"Too many requests","status":429}`), true},
+		{"throttled by the web ACL", "POST", "/users", 429, []string{"Content-Type", "application/json", "Retry-After", "300"},
+			[]byte(`{"type":"https://quire.dev/problems/throttled","title":"Too many requests","status":429,"detail":"Too many requests from this address to this route."}`), true},
 
 		{"user without ETag", "GET", "/users/7", 200, []string{"Content-Type", "application/json"},
 			[]byte(`{"id":7,"email":"a@example.com","role":"customer","status":"ACTIVE","balance":0,"first_name":"A","last_name":"B","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z","_links":{}}`), false},
@@ -61,6 +70,14 @@ func TestContract(t *testing.T) {
 			[]byte(`{"type":"https://quire.dev/problems/unavailable","title":"Service unavailable","status":503}`), false},
 		{"unknown problem type", "GET", "/users/7", 404, []string{"Content-Type", "application/problem+json"},
 			[]byte(`{"type":"https://quire.dev/problems/gone-fishing","title":"Gone fishing","status":404}`), false},
+		{"a status the operation does not list", "GET", "/health", 404, []string{"Content-Type", "application/problem+json"},
+			[]byte(`{"type":"https://quire.dev/problems/not-found","title":"Not found","status":404}`), false},
+		{"a problem of another status", "DELETE", "/users/7", 404, []string{"Content-Type", "application/problem+json"},
+			[]byte(`{"type":"https://quire.dev/problems/forbidden","title":"Forbidden","status":403}`), false},
+		{"unauthorized without a challenge", "GET", "/cart", 401, []string{"Content-Type", "application/problem+json"},
+			[]byte(`{"type":"https://quire.dev/problems/unauthorized","title":"Unauthorized","status":401}`), false},
+		{"throttled without Retry-After", "GET", "/cart", 429, []string{"Content-Type", "application/problem+json"},
+			[]byte(`{"type":"https://quire.dev/problems/throttled","title":"Too many requests","status":429}`), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(tc.method, tc.path, nil)

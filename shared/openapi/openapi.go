@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
@@ -47,6 +48,7 @@ type operation struct {
 	also      map[int][]string // more successes, without a body, and their headers
 	gzip      bool             // the body is gzip-compressed when Accept-Encoding takes gzip
 	refusals  []string         // the codes of the operation's 409s that no retry fixes (a write's 409 may also be ECONFLICT)
+	problems  []string         // the codes of its 4xx problems that its route does not imply (see failures)
 	media     []string         // the success body's media types when it is not JSON: text
 }
 
@@ -55,14 +57,21 @@ type operation struct {
 // on it at init.
 func operations() map[string]operation {
 	return map[string]operation{
-		"GET /health":                {summary: "Health check for load balancers", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
-		"GET /status":                {summary: "Health check (the same as /health)", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
-		"GET /openapi.json":          {summary: "This document", status: 200, result: same(schema{"type": "object"}), headers: []string{"Cache-Control"}},
-		"GET /docs":                  {summary: "This document as a page to read and try in a browser (Swagger UI)", status: 200, media: []string{"text/html"}, headers: []string{"Cache-Control", "ETag"}},
-		"GET /docs/{file}":           {summary: "A file of the docs page: its script or style sheet", status: 200, media: []string{"text/javascript", "text/css"}, headers: []string{"Cache-Control", "ETag"}, gzip: true},
-		"POST /login":                {summary: "Trade an email and password for an access token and a refresh token: a new session", body: same(ref("Credentials")), status: 200, result: same(ref("Token")), headers: []string{"Cache-Control"}},
-		"POST /tokens":               {summary: "Trade a refresh token for a new access token and refresh token; the old one dies, and one used again ends its session", body: same(ref("RefreshRequest")), status: 200, result: same(ref("Token")), headers: []string{"Cache-Control"}},
-		"DELETE /session":            {summary: "Log out: end the session of the caller's access token (which stays valid until it expires)", status: 204},
+		"GET /health":       {summary: "Health check for load balancers", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
+		"GET /status":       {summary: "Health check (the same as /health)", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
+		"GET /openapi.json": {summary: "This document", status: 200, result: same(schema{"type": "object"}), headers: []string{"Cache-Control"}},
+		"GET /docs":         {summary: "This document as a page to read and try in a browser (Swagger UI)", status: 200, media: []string{"text/html"}, headers: []string{"Cache-Control", "ETag"}},
+		"GET /docs/{file}":  {summary: "A file of the docs page: its script or style sheet", status: 200, media: []string{"text/javascript", "text/css"}, headers: []string{"Cache-Control", "ETag"}, gzip: true},
+		"POST /login": {summary: "Trade an email and password for an access token and a refresh token: a new session",
+			note: fmt.Sprintf("A wrong email or password is 401. After %d failed logins of an email, counted for %d minutes "+
+				"from the first, the email is locked until those minutes are over: 429 with Retry-After (the seconds left), "+
+				"whatever the password.", auth.MaxLoginFailures, int(auth.LoginWindow.Minutes())),
+			body: same(ref("Credentials")), status: 200, result: same(ref("Token")), headers: []string{"Cache-Control"}, problems: []string{quire.EUNAUTHORIZED}},
+		"POST /tokens": {summary: "Trade a refresh token for a new access token and refresh token; the old one dies, and one used again ends its session",
+			note: "A refresh token that is not valid (malformed, unknown, expired, reused or revoked) is 401: log in again.",
+			body: same(ref("RefreshRequest")), status: 200, result: same(ref("Token")), headers: []string{"Cache-Control"}, problems: []string{quire.EUNAUTHORIZED}},
+		"DELETE /session": {summary: "Log out: end the session of the caller's access token (which stays valid until it expires)",
+			note: "404 when the session has ended already, or the token belongs to none.", status: 204, problems: []string{quire.ENOTFOUND}},
 		"GET /.well-known/jwks.json": {summary: "The public keys that verify access tokens", status: 200, result: same(ref("JWKS")), headers: []string{"Cache-Control"}},
 
 		"GET /landing":             {summary: "The landing page: featured books", status: 200, result: perVersion("Landing")},
@@ -78,7 +87,7 @@ func operations() map[string]operation {
 		"GET /users":                      {summary: "List users: all active ones for an admin, oneself for a customer", query: []string{"limit", "cursor", "role", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
 		"POST /users":                     {summary: "Sign up", body: perVersion("UserWrite"), status: 201, result: perVersion("User"), headers: []string{"Location"}, refusals: []string{quire.EEMAILTAKEN}},
 		"GET /users/{id}":                 {summary: "Get a user", query: []string{"embed"}, status: 200, result: perVersion("User")},
-		"PUT /users/{id}":                 {summary: "Replace a user; one's own email or password only with current_password", body: perVersion("UserWrite"), status: 200, result: perVersion("User"), refusals: []string{quire.EEMAILTAKEN}},
+		"PUT /users/{id}":                 {summary: "Replace a user; one's own email or password only with current_password", body: perVersion("UserWrite"), status: 200, result: perVersion("User"), refusals: []string{quire.EEMAILTAKEN}, problems: []string{quire.EWRONGPASSWORD}},
 		"DELETE /users/{id}":              {summary: "Delete a user", status: 204},
 		"GET /users/{id}/profile":         {summary: "Get a user's profile", status: 200, result: same(ref("Profile"))},
 		"PUT /users/{id}/profile":         {summary: "Replace a user's profile", body: same(ref("Profile")), status: 200, result: same(ref("Profile"))},
@@ -86,7 +95,7 @@ func operations() map[string]operation {
 		"POST /users/{id}/close":          {summary: "Close an account, keeping its balance", status: 200, result: perVersion("User"), refusals: []string{quire.EACCOUNTCLOSED}},
 		"GET /admin/users":                {summary: "List every user in any status (admin)", query: []string{"limit", "cursor", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
 		"GET /cart":                       {summary: "The caller's cart at current prices", status: 200, result: perVersion("Cart")},
-		"POST /cart":                      {summary: "Add copies of a book to the cart", body: same(ref("CartAddition")), status: 200, result: perVersion("Cart"), refusals: []string{quire.EPRODUCTUNAVAILABLE, quire.ECARTFULL}},
+		"POST /cart":                      {summary: "Add copies of a book to the cart", note: "404 when no book has the product_id.", body: same(ref("CartAddition")), status: 200, result: perVersion("Cart"), refusals: []string{quire.EPRODUCTUNAVAILABLE, quire.ECARTFULL}, problems: []string{quire.ENOTFOUND}},
 		"DELETE /cart/items/{product_id}": {summary: "Take a book out of the cart", status: 204},
 		"POST /products/{id}/buy":         {summary: "Buy a book from the balance", body: same(ref("Quantity")), status: 201, result: same(ref("Order")), query: []string{"ifMatchPurchase"}, headers: []string{"Location"}, refusals: []string{quire.EINSUFFICIENTFUNDS, quire.EACCOUNTCLOSED, quire.EPRODUCTUNAVAILABLE}},
 		"POST /pay":                       {summary: "Buy the whole cart from the balance", query: []string{"ifMatchPurchase"}, status: 201, result: same(ref("Order")), headers: []string{"Location"}, refusals: []string{quire.ECARTEMPTY, quire.EINSUFFICIENTFUNDS, quire.EACCOUNTCLOSED, quire.EPRODUCTUNAVAILABLE}},
@@ -94,7 +103,7 @@ func operations() map[string]operation {
 		"GET /orders/{id}":                {summary: "Get an order", status: 200, result: same(ref("Order"))},
 
 		"GET /config": {summary: "The configuration document", note: "404 until an admin has stored one.",
-			status: 200, result: same(ref("Config")), gzip: true},
+			status: 200, result: same(ref("Config")), gzip: true, problems: []string{quire.ENOTFOUND}},
 		"PUT /admin/config": {summary: "Replace the configuration document whole (admin)",
 			note: fmt.Sprintf("The body is any JSON object of at most %d bytes (2 MiB): a longer one is 413, "+
 				"anything but a JSON object 400. 201 when there was no document, 204 when one was replaced.", config.MaxBytes),
@@ -135,6 +144,7 @@ func Handler(w http.ResponseWriter, r *http.Request) error {
 
 func build() ([]byte, error) {
 	paths := map[string]schema{}
+	problems := schema{} // the responses components operations refer to
 	operations := operations()
 	for _, r := range routes.All() {
 		op, ok := operations[r.Resource().Key()]
@@ -146,7 +156,7 @@ func build() ([]byte, error) {
 			item = schema{}
 			paths[r.Path] = item
 		}
-		item[strings.ToLower(r.Method)] = op.document(r)
+		item[strings.ToLower(r.Method)] = op.document(r, problems)
 	}
 	for key := range operations {
 		if !slices.ContainsFunc(routes.All(), func(r routes.Route) bool { return r.Resource().Key() == key }) {
@@ -162,9 +172,11 @@ func build() ([]byte, error) {
 				"without a prefix, where Accept: application/vnd.quire.v<N>+json chooses the version (v1 by default). " +
 				"A resource's GET answers an ETag and, for a matching If-None-Match, 304; its PUT and DELETE take " +
 				"If-Match and If-None-Match, and answer 412 when they fail (RFC 9110 section 13). " +
-				"Errors are application/problem+json (RFC 9457) with a stable type per kind. A 409 of type conflict " +
-				"(a collision with another request) and a 503 carry Retry-After: the same request, sent again after it, " +
-				"can succeed. A 409 of any other type is a refusal of the current state that no retry fixes.",
+				"Errors are application/problem+json (RFC 9457) with a stable type per kind, and each operation lists the " +
+				"statuses it can answer with the types each can have. A 409 of type conflict (a collision with another " +
+				"request), a 429 and a 503 carry Retry-After: the same request, sent again after it, can succeed. A 409 of " +
+				"any other type is a refusal of the current state that no retry fixes. A page of an origin the API allows " +
+				"(CORS) may read every answer, errors included.",
 		},
 		"paths":    paths,
 		"security": []any{schema{"bearer": []any{}}},
@@ -172,34 +184,21 @@ func build() ([]byte, error) {
 			"securitySchemes": schema{"bearer": schema{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
 			"parameters":      parameters(),
 			"schemas":         schemas(),
-			"headers": schema{
-				"Location":      schema{"description": "The new resource's URL", "schema": schema{"type": "string"}},
-				"Link":          schema{"description": `The next page (RFC 8288, rel="next"), absent on the last page`, "schema": schema{"type": "string"}},
-				"Cache-Control": schema{"description": "How long caches may keep the answer", "schema": schema{"type": "string"}},
-				rest.ReplayedHeader: schema{
-					"description": "true when the answer is the recorded first answer to the request's idempotency key",
-					"schema":      schema{"type": "string"},
-				},
-				"ETag": schema{
-					"description": `The strong entity tag of the representation: of its content, API version and encoding ` +
-						`("<hash>-v1", "<hash>-v2-gzip"). Send it in If-None-Match to revalidate, in If-Match to write only over this state.`,
-					"required": true,
-					"schema":   schema{"type": "string", "pattern": `^"[\x21\x23-\x7e]+"$`},
-				},
-				"Vary":             schema{"description": "The request headers the answer depends on", "schema": schema{"type": "string"}},
-				"Content-Encoding": schema{"description": "gzip when the request's Accept-Encoding takes it", "schema": schema{"type": "string", "enum": []any{"gzip"}}},
-			},
+			"headers":         headers(),
+			"responses":       problems,
 		},
 	}
 	return json.Marshal(doc)
 }
 
-// document returns the operation object of route r.
-func (op operation) document(r routes.Route) schema {
+// document returns the operation object of route r. Its problem responses
+// that problems has components for refer to them, and it adds the ones it
+// needs to problems.
+func (op operation) document(r routes.Route, problems schema) schema {
 	out := schema{
 		"operationId": operationID(r),
 		"summary":     op.summary,
-		"responses":   op.responses(r),
+		"responses":   op.responses(r, problems),
 	}
 	if r.Access == routes.Public {
 		out["security"] = []any{}
@@ -208,31 +207,18 @@ func (op operation) document(r routes.Route) schema {
 	if r.Access == routes.Admin {
 		notes = append(notes, "Needs a token with the admin role.")
 	}
+	if r.Idempotency == routes.KeyRequired {
+		notes = append(notes, "Needs an idempotency key, in either header.")
+	}
 	var params []any
-	for _, seg := range strings.Split(r.Path, "/") {
-		if name, ok := strings.CutPrefix(seg, "{"); ok {
-			name = strings.TrimSuffix(name, "}")
-			s := ref("ID")
-			if name == "file" {
-				s = schema{"type": "string", "pattern": `^[a-z0-9.-]+$`}
-			}
-			params = append(params, schema{"name": name, "in": "path", "required": true, "schema": s})
+	for _, name := range pathParameters(r) {
+		s := ref("ID")
+		if name == "file" {
+			s = schema{"type": "string", "pattern": `^[a-z0-9.-]+$`}
 		}
+		params = append(params, schema{"name": name, "in": "path", "required": true, "schema": s})
 	}
-	names := op.query
-	if conditional(r) || r.Versioned && r.Method == http.MethodDelete {
-		names = append(slices.Clip(names), "ifMatch", "ifNoneMatch")
-	}
-	if op.gzip {
-		names = append(slices.Clip(names), "acceptEncoding")
-	}
-	if r.Idempotency != routes.KeyNone {
-		names = append(slices.Clip(names), "idempotencyKey", "xIdempotencyKey")
-		if r.Idempotency == routes.KeyRequired {
-			notes = append(notes, "Needs an idempotency key, in either header.")
-		}
-	}
-	for _, name := range names {
+	for _, name := range op.parameters(r) {
 		params = append(params, schema{"$ref": "#/components/parameters/" + name})
 	}
 	if params != nil {
@@ -254,13 +240,45 @@ func (op operation) document(r routes.Route) schema {
 	return out
 }
 
+// pathParameters returns the names of route r's path parameters.
+func pathParameters(r routes.Route) []string {
+	var names []string
+	for _, seg := range strings.Split(r.Path, "/") {
+		if name, ok := strings.CutPrefix(seg, "{"); ok {
+			names = append(names, strings.TrimSuffix(name, "}"))
+		}
+	}
+	return names
+}
+
+// parameters returns the names of the query and header parameters of
+// route r, as components/parameters names them: the operation's own, the
+// conditional headers of a resource's GET, PUT and DELETE, Accept-Encoding
+// where the body may be compressed, and the idempotency keys.
+func (op operation) parameters(r routes.Route) []string {
+	names := slices.Clone(op.query)
+	if conditional(r) || r.Versioned && r.Method == http.MethodDelete {
+		names = append(names, "ifMatch", "ifNoneMatch")
+	}
+	if op.gzip {
+		names = append(names, "acceptEncoding")
+	}
+	if r.Idempotency != routes.KeyNone {
+		names = append(names, "idempotencyKey", "xIdempotencyKey")
+	}
+	return names
+}
+
 // conditional reports whether route r is a resource's GET or PUT, whose
 // successes carry the ETag of the resource's representation.
 func conditional(r routes.Route) bool {
 	return r.Versioned && (r.Method == http.MethodGet || r.Method == http.MethodPut)
 }
 
-func (op operation) responses(r routes.Route) schema {
+// responses returns the responses of route r: its successes, its 304 if
+// it has one, and its errors (see failures), whose problem responses refer
+// to the components of problems where they can.
+func (op operation) responses(r routes.Route, problems schema) schema {
 	// The headers of every success of r, beyond the operation's own.
 	var more []string
 	if conditional(r) {
@@ -268,6 +286,9 @@ func (op operation) responses(r routes.Route) schema {
 	}
 	if r.Versioned && r.Method == http.MethodGet {
 		more = append(more, "Cache-Control")
+	}
+	if r.Versioned {
+		more = append(more, "Vary")
 	}
 	if op.gzip {
 		more = append(more, "Vary", "Content-Encoding")
@@ -287,23 +308,16 @@ func (op operation) responses(r routes.Route) schema {
 	}
 	out := schema{
 		fmt.Sprint(op.status): response(http.StatusText(op.status), body, op.headers, more),
-		"default": schema{
-			"description": "An error, in the status code and an RFC 9457 problem",
-			"content":     schema{rest.ProblemMediaType: schema{"schema": ref("Problem")}},
-		},
+		"default":             problemRef(problems, otherErrors, otherErrorsResponse),
 	}
 	for status, headers := range op.also {
 		out[fmt.Sprint(status)] = response(http.StatusText(status), nil, headers, more)
 	}
+	for status, codes := range byStatus(op.failures(r)) {
+		out[fmt.Sprint(status)] = problemResponses(problems, codes)
+	}
 	if writes(r) {
 		out["409"] = op.conflict()
-	}
-	out["503"] = problemResponse("Service unavailable: a dependency does not answer, or the request did not complete in "+
-		"time. Send the same request again after Retry-After seconds; a write retried with the same idempotency key "+
-		"takes effect once.", true, codesOf(http.StatusServiceUnavailable)...)
-	if slices.Contains(op.query, "ifMatchPurchase") {
-		out["412"] = problemResponse("Precondition failed: what is bought changed since the ETag in If-Match was read; "+
-			"nothing was paid.", false, codesOf(http.StatusPreconditionFailed)...)
 	}
 	if r.Versioned && r.Method == http.MethodGet {
 		out["304"] = response("Not Modified: If-None-Match names the current representation; no body", nil,
@@ -313,19 +327,18 @@ func (op operation) responses(r routes.Route) schema {
 }
 
 // response is a response object with a description, content (or nil, for
-// none) and the headers named, each once.
+// none) and the headers named, each once, with the CORS headers every
+// answer to an allowed origin carries.
 func response(description string, content schema, headers ...[]string) schema {
 	out := schema{"description": description}
 	if content != nil {
 		out["content"] = content
 	}
 	hs := schema{}
-	for _, h := range slices.Concat(headers...) {
-		hs[h] = schema{"$ref": "#/components/headers/" + h}
+	for _, h := range slices.Concat(append(headers, corsHeaders())...) {
+		hs[h] = headerRef(h)
 	}
-	if len(hs) > 0 {
-		out["headers"] = hs
-	}
+	out["headers"] = hs
 	return out
 }
 

@@ -3,6 +3,7 @@ package openapi
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -179,7 +180,8 @@ func TestConfig(t *testing.T) {
 	if diff := cmp.Diff([]string{"application/json"}, types); diff != "" {
 		t.Errorf("PUT /api/v2/admin/config body types (-want +got):\n%s", diff)
 	}
-	for status, headers := range map[int][]string{201: {"ETag", "Location"}, 204: {"ETag"}} {
+	cors := corsHeaders()
+	for status, headers := range map[int][]string{201: append([]string{"ETag", "Location", "Vary"}, cors...), 204: append([]string{"ETag", "Vary"}, cors...)} {
 		resp := put.Responses.Status(status)
 		if resp == nil {
 			t.Errorf("PUT /admin/config answers no %d", status)
@@ -190,6 +192,7 @@ func TestConfig(t *testing.T) {
 			got = append(got, h)
 		}
 		slices.Sort(got)
+		slices.Sort(headers)
 		if diff := cmp.Diff(headers, got); diff != "" || resp.Value.Content != nil {
 			t.Errorf("PUT /admin/config %d: content %v, headers (-want +got):\n%s", status, resp.Value.Content, diff)
 		}
@@ -198,8 +201,8 @@ func TestConfig(t *testing.T) {
 
 // TestProblemTypes: the Problem schema names every problem type; every
 // operation documents its 503 with a required Retry-After, and every write
-// its 409 with an optional one (a refusal has none), of type conflict or
-// one of the operation's refusals.
+// its 409, of type conflict or one of the operation's refusals, with a
+// Retry-After that is optional when it has refusals (a refusal has none).
 func TestProblemTypes(t *testing.T) {
 	doc := load(t)
 	var want []any
@@ -231,8 +234,98 @@ func TestProblemTypes(t *testing.T) {
 		if (c != nil) != write {
 			t.Errorf("%s: 409 documented %v, want %v", r.Key(), c != nil, write)
 		}
-		if c != nil && (c.Value.Headers["Retry-After"] == nil || c.Value.Headers["Retry-After"].Value.Required) {
-			t.Errorf("%s: 409 without an optional Retry-After", r.Key())
+		if c == nil {
+			continue
 		}
+		types := c.Value.Content.Get(rest.ProblemMediaType).Schema.Value.AllOf[1].Value.Properties["type"].Value.Enum
+		retry := c.Value.Headers["Retry-After"]
+		if refusals := len(types) > 1; retry == nil || retry.Value.Required == refusals {
+			t.Errorf("%s: 409 of %d types with Retry-After %+v, want it required only without refusals", r.Key(), len(types), retry)
+		}
+	}
+}
+
+// TestErrorStatuses: each operation lists the error statuses its route can
+// answer, from what the route table says of it, each with the problem types
+// of that status only; a 401 carries WWW-Authenticate, a 429 and a 503
+// Retry-After.
+func TestErrorStatuses(t *testing.T) {
+	doc := load(t)
+	errorsOf := func(op *openapi3.Operation) []int {
+		var out []int
+		for status := range op.Responses.Map() {
+			if n, err := strconv.Atoi(status); err == nil && n >= 400 {
+				out = append(out, n)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, tc := range []struct {
+		route string
+		want  []int
+	}{
+		{"GET /health", []int{429, 503}},
+		{"GET /docs/{file}", []int{404, 429, 503}},
+		{"POST /login", []int{400, 401, 413, 415, 429, 503}},
+		{"DELETE /session", []int{401, 404, 409, 429, 503}},
+		{"GET /api/v1/products", []int{400, 401, 406, 412, 429, 503}},
+		{"GET /config", []int{400, 401, 404, 406, 412, 429, 503}},
+		{"POST /users", []int{400, 406, 409, 413, 415, 422, 429, 503}},
+		{"PUT /api/v2/users/{id}", []int{400, 401, 403, 404, 406, 409, 412, 413, 415, 429, 503}},
+		{"POST /users/{id}/deposit", []int{400, 401, 403, 404, 406, 409, 413, 415, 422, 429, 503}},
+		{"POST /pay", []int{400, 401, 406, 409, 412, 422, 429, 503}},
+	} {
+		method, path, _ := strings.Cut(tc.route, " ")
+		if diff := cmp.Diff(tc.want, errorsOf(doc.Paths.Find(path).GetOperation(method))); diff != "" {
+			t.Errorf("%s: error statuses (-want +got):\n%s", tc.route, diff)
+		}
+	}
+	for _, r := range routes.All() {
+		op := doc.Paths.Find(r.Path).GetOperation(r.Method)
+		statuses := errorsOf(op)
+		if !slices.ContainsFunc(statuses, func(s int) bool { return s < 500 }) {
+			t.Errorf("%s lists no 4xx", r.Key())
+		}
+		for _, status := range statuses {
+			resp := op.Responses.Status(status).Value
+			mt := resp.Content.Get(rest.ProblemMediaType)
+			if mt == nil || len(mt.Schema.Value.AllOf) != 2 {
+				t.Errorf("%s %d: no problem of its own types", r.Key(), status)
+				continue
+			}
+			for _, typ := range mt.Schema.Value.AllOf[1].Value.Properties["type"].Value.Enum {
+				if code := strings.TrimPrefix(typ.(string), rest.ProblemTypeBase); rest.Status(code) != status {
+					t.Errorf("%s %d: a problem of type %s, whose status is %d", r.Key(), status, typ, rest.Status(code))
+				}
+			}
+			want := map[int]string{401: "WWW-Authenticate", 429: "Retry-After", 503: "Retry-After"}[status]
+			if h := resp.Headers[want]; want != "" && (h == nil || !h.Value.Required) {
+				t.Errorf("%s %d: %s %v, want it required", r.Key(), status, want, h)
+			}
+		}
+	}
+}
+
+// TestResponseHeaders: every answer describes the CORS headers that a page
+// of an allowed origin reads it with, and every success of a resource's
+// route its Vary.
+func TestResponseHeaders(t *testing.T) {
+	doc := load(t)
+	for _, r := range routes.All() {
+		for status, resp := range doc.Paths.Find(r.Path).GetOperation(r.Method).Responses.Map() {
+			for _, h := range corsHeaders() {
+				if resp.Value.Headers[h] == nil {
+					t.Errorf("%s %s: no %s", r.Key(), status, h)
+				}
+			}
+			if r.Versioned && strings.HasPrefix(status, "2") && resp.Value.Headers["Vary"] == nil {
+				t.Errorf("%s %s: no Vary", r.Key(), status)
+			}
+		}
+	}
+	expose := doc.Components.Headers["Access-Control-Expose-Headers"].Value.Schema.Value
+	if err := expose.VisitJSON(strings.Join(rest.CORSExposeHeaders, ", "), openapi3.EnableJSONSchema2020()); err != nil {
+		t.Errorf("Access-Control-Expose-Headers: %v", err)
 	}
 }

@@ -49,7 +49,8 @@ var router = sync.OnceValues(func() (routers.Router, error) {
 // CheckContract returns why the response to req (status, header, body)
 // does not match the OpenAPI document, or nil. A response to a method or
 // path the document does not have (404 or 405) must still be a problem. A
-// problem carries Retry-After exactly when its type is retryable, as the
+// 4xx must be one the operation lists, not one its default response
+// covers. A problem carries Retry-After exactly when its type is retryable, as the
 // document says in words (rest.Retryable). A
 // gzip-encoded body is checked as the client reads it, uncompressed; a 304
 // is not checked (it has no body, and kin-openapi skips it).
@@ -87,6 +88,9 @@ func CheckContract(req *http.Request, status int, header http.Header, body []byt
 			return err
 		}
 		return checkRetryAfter(header, body)
+	}
+	if status >= 400 && status < 500 && route.Operation.Responses.Status(status) == nil {
+		return fmt.Errorf("%s %s answered %d, which the operation does not list", req.Method, route.Path, status)
 	}
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{
