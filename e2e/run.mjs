@@ -3,8 +3,10 @@
 //
 //  1. starts build/quire-local on a free port, with DynamoDB Local and the
 //     demo data, allowing one origin (CORS_ORIGINS) for the browser tests;
-//  2. reads GET /openapi.json and generates the TypeScript client's types
-//     from it with openapi-typescript (e2e/generated/quire.d.ts);
+//  2. reads GET /openapi.json (into build/e2e/openapi.json), lints it with
+//     Redocly's recommended rules (redocly.yaml; an error fails the run),
+//     and generates the TypeScript client's types from it with
+//     openapi-typescript (e2e/generated/quire.d.ts);
 //  3. type-checks and compiles the tests with tsc (strict; nothing is
 //     emitted when a type does not check), so that an API change that breaks
 //     generated clients fails here;
@@ -181,6 +183,10 @@ async function main() {
     }
     const spec = join(out, "openapi.json");
     writeFileSync(spec, Buffer.from(await doc.arrayBuffer()));
+    step(`linting ${relative(root, spec)} with Redocly's recommended rules (redocly.yaml)`);
+    if (!run(join(bin, "redocly"), ["lint", spec, "--config", join(root, "redocly.yaml")])) {
+      throw new Error("Redocly's lint finds errors in the OpenAPI document (see above)");
+    }
     step(`generating the client's types from GET /openapi.json into ${relative(root, generated)}`);
     if (!run(join(bin, "openapi-typescript"), [spec, "--output", generated])) {
       throw new Error("openapi-typescript could not generate the client from the OpenAPI document");

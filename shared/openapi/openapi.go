@@ -178,6 +178,8 @@ func build() ([]byte, error) {
 				"any other type is a refusal of the current state that no retry fixes. A page of an origin the API allows " +
 				"(CORS) may read every answer, errors included.",
 		},
+		"servers": []any{schema{"url": ".", "description": "The API that serves this document, at the document's URL " +
+			"without /openapi.json: http://localhost:8080 under make run, https://<api>/prod on the stage's default endpoint."}},
 		"paths":    paths,
 		"security": []any{schema{"bearer": []any{}}},
 		"components": schema{

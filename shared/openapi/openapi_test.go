@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"context"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -327,5 +328,27 @@ func TestResponseHeaders(t *testing.T) {
 	expose := doc.Components.Headers["Access-Control-Expose-Headers"].Value.Schema.Value
 	if err := expose.VisitJSON(strings.Join(rest.CORSExposeHeaders, ", "), openapi3.EnableJSONSchema2020()); err != nil {
 		t.Errorf("Access-Control-Expose-Headers: %v", err)
+	}
+}
+
+// TestServer: the document's server is where the document is: paths
+// resolve under the local server's root and under the stage's prefix.
+func TestServer(t *testing.T) {
+	doc := load(t)
+	if len(doc.Servers) != 1 {
+		t.Fatalf("servers %v, want one", doc.Servers)
+	}
+	server, err := url.Parse(doc.Servers[0].URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for document, want := range map[string]string{
+		"http://localhost:8080/openapi.json":                                   "http://localhost:8080/",
+		"https://abc123.execute-api.eu-west-1.amazonaws.com/prod/openapi.json": "https://abc123.execute-api.eu-west-1.amazonaws.com/prod/",
+	} {
+		base, _ := url.Parse(document)
+		if got := base.ResolveReference(server).String(); got != want {
+			t.Errorf("the server of %s is %s, want %s", document, got, want)
+		}
 	}
 }
