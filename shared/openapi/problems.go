@@ -39,8 +39,8 @@ func (op operation) conflict() schema {
 
 // failures returns the codes of the problems route r can answer, but for
 // the 409s of a write (see conflict) and the errors the default response
-// covers: what the route table says of the route and what the operation
-// takes imply them, and the operation adds its own problems.
+// covers. They follow from what the route table says of the route and what
+// the operation takes, and the operation adds its own problems:
 //
 //   - invalid (400): a body, or a query or header parameter the server
 //     parses (Accept-Encoding aside);
@@ -56,7 +56,7 @@ func (op operation) conflict() schema {
 func (op operation) failures(r routes.Route) []string {
 	params := op.parameters(r)
 	parses := slices.ContainsFunc(params, func(p string) bool { return p != "acceptEncoding" })
-	conditional := slices.ContainsFunc(params, func(p string) bool { return strings.HasPrefix(p, "if") })
+	preconditions := slices.ContainsFunc(params, func(p string) bool { return strings.HasPrefix(p, "if") })
 	var codes []string
 	for _, c := range []struct {
 		code string
@@ -67,7 +67,7 @@ func (op operation) failures(r routes.Route) []string {
 		{quire.EFORBIDDEN, r.Access == routes.Admin},
 		{quire.ENOTFOUND, len(pathParameters(r)) > 0},
 		{quire.ENOTACCEPTABLE, r.Versioned},
-		{quire.EPRECONDITION, conditional},
+		{quire.EPRECONDITION, preconditions},
 		{quire.ETOOLARGE, op.body != nil},
 		{quire.EMEDIATYPE, op.body != nil},
 		{quire.EKEYREUSED, r.Idempotency != routes.KeyNone},
