@@ -61,6 +61,9 @@ func newSigningKeys(stack awscdk.Stack, authFn awslambda.Function, tokens auth.T
 		// Keys are disposable: without them, users log in again.
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
+	suppress(secret, findingNoRotation, "The SigningKeys resource rotates the keys when the context value "+
+		contextKeyGeneration+" changes, keeping the previous public key until its tokens expire; Secrets "+
+		"Manager's rotation would replace the key without that overlap.")
 	authFn.AddEnvironment(jsii.String("SIGNING_KEY_SECRET"), secret.SecretArn(), nil)
 	authFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("secretsmanager:GetSecretValue"),
@@ -87,16 +90,24 @@ func newSigningKeys(stack awscdk.Stack, authFn awslambda.Function, tokens auth.T
 	})
 }
 
-// newAuthorizer defines the authorizer function, which verifies tokens
-// offline with the public keys in its environment and may touch nothing,
-// and the REQUEST authorizer API Gateway runs it as, its answers cached per
-// Authorization header never longer than a token lives.
-func newAuthorizer(stack awscdk.Stack, tokens auth.TokenConfig, jwks *string, assetDir string) awsapigateway.IAuthorizer {
+// authorizerName names the authorizer function among the served ones.
+const authorizerName = "authorizer"
+
+// newAuthorizerFunction defines the authorizer function, which verifies
+// tokens offline with the public keys in its environment and may touch
+// nothing.
+func newAuthorizerFunction(stack awscdk.Stack, tokens auth.TokenConfig, jwks *string, assetDir string) awslambda.Function {
 	env := tokenEnv(tokens)
 	delete(env, "TOKEN_LIFETIME")
 	env["JWKS"] = jwks
-	fn := newLambda(stack, "authorizer", "Verifies bearer tokens for every protected route", 256, env,
-		filepath.Join(assetDir, "authorizer"))
+	return newLambda(stack, authorizerName, "Verifies bearer tokens for every protected route", 256, env,
+		filepath.Join(assetDir, authorizerName))
+}
+
+// newAuthorizer defines the REQUEST authorizer API Gateway runs fn as, its
+// answers cached per Authorization header never longer than a token
+// lives.
+func newAuthorizer(stack awscdk.Stack, fn awslambda.IFunction, tokens auth.TokenConfig) awsapigateway.IAuthorizer {
 	return awsapigateway.NewRequestAuthorizer(stack, jsii.String("Authorizer"), &awsapigateway.RequestAuthorizerProps{
 		AuthorizerName:  jsii.String("quire-bearer"),
 		Handler:         fn,

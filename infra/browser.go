@@ -62,9 +62,9 @@ func gatewayCORSHeaders(c rest.CORS) map[string]string {
 // method runs with (a public ANY would skip the authorizer a protected
 // GET needs). Elsewhere ANY serves HEAD, to keep the stack's methods few.
 func addBrowserMethods(res awsapigateway.Resource, path string, integrations map[string]awsapigateway.LambdaIntegration, authorizer awsapigateway.IAuthorizer) {
-	res.AddMethod(jsii.String("OPTIONS"), integrations[routes.Owner(path)], methodOptions(routes.Public, authorizer))
+	addMethod(res, "OPTIONS", integrations[routes.Owner(path)], routes.Public, authorizer)
 	if get, ok := headMethod(path); ok {
-		res.AddMethod(jsii.String("HEAD"), integrations[get.Group], methodOptions(get.Access, authorizer))
+		addMethod(res, "HEAD", integrations[get.Group], get.Access, authorizer)
 	}
 }
 

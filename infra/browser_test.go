@@ -21,7 +21,7 @@ func TestBrowserMethods(t *testing.T) {
 			continue
 		}
 		integ, _ := m.props["Integration"].(map[string]any)
-		got[m.verb+" "+m.path] = functionOf(integ["Uri"]) + " " + m.props["AuthorizationType"].(string)
+		got[m.verb+" "+m.path] = functionOf(res, integ["Uri"]) + " " + m.props["AuthorizationType"].(string)
 	}
 	want := map[string]string{}
 	heads := 0

@@ -11,6 +11,7 @@ import (
 func main() {
 	defer jsii.Close()
 	app := awscdk.NewApp(nil)
+	addChecks(app)
 	NewQuireStack(app, "Quire", &QuireStackProps{
 		StackProps: awscdk.StackProps{Description: jsii.String("Quire: a serverless REST API for a bookshop")},
 		AssetDir:   "build",

@@ -67,20 +67,6 @@ func stageThrottle(stack awscdk.Stack) throttle {
 	return t
 }
 
-// wafEnabled reports whether the CDK context switches the web ACL on. It
-// panics (failing the synth) on a value that is not a boolean.
-func wafEnabled(stack awscdk.Stack) bool {
-	v := stack.Node().TryGetContext(jsii.String(contextWAF))
-	if v == nil {
-		return false
-	}
-	on, err := strconv.ParseBool(fmt.Sprint(v))
-	if err != nil {
-		panic(fmt.Sprintf("context %s = %v: want true or false", contextWAF, v))
-	}
-	return on
-}
-
 // costlyRoute is a public route on which every request costs Quire real
 // work whoever sends it: an argon2id hash (19 MiB, about 25 ms), or the
 // minting of tokens. Each is limited twice: across all clients by API

@@ -192,11 +192,11 @@ func TestNoWebACLByDefault(t *testing.T) {
 // properties.
 func webACL(t *testing.T) (map[string]resource, map[string]any) {
 	t.Helper()
-	tmpl, err := synthWAF()
+	s, err := synthWAF()
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := resourcesOf(t, tmpl)
+	res := resourcesOf(t, s.main)
 	acls := propertiesOf(res, "AWS::WAFv2::WebACL")
 	if len(acls) != 1 {
 		t.Fatalf("%d web ACLs, want 1", len(acls))

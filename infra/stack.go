@@ -20,6 +20,7 @@ import (
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/telemetry"
 )
 
 // QuireStackProps configures the stack.
@@ -36,11 +37,16 @@ const stageName = "prod"
 
 // NewQuireStack defines Quire: the tables, one function per resource group
 // with only the table actions it uses, the signing keys and the
-// authorizer, the REST API built from the route table with its limits, and
-// the web ACL when the CDK context switches it on.
+// authorizer, the REST API built from the route table with its limits and
+// logs, and the web ACL when the CDK context switches it on; and what
+// operates it: the alarms and their topic, the dashboard, a health check,
+// and a CodeDeploy deployment per served function that rolls back on its
+// alarms.
 func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps) awscdk.Stack {
 	stack := awscdk.NewStack(scope, &id, &props.StackProps)
-	limits, waf, cors := stageThrottle(stack), wafEnabled(stack), corsOrigins(stack)
+	limits, waf, cors := stageThrottle(stack), boolContext(stack, contextWAF, false), corsOrigins(stack)
+	deployment := deploymentConfig(stack)
+	namespace := telemetry.DefaultNamespace + "/" + *stack.StackName()
 	tables := map[string]awsdynamodb.Table{}
 	for _, t := range dynamo.Tables() {
 		tables[t.Name] = newTable(stack, t)
@@ -48,32 +54,58 @@ func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps
 	tokens := tokenConfig(stack)
 	fns := map[string]awslambda.Function{}
 	for _, g := range routes.Groups() {
-		fns[g.Name] = newFunction(stack, g, tables, props.AssetDir)
-	}
-	if origins := cors.Origins(); len(origins) > 0 {
-		for _, fn := range fns {
+		fn := newFunction(stack, g, tables, props.AssetDir)
+		fn.AddEnvironment(jsii.String("METRICS_NAMESPACE"), jsii.String(namespace), nil)
+		if origins := cors.Origins(); len(origins) > 0 {
 			fn.AddEnvironment(jsii.String("CORS_ORIGINS"), jsii.String(strings.Join(origins, ",")), nil)
 		}
+		fns[g.Name] = fn
 	}
 	for k, v := range tokenEnv(tokens) {
 		fns[routes.GroupAuth].AddEnvironment(jsii.String(k), v, nil)
 	}
 	keys := newSigningKeys(stack, fns[routes.GroupAuth], tokens, props.AssetDir)
-	authorizer := newAuthorizer(stack, tokens, keys.GetAttString(jsii.String("Jwks")), props.AssetDir)
-	api := newAPI(stack, fns, authorizer, limits, cors)
+	fns[authorizerName] = newAuthorizerFunction(stack, tokens, keys.GetAttString(jsii.String("Jwks")), props.AssetDir)
+	aliases := map[string]awslambda.Alias{}
+	for name, fn := range fns {
+		aliases[name] = newAlias(stack, name, fn)
+	}
+	api := newAPI(stack, aliases, newAuthorizer(stack, aliases[authorizerName], tokens), stageOptions(stack, limits),
+		boolContext(stack, contextAccountLogRole, true), cors)
 	if waf {
 		newWebACL(stack, api)
+	} else {
+		suppress(api.DeploymentStage(), findingNoWAF, "The web ACL is optional (-c quire:waf=true): AWS WAF bills "+
+			"by the month; API Gateway's method throttling limits the costly public routes without it.")
 	}
-	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{
-		Value:       api.Url(),
-		Description: jsii.String("Base URL of the Quire API"),
+	// What operates the API has a stack of its own, nested in this one,
+	// which the API's methods leave little room in (TestQuotas).
+	ops := awscdk.NewNestedStack(stack, jsii.String("Operations"), &awscdk.NestedStackProps{
+		Description: jsii.String("Quire's alarms and their topic, the dashboard and the health check"),
 	})
+	if boolContext(stack, contextHealthCheck, true) {
+		newHealthCheck(ops, api)
+	}
+	alarms := newAlarms(ops, *stack.StackName(), api, fns, tables, namespace)
+	newDeployments(stack, aliases, deployment, alarms)
+	dashboard := newDashboard(ops, *stack.StackName(), api, fns, tables, namespace, alarms)
+	output(stack, "ApiUrl", "Base URL of the Quire API", api.Url())
+	output(stack, "DashboardUrl", "The CloudWatch dashboard of this stack", awscdk.Fn_Join(jsii.String(""), &[]*string{
+		jsii.String("https://console.aws.amazon.com/cloudwatch/home?region="), stack.Region(),
+		jsii.String("#dashboards:name="), dashboard.DashboardName(),
+	}))
+	output(stack, "AlarmTopicArn", "The SNS topic every alarm notifies: subscribe a pager or a chat to it", alarms.topic.TopicArn())
 	return stack
 }
 
+func output(stack awscdk.Stack, id, description string, value *string) {
+	awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(description)})
+}
+
 // newTable defines a table from its definition: on demand, with
-// point-in-time recovery, and kept when the stack is deleted, as data
-// outlives deployments.
+// point-in-time recovery, kept when the stack is deleted, as data outlives
+// deployments, and protected from deletion by anyone until the protection
+// is turned off.
 func newTable(stack awscdk.Stack, t dynamo.Table) awsdynamodb.Table {
 	table := awsdynamodb.NewTable(stack, jsii.String(exportName(t.Name)+"Table"), &awsdynamodb.TableProps{
 		PartitionKey: attribute(t.PartitionKey),
@@ -82,7 +114,8 @@ func newTable(stack awscdk.Stack, t dynamo.Table) awsdynamodb.Table {
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
-		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+		RemovalPolicy:      awscdk.RemovalPolicy_RETAIN,
+		DeletionProtection: jsii.Bool(true),
 	})
 	if t.TTL != "" {
 		table.Node().DefaultChild().(awsdynamodb.CfnTable).SetTimeToLiveSpecification(&awsdynamodb.CfnTable_TimeToLiveSpecificationProperty{
@@ -132,13 +165,27 @@ func newFunction(stack awscdk.Stack, g routes.Group, tables map[string]awsdynamo
 	}
 	fn := newLambda(stack, g.Name, g.Description, g.MemoryMB, env, filepath.Join(assetDir, g.Name))
 	for _, gr := range g.Grants {
-		table := tables[gr.Table]
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions:   jsii.Strings(gr.Actions...),
-			Resources: &[]*string{table.TableArn(), jsii.String(*table.TableArn() + "/index/*")},
+			Resources: tableResources(tables[gr.Table], gr.Table),
 		}))
 	}
 	return fn
+}
+
+// tableResources are the ARNs of the table named name and of each of its
+// indexes.
+func tableResources(table awsdynamodb.Table, name string) *[]*string {
+	out := []*string{table.TableArn()}
+	for _, t := range dynamo.Tables() {
+		if t.Name != name {
+			continue
+		}
+		for _, ix := range t.Indexes {
+			out = append(out, jsii.String(*table.TableArn()+"/index/"+ix.Name))
+		}
+	}
+	return &out
 }
 
 // newLambda defines a function (logical id <Name>Function, the name `sam
@@ -159,25 +206,48 @@ func newLambda(stack awscdk.Stack, name, description string, memoryMB int, env m
 		Timeout:      awscdk.Duration_Seconds(jsii.Number(apigw.FunctionTimeout.Seconds())),
 		Environment:  &env,
 		LogGroup:     logs,
+		// JSON lines (see telemetry.Logger), at INFO: Lambda passes the
+		// level to the function as AWS_LAMBDA_LOG_LEVEL; its own platform
+		// lines only from WARN.
+		LoggingFormat:         awslambda.LoggingFormat_JSON,
+		ApplicationLogLevelV2: awslambda.ApplicationLogLevel_INFO,
+		SystemLogLevelV2:      awslambda.SystemLogLevel_WARN,
+		// Each invocation is a segment of the request's X-Ray trace, whose
+		// id every log line carries.
+		Tracing: awslambda.Tracing_ACTIVE,
 	})
 	fn.Node().DefaultChild().(awslambda.CfnFunction).OverrideLogicalId(jsii.String(id + "Function"))
+	suppress(fn, findingNoDLQ, "Invoked synchronously only (by API Gateway, or by CloudFormation for the keys "+
+		"function): the caller receives the failure; a dead-letter queue holds asynchronous events only.")
+	suppress(fn.Role(), findingLambdaLogging, "AWS's minimal policy for a function's logs: logs:CreateLogGroup, "+
+		"CreateLogStream and PutLogEvents.")
+	suppress(fn.Role(), findingTracingOnAny, "Active tracing: xray:PutTraceSegments and PutTelemetryRecords "+
+		"have no resource-level permissions.")
 	return fn
 }
 
 // newAPI defines the REST API: a method for every route of the table,
-// integrated with its group's function, and an ANY method on every path
+// integrated with its group's function through the function's alias in
+// fns, and an ANY method on every path
 // integrated with the path's owner, which answers other methods with 405
 // and Allow (without it API Gateway answers 403 MISSING_AUTHENTICATION_TOKEN),
 // and what browsers need besides (see addBrowserMethods). Protected methods
 // run the authorizer first. Each method may take limits requests per
 // second, but the costly public routes fewer.
-func newAPI(stack awscdk.Stack, fns map[string]awslambda.Function, authorizer awsapigateway.IAuthorizer, limits throttle, cors rest.CORS) awsapigateway.RestApi {
-	throttles := methodThrottles(limits)
+func newAPI(stack awscdk.Stack, fns map[string]awslambda.Alias, authorizer awsapigateway.IAuthorizer, stage *awsapigateway.StageOptions, accountLogRole bool, cors rest.CORS) awsapigateway.RestApi {
+	// The stage's logs need the account's API Gateway CloudWatch Logs role.
+	// The role and the account setting outlive the stack: other APIs of
+	// the account may log through them.
+	var keepRole awscdk.RemovalPolicy
+	if accountLogRole {
+		keepRole = awscdk.RemovalPolicy_RETAIN
+	}
 	api := awsapigateway.NewRestApi(stack, jsii.String("Api"), &awsapigateway.RestApiProps{
-		RestApiName:    jsii.String("quire"),
-		Description:    jsii.String("Quire: a bookshop with prepaid accounts"),
-		CloudWatchRole: jsii.Bool(false),
-		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
+		RestApiName:                 jsii.String("quire"),
+		Description:                 jsii.String("Quire: a bookshop with prepaid accounts"),
+		CloudWatchRole:              jsii.Bool(accountLogRole),
+		CloudWatchRoleRemovalPolicy: keepRole,
+		EndpointTypes:               &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
 		// A function's binary response (the gzip-compressed configuration
 		// document), which aws-lambda-go-api-proxy returns base64-encoded,
 		// reaches the client as bytes only if the request's first Accept
@@ -185,21 +255,15 @@ func newAPI(stack awscdk.Stack, fns map[string]awslambda.Function, authorizer aw
 		// also makes API Gateway pass every request body base64-encoded,
 		// which the proxy decodes.
 		BinaryMediaTypes: jsii.Strings("*/*"),
-		DeployOptions: &awsapigateway.StageOptions{
-			StageName:            jsii.String(stageName),
-			ThrottlingRateLimit:  jsii.Number(limits.rate),
-			ThrottlingBurstLimit: jsii.Number(limits.burst),
-			MethodOptions:        &throttles,
-		},
+		DeployOptions:    stage,
 	})
 	integrations := map[string]awsapigateway.LambdaIntegration{}
-	for group, fn := range fns {
+	for _, g := range routes.Groups() {
 		// One permission per function for the whole API, not one per
 		// method: a function's resource policy is limited to 20 KB, which
 		// a group's methods in every version would pass.
-		integrations[group] = awsapigateway.NewLambdaIntegration(fn, &awsapigateway.LambdaIntegrationOptions{
+		integrations[g.Name] = awsapigateway.NewLambdaIntegration(fns[g.Name], &awsapigateway.LambdaIntegrationOptions{
 			Proxy:                   jsii.Bool(true),
-			AllowTestInvoke:         jsii.Bool(false),
 			ScopePermissionToMethod: jsii.Bool(false),
 		})
 	}
@@ -207,25 +271,38 @@ func newAPI(stack awscdk.Stack, fns map[string]awslambda.Function, authorizer aw
 		res := api.Root().ResourceForPath(jsii.String(path))
 		for _, r := range routes.All() {
 			if r.Path == path {
-				res.AddMethod(jsii.String(r.Method), integrations[r.Group], methodOptions(r.Access, authorizer))
+				addMethod(res, r.Method, integrations[r.Group], r.Access, authorizer)
 			}
 		}
-		res.AddMethod(jsii.String("ANY"), integrations[routes.Owner(path)], methodOptions(routes.PathAccess(path), authorizer))
+		addMethod(res, "ANY", integrations[routes.Owner(path)], routes.PathAccess(path), authorizer)
 		addBrowserMethods(res, path, integrations, authorizer)
 	}
 	addGatewayResponses(api, gatewayCORSHeaders(cors))
+	suppress(api, findingNoCognito, "Protected methods run a Lambda REQUEST authorizer that verifies Quire's own "+
+		"tokens (issued by POST /login, signed with keys the stack keeps); Quire has no Cognito user pool.")
+	suppress(api, findingNoValidator, "Each function validates its requests and answers 400 problem+json naming "+
+		"each invalid field, which API Gateway's validator cannot; an invalid request costs one short invocation.")
+	if role := api.Node().TryFindChild(jsii.String("CloudWatchRole")); role != nil {
+		suppress(role, findingGatewayLogging, "AWS's policy for API Gateway's account-wide logging role: it "+
+			"writes the stage's access and execution logs.")
+	}
 	return api
 }
 
-// methodOptions says how API Gateway admits callers of a method with access
-// a: the one place where authorization attaches. Every method but a public
-// one runs the authorizer; whether the token's role may call the route is
-// the authorizer's policy's say.
-func methodOptions(a routes.Access, authorizer awsapigateway.IAuthorizer) *awsapigateway.MethodOptions {
-	if a == routes.Public {
-		return &awsapigateway.MethodOptions{AuthorizationType: awsapigateway.AuthorizationType_NONE}
+// addMethod adds the method verb with access a to res: the one place
+// where authorization attaches. Every method but a public one runs the
+// authorizer; whether the token's role may call the route is the
+// authorizer's policy's say.
+func addMethod(res awsapigateway.Resource, verb string, integration awsapigateway.Integration, a routes.Access, authorizer awsapigateway.IAuthorizer) {
+	if a != routes.Public {
+		res.AddMethod(jsii.String(verb), integration, &awsapigateway.MethodOptions{
+			AuthorizationType: awsapigateway.AuthorizationType_CUSTOM, Authorizer: authorizer,
+		})
+		return
 	}
-	return &awsapigateway.MethodOptions{AuthorizationType: awsapigateway.AuthorizationType_CUSTOM, Authorizer: authorizer}
+	m := res.AddMethod(jsii.String(verb), integration, &awsapigateway.MethodOptions{AuthorizationType: awsapigateway.AuthorizationType_NONE})
+	suppress(m, findingNoAuthorizer, "A public route of the contract (login, sign-up, health, landing, keys, docs) "+
+		"or a CORS preflight, which browsers send without credentials.")
 }
 
 // gatewayResponse is one API Gateway error rewritten as problem+json.

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawscloudwatch"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/quireapi/quire/shared/telemetry"
+)
+
+// newDashboard defines the stack's one CloudWatch dashboard, read from the
+// top at 3 a.m.: the alarms; the API's traffic, errors and latency; each
+// route's (Quire's metrics); each function's invocations, errors,
+// throttles, duration and concurrency; what the functions met in DynamoDB
+// and at login; each table's throttles, errors and units. It is named
+// after the Quire stack name and the Region (dashboards are global).
+func newDashboard(stack awscdk.Stack, name string, api awsapigateway.RestApi, fns map[string]awslambda.Function, tables map[string]awsdynamodb.Table, namespace string, alarms *alarms) awscloudwatch.Dashboard {
+	dash := awscloudwatch.NewDashboard(stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
+		DashboardName:   awscdk.Fn_Join(jsii.String("-"), &[]*string{jsii.String(name), stack.Region()}),
+		DefaultInterval: awscdk.Duration_Hours(jsii.Number(3)),
+	})
+	var alarmRefs []interfacesawscloudwatch.IAlarmRef
+	for _, a := range alarms.all {
+		alarmRefs = append(alarmRefs, a)
+	}
+	dash.AddWidgets(awscloudwatch.NewAlarmStatusWidget(&awscloudwatch.AlarmStatusWidgetProps{
+		Title: jsii.String("Alarms"), Alarms: &alarmRefs, Width: jsii.Number(24), Height: jsii.Number(4),
+		SortBy: awscloudwatch.AlarmStatusWidgetSortBy_STATE_UPDATED_TIMESTAMP,
+	}))
+
+	sum := &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}
+	stat := func(s string) *awscloudwatch.MetricOptions {
+		return &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String(s), Label: jsii.String(s)}
+	}
+	dash.AddWidgets(
+		graph("API requests and errors", api.MetricCount(sum), api.MetricClientError(sum), api.MetricServerError(sum)),
+		graph("API latency (ms)", api.MetricLatency(stat("p50")), api.MetricLatency(stat("p99")),
+			api.MetricIntegrationLatency(stat("p99"))),
+		graph("Error rates", alarmMetric(alarms, "api-5xx-rate"), alarmMetric(alarms, "api-4xx-rate")),
+	)
+
+	search := func(metric, dimension, statistic string) awscloudwatch.IMetric {
+		return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression: jsii.String(fmt.Sprintf(`SEARCH('{%s,%s} MetricName="%s"', '%s', 60)`, namespace, dimension, metric, statistic)),
+			Label:      jsii.String(""),
+			Period:     minute,
+		})
+	}
+	dash.AddWidgets(
+		graph("Requests by route", search(telemetry.Requests, telemetry.DimensionRoute, "Sum")),
+		graph("p99 latency by route (ms, in the function)", search(telemetry.Latency, telemetry.DimensionRoute, "p99")),
+		graph("5XX by route", search(telemetry.ServerErrors, telemetry.DimensionRoute, "Sum")),
+		graph("4XX by route", search(telemetry.ClientErrors, telemetry.DimensionRoute, "Sum")),
+	)
+
+	perFunction := func(m func(awslambda.Function) awscloudwatch.Metric) []awscloudwatch.IMetric {
+		var out []awscloudwatch.IMetric
+		for _, name := range sortedKeys(fns) {
+			out = append(out, m(fns[name]).With(&awscloudwatch.MetricOptions{Label: jsii.String(name)}))
+		}
+		return out
+	}
+	dash.AddWidgets(
+		graph("Invocations", perFunction(func(f awslambda.Function) awscloudwatch.Metric { return f.MetricInvocations(sum) })...),
+		graph("Function errors", perFunction(func(f awslambda.Function) awscloudwatch.Metric { return f.MetricErrors(sum) })...),
+		graph("Function throttles", perFunction(func(f awslambda.Function) awscloudwatch.Metric { return f.MetricThrottles(sum) })...),
+		graph("p99 duration (ms)", perFunction(func(f awslambda.Function) awscloudwatch.Metric { return f.MetricDuration(stat("p99")) })...),
+	)
+	concurrency := perFunction(func(f awslambda.Function) awscloudwatch.Metric {
+		return f.Metric(jsii.String("ConcurrentExecutions"), stat("Maximum"))
+	})
+	dash.AddWidgets(
+		graph("Concurrent executions", concurrency...),
+		graph("Cold starts", search(telemetry.ColdStarts, telemetry.DimensionFunction, "Sum")),
+		graph("DynamoDB throttles, conflicts and retries seen by the functions",
+			search(telemetry.DynamoDBThrottles, telemetry.DimensionFunction, "Sum"),
+			search(telemetry.DynamoDBConflicts, telemetry.DimensionFunction, "Sum"),
+			search(telemetry.DynamoDBRetries, telemetry.DimensionFunction, "Sum")),
+		graph("Idempotent replays and failed logins",
+			search(telemetry.IdempotentReplays, telemetry.DimensionFunction, "Sum"),
+			search(telemetry.FailedLogins, telemetry.DimensionFunction, "Sum")),
+	)
+
+	var throttles, errors, reads, writes []awscloudwatch.IMetric
+	for _, name := range sortedKeys(tables) {
+		t := tables[name]
+		throttles = append(throttles, alarmMetric(alarms, name+"-table-throttles"))
+		errors = append(errors, alarmMetric(alarms, name+"-table-errors"))
+		label := &awscloudwatch.MetricOptions{Label: jsii.String(name), Period: minute, Statistic: jsii.String("Sum")}
+		reads = append(reads, t.MetricConsumedReadCapacityUnits(label))
+		writes = append(writes, t.MetricConsumedWriteCapacityUnits(label))
+	}
+	dash.AddWidgets(
+		graph("Table throttle events", throttles...),
+		graph("Table system errors", errors...),
+		graph("Read units consumed", reads...),
+		graph("Write units consumed", writes...),
+	)
+	return dash
+}
+
+// graph is a dashboard graph a quarter of a row wide (a third with three
+// in a row: CloudWatch lays widgets out left to right).
+func graph(title string, metrics ...awscloudwatch.IMetric) awscloudwatch.GraphWidget {
+	return awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+		Title: jsii.String(title), Left: &metrics, Width: jsii.Number(6), Height: jsii.Number(6),
+	})
+}
+
+// alarmMetric is the metric the alarm with id watches.
+func alarmMetric(a *alarms, id string) awscloudwatch.IMetric {
+	for _, al := range a.all {
+		if al.Node().Id() != nil && *al.Node().Id() == exportName(id)+"Alarm" {
+			return al.Metric()
+		}
+	}
+	panic("no alarm " + id)
+}
