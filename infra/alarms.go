@@ -189,7 +189,7 @@ func apiAlarms(api awsapigateway.RestApi) []alarmSpec {
 		{
 			id: "api-5xx-rate", metric: rate("5XX", api, api.MetricServerError(sum)),
 			threshold: thresholds.ServerErrorRate, of: 3, in: 5,
-			check: "More than 1% of the API's answers are 5XX. Check the functions' and tables' alarms, then the access log's " +
+			check: percent(thresholds.ServerErrorRate) + " or more of the API's answers are 5XX. Check the functions' and tables' alarms, then the access log's " +
 				"status, error and integration_status, and the functions' ERROR and WARN lines (problem, error).",
 		},
 		{
@@ -198,13 +198,13 @@ func apiAlarms(api awsapigateway.RestApi) []alarmSpec {
 				Period: minute, Statistic: jsii.String("p99"),
 			}),
 			threshold: thresholds.LatencyP99, of: 3, in: 5,
-			check: "The API's p99 latency is over 2 s. Compare integration_latency with latency in the access log, then the " +
+			check: fmt.Sprintf("The API's p99 latency is %v ms or more. Compare", thresholds.LatencyP99) + " integration_latency with latency in the access log, then the " +
 				"functions' dynamodb_calls, DynamoDBRetries and cold starts, and the slowest trace in X-Ray.",
 		},
 		{
 			id: "api-4xx-rate", metric: rate("4XX", api, api.MetricClientError(sum)),
 			threshold: thresholds.ClientErrorRate, of: 5, in: 5,
-			check: "A quarter of the API's answers are 4XX for 5 minutes. Group the access log by status and route: many 401 " +
+			check: percent(thresholds.ClientErrorRate) + " or more of the API's answers are 4XX for 5 minutes. Group the access log by status and route: many 401 " +
 				"or 403 (a client's tokens, a key rotation), 429 (a client over its limit), 400 or 412 (a client release).",
 		},
 	}
@@ -357,10 +357,15 @@ func healthAlarm(namespace string) alarmSpec {
 		threshold: 1, of: thresholds.HealthMinutes, in: thresholds.HealthMinutes, below: true,
 		// No health check answered at all is the worst case, not a quiet one.
 		missing: awscloudwatch.TreatMissingData_BREACHING,
-		check: "No successful GET /health for 3 minutes: DynamoDB does not answer the health function (503), or nothing " +
+		check: fmt.Sprintf("No successful %s for %v minutes: DynamoDB", healthRoute, thresholds.HealthMinutes) + " does not answer the health function (503), or nothing " +
 			"reaches it (the stage, the health function, or the poller). Try GET /health on the ApiUrl output, then the " +
 			"health function's log group and the tables' alarms.",
 	}
+}
+
+// percent writes a rate as a percentage: 0.25 is "25%".
+func percent(rate float64) string {
+	return fmt.Sprintf("%v%%", rate*100)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

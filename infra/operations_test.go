@@ -128,6 +128,18 @@ func TestStageLogs(t *testing.T) {
 	}
 }
 
+// TestExecutionLogs: the stack owns the log group of the stage's execution
+// logs, with a retention, rather than API Gateway keeping them forever.
+func TestExecutionLogs(t *testing.T) {
+	tmpl, _ := template(t)
+	tmpl.HasResourceProperties(jsii.String("AWS::Logs::LogGroup"), map[string]any{
+		"LogGroupName": map[string]any{"Fn::Join": []any{"", []any{
+			"API-Gateway-Execution-Logs_", map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^Api"))}, "/" + stageName,
+		}}},
+		"RetentionInDays": assertions.Match_AnyValue(),
+	})
+}
+
 // TestAccountLogRole: by default the stack sets the account's API Gateway
 // logging role and keeps it when deleted; quire:apiGatewayAccountRole=false
 // leaves the account's setting alone, and the stage logs all the same.

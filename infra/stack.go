@@ -72,6 +72,7 @@ func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps
 	}
 	api := newAPI(stack, aliases, newAuthorizer(stack, aliases[authorizerName], tokens), stageOptions(stack, limits),
 		boolContext(stack, contextAccountLogRole, true), cors)
+	newExecutionLogs(stack, api)
 	if waf {
 		newWebACL(stack, api)
 	} else {

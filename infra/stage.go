@@ -97,6 +97,19 @@ func stageOptions(stack awscdk.Stack, limits throttle) *awsapigateway.StageOptio
 	}
 }
 
+// newExecutionLogs defines the log group API Gateway writes the stage's
+// execution logs to, which it would otherwise create itself, kept forever
+// and left behind when the stack is deleted.
+func newExecutionLogs(stack awscdk.Stack, api awsapigateway.RestApi) {
+	awslogs.NewLogGroup(stack, jsii.String("ApiExecutionLogs"), &awslogs.LogGroupProps{
+		LogGroupName: awscdk.Fn_Join(jsii.String(""), &[]*string{
+			jsii.String("API-Gateway-Execution-Logs_"), api.RestApiId(), jsii.String("/" + stageName),
+		}),
+		Retention:     awslogs.RetentionDays_ONE_MONTH,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+}
+
 // healthCheckRegions are where Route 53 polls from: three, its minimum,
 // each polling every 30 seconds.
 var healthCheckRegions = []string{"us-east-1", "eu-west-1", "ap-southeast-1"}
