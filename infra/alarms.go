@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/telemetry"
 )
@@ -98,8 +99,11 @@ type alarmSpec struct {
 	threshold float64
 	of, in    float64 // goes off when of in the last in minutes breach
 	below     bool    // breaches below the threshold, not at or above it
-	missing   awscloudwatch.TreatMissingData
-	check     string
+	// percentile: a minute with too few data points for the metric's
+	// percentile is left unjudged.
+	percentile bool
+	missing    awscloudwatch.TreatMissingData
+	check      string
 }
 
 // newAlarms defines, in stack, the alarm topic, mailed at the context's
@@ -148,17 +152,20 @@ func (a *alarms) define(specs ...alarmSpec) []awscloudwatch.Alarm {
 		if missing == "" {
 			missing = awscloudwatch.TreatMissingData_NOT_BREACHING
 		}
+		var lowSamples *string
+		if s.percentile {
+			lowSamples = jsii.String("ignore")
+		}
 		alarm := awscloudwatch.NewAlarm(a.stack, jsii.String(exportName(s.id)+"Alarm"), &awscloudwatch.AlarmProps{
-			AlarmName:          jsii.String(a.name + "-" + s.id),
-			AlarmDescription:   jsii.String(s.check),
-			Metric:             s.metric,
-			Threshold:          jsii.Number(s.threshold),
-			ComparisonOperator: op,
-			EvaluationPeriods:  jsii.Number(s.in),
-			DatapointsToAlarm:  jsii.Number(s.of),
-			TreatMissingData:   missing,
-			// A p99 of a handful of requests says nothing.
-			EvaluateLowSampleCountPercentile: jsii.String("ignore"),
+			AlarmName:                        jsii.String(a.name + "-" + s.id),
+			AlarmDescription:                 jsii.String(s.check),
+			Metric:                           s.metric,
+			Threshold:                        jsii.Number(s.threshold),
+			ComparisonOperator:               op,
+			EvaluationPeriods:                jsii.Number(s.in),
+			DatapointsToAlarm:                jsii.Number(s.of),
+			TreatMissingData:                 missing,
+			EvaluateLowSampleCountPercentile: lowSamples,
 		})
 		action := awscloudwatchactions.NewSnsAction(a.topic)
 		alarm.AddAlarmAction(action)
@@ -197,7 +204,7 @@ func apiAlarms(api awsapigateway.RestApi) []alarmSpec {
 			metric: api.MetricLatency(&awscloudwatch.MetricOptions{
 				Period: minute, Statistic: jsii.String("p99"),
 			}),
-			threshold: thresholds.LatencyP99, of: 3, in: 5,
+			threshold: thresholds.LatencyP99, of: 3, in: 5, percentile: true,
 			check: fmt.Sprintf("The API's p99 latency is %v ms or more. Compare", thresholds.LatencyP99) + " integration_latency with latency in the access log, then the " +
 				"functions' dynamodb_calls, DynamoDBRetries and cold starts, and the slowest trace in X-Ray.",
 		},
@@ -254,6 +261,14 @@ func tableOperations(table string) []string {
 }
 
 func tableAlarms(name string, table awsdynamodb.Table) []alarmSpec {
+	var indexes []string
+	for _, t := range dynamo.Tables() {
+		if t.Name == name {
+			for _, ix := range t.Indexes {
+				indexes = append(indexes, ix.Name)
+			}
+		}
+	}
 	dims := map[string]*string{"TableName": table.TableName()}
 	metric := func(name string, extra map[string]*string) awscloudwatch.Metric {
 		d := map[string]*string{}
@@ -276,15 +291,28 @@ func tableAlarms(name string, table awsdynamodb.Table) []alarmSpec {
 		errors[id] = metric("SystemErrors", map[string]*string{"Operation": jsii.String(op)})
 		terms = append(terms, "FILL("+id+", 0)")
 	}
+	// The table's throttle events and its indexes': an index that
+	// throttles throttles the table's writes.
+	throttles := map[string]awscloudwatch.IMetric{}
+	var throttleTerms []string
+	for i, ix := range append([]string{""}, indexes...) {
+		var dims map[string]*string
+		if ix != "" {
+			dims = map[string]*string{"GlobalSecondaryIndexName": jsii.String(ix)}
+		}
+		for _, m := range []string{"ReadThrottleEvents", "WriteThrottleEvents"} {
+			id := fmt.Sprintf("%s_%s%d", name, strings.ToLower(m[:4]), i)
+			throttles[id] = metric(m, dims)
+			throttleTerms = append(throttleTerms, "FILL("+id+", 0)")
+		}
+	}
 	return []alarmSpec{
 		{
 			id: name + "-table-throttles",
 			metric: awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 				Label: jsii.String(name + " throttle events"), Period: minute,
-				Expression: jsii.String(fmt.Sprintf("FILL(%[1]s_reads, 0) + FILL(%[1]s_writes, 0)", name)),
-				UsingMetrics: &map[string]awscloudwatch.IMetric{
-					name + "_reads": metric("ReadThrottleEvents", nil), name + "_writes": metric("WriteThrottleEvents", nil),
-				},
+				Expression:   jsii.String(strings.Join(throttleTerms, " + ")),
+				UsingMetrics: &throttles,
 			}),
 			threshold: thresholds.TableThrottles, of: 3, in: 5,
 			check: "DynamoDB throttles the " + name + " table or one of its indexes: a hot key, or traffic past twice its " +

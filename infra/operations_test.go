@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -311,6 +312,33 @@ func TestAlarmMetrics(t *testing.T) {
 			t.Errorf("%s-table-errors operations (-want +got):\n%s", tb.Name, diff)
 		}
 	}
+	for _, tb := range dynamo.Tables() {
+		want := []string{
+			"AWS/DynamoDB ReadThrottleEvents TableName=" + tb.Name, "AWS/DynamoDB WriteThrottleEvents TableName=" + tb.Name,
+		}
+		for _, ix := range tb.Indexes {
+			for _, m := range []string{"Read", "Write"} {
+				want = append(want, "AWS/DynamoDB "+m+"ThrottleEvents GlobalSecondaryIndexName="+ix.Name+" TableName="+tb.Name)
+			}
+		}
+		sort.Strings(want)
+		got := metricStats(alarm(t, res, tb.Name+"-table-throttles"))
+		// The table's name is a parameter of the nested stack: name it.
+		for i, m := range got {
+			got[i] = regexp.MustCompile(`TableName=referencetoQuire(\w+?)Table\w+`).ReplaceAllStringFunc(m, func(s string) string {
+				return "TableName=" + strings.ToLower(regexp.MustCompile(`referencetoQuire(\w+?)Table`).FindStringSubmatch(s)[1])
+			})
+		}
+		if diff := cmp.Diff(want, got); diff != "" || len(got) > 10 {
+			t.Errorf("%s-table-throttles metrics (-want +got):\n%s", tb.Name, diff)
+		}
+	}
+	for _, a := range ofType(res, "AWS::CloudWatch::Alarm") {
+		p := a.Properties
+		if percentile := p["AlarmName"] == "Quire-api-latency-p99"; (p["EvaluateLowSampleCountPercentile"] == "ignore") != percentile {
+			t.Errorf("%s: EvaluateLowSampleCountPercentile %v", p["AlarmName"], p["EvaluateLowSampleCountPercentile"])
+		}
+	}
 	if ops := tableOperations(routes.TableUsers); !slices.Contains(ops, "TransactWriteItems") || !slices.Contains(ops, "Query") {
 		t.Errorf("users table operations %v: want its transactions and queries", ops)
 	}
@@ -323,7 +351,7 @@ func TestAlarmMetrics(t *testing.T) {
 		}
 	}
 	if expr := jsonOf(alarm(t, res, "api-5xx-rate")["Metrics"]); !strings.Contains(expr, `IF(requests5XX >= 20, errors5XX / requests5XX, 0)`) ||
-		!strings.Contains(expr, `"MetricName":"5XXError"`) {
+		!strings.Contains(expr, `"MetricName":"5XXError"`) || !strings.Contains(expr, `{"Name":"ApiName","Value":"quire"}`) {
 		t.Errorf("api-5xx-rate reads %s", expr)
 	}
 }

@@ -244,7 +244,8 @@ func newAPI(stack awscdk.Stack, fns map[string]awslambda.Alias, authorizer awsap
 		keepRole = awscdk.RemovalPolicy_RETAIN
 	}
 	api := awsapigateway.NewRestApi(stack, jsii.String("Api"), &awsapigateway.RestApiProps{
-		RestApiName:                 jsii.String("quire"),
+		// The name is the API's metrics' dimension: one per stack.
+		RestApiName:                 jsii.String(strings.ToLower(*stack.StackName())),
 		Description:                 jsii.String("Quire: a bookshop with prepaid accounts"),
 		CloudWatchRole:              jsii.Bool(accountLogRole),
 		CloudWatchRoleRemovalPolicy: keepRole,
