@@ -8,7 +8,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawslogs"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/quireapi/quire/shared/telemetry"
@@ -103,6 +105,46 @@ func newDashboard(stack awscdk.Stack, name string, api awsapigateway.RestApi, fn
 		graph("Write units consumed", writes...),
 	)
 	return dash
+}
+
+// newQueries saves the Logs Insights queries of the README's "Finding a
+// request", named "<stack>/...", over the access log and the functions'
+// logs, so that an operator finds them in the console ready to run.
+func newQueries(stack awscdk.Stack, name string, accessLogs awslogs.ILogGroup, fns map[string]awslambda.Function) {
+	groups := []interfacesawslogs.ILogGroupRef{accessLogs}
+	for _, n := range sortedKeys(fns) {
+		groups = append(groups, fns[n].LogGroup())
+	}
+	for _, q := range []struct {
+		id    string
+		query awslogs.QueryStringProps
+	}{
+		{"find-request", awslogs.QueryStringProps{
+			Fields: jsii.Strings("@timestamp", "@log", "status", "route", "latency", "latency_ms", "integration_latency",
+				"authorizer_error", "error", "problem", "trace_id"),
+			Filter: jsii.String(`request_id = "put the X-Amzn-Requestid here"`),
+			Sort:   jsii.String("@timestamp asc"),
+		}},
+		{"slowest-routes", awslogs.QueryStringProps{
+			Filter: jsii.String(`ispresent(latency_ms)`),
+			Stats:  jsii.String("pct(latency_ms, 99) as p99, count(*) as requests by route"),
+			Sort:   jsii.String("p99 desc"),
+		}},
+		{"failures", awslogs.QueryStringProps{
+			// The functions' WARN and ERROR lines, and the access lines of
+			// the errors API Gateway answered itself (a missing value is
+			// "-" there).
+			Filter: jsii.String(`level in ["WARN", "ERROR"] or (ispresent(error_type) and error_type != "-")`),
+			Stats:  jsii.String("count(*) as requests by route, problem, error, error_type"),
+			Sort:   jsii.String("requests desc"),
+		}},
+	} {
+		awslogs.NewQueryDefinition(stack, jsii.String(exportName(q.id)+"Query"), &awslogs.QueryDefinitionProps{
+			QueryDefinitionName: jsii.String(name + "/" + q.id),
+			QueryString:         awslogs.NewQueryString(&q.query),
+			LogGroups:           &groups,
+		})
+	}
 }
 
 // graph is a dashboard graph a quarter of a row wide (a third with three

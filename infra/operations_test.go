@@ -472,6 +472,26 @@ func TestDashboard(t *testing.T) {
 	main.HasOutput(jsii.String("AlarmTopicArn"), map[string]any{})
 }
 
+// TestQueries: the README's Logs Insights queries are saved, over the
+// access log and every served function's log group.
+func TestQueries(t *testing.T) {
+	_, res := opsTemplate(t)
+	got := map[string]string{}
+	for _, q := range ofType(res, "AWS::Logs::QueryDefinition") {
+		groups := jsonOf(q.Properties["LogGroupNames"])
+		got[q.Properties["Name"].(string)] = q.Properties["QueryString"].(string)
+		for _, want := range append([]string{"Api"}, servedFunctions()...) {
+			if !strings.Contains(groups, "referencetoQuire"+exportName(want)+"Logs") && !(want == "Api" && strings.Contains(groups, "ApiAccessLogs")) {
+				t.Errorf("%s: does not search %s's logs: %s", q.Properties["Name"], want, groups)
+			}
+		}
+	}
+	if !strings.Contains(got["Quire/find-request"], "filter request_id = ") || !strings.Contains(got["Quire/slowest-routes"], "pct(latency_ms, 99)") ||
+		!strings.Contains(got["Quire/failures"], `level in ["WARN", "ERROR"]`) || len(got) != 3 {
+		t.Errorf("queries %v", got)
+	}
+}
+
 // TestHealthCheck: Route 53 polls GET /health on the stage, unless
 // quire:healthCheck=false says something else does.
 func TestHealthCheck(t *testing.T) {

@@ -70,7 +70,8 @@ func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps
 	for name, fn := range fns {
 		aliases[name] = newAlias(stack, name, fn)
 	}
-	api := newAPI(stack, aliases, newAuthorizer(stack, aliases[authorizerName], tokens), stageOptions(stack, limits),
+	stage, accessLogs := stageOptions(stack, limits)
+	api := newAPI(stack, aliases, newAuthorizer(stack, aliases[authorizerName], tokens), stage,
 		boolContext(stack, contextAccountLogRole, true), cors)
 	newExecutionLogs(stack, api)
 	if waf {
@@ -90,6 +91,7 @@ func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps
 	alarms := newAlarms(ops, *stack.StackName(), api, fns, tables, namespace)
 	newDeployments(stack, aliases, deployment, alarms)
 	dashboard := newDashboard(ops, *stack.StackName(), api, fns, tables, namespace, alarms)
+	newQueries(ops, *stack.StackName(), accessLogs, fns)
 	output(stack, "ApiUrl", "Base URL of the Quire API", api.Url())
 	output(stack, "DashboardUrl", "The CloudWatch dashboard of this stack", awscdk.Fn_Join(jsii.String(""), &[]*string{
 		jsii.String("https://console.aws.amazon.com/cloudwatch/home?region="), stack.Region(),

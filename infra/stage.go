@@ -77,7 +77,8 @@ func accessLogFormat() awsapigateway.AccessLogFormat {
 // per request in a log group of its own, execution logs for errors only
 // (never the requests' bodies: data tracing stays off), a metric set per
 // method (detailed metrics), and X-Ray tracing of every request.
-func stageOptions(stack awscdk.Stack, limits throttle) *awsapigateway.StageOptions {
+// It returns the access log's group too.
+func stageOptions(stack awscdk.Stack, limits throttle) (*awsapigateway.StageOptions, awslogs.LogGroup) {
 	logs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
 		Retention:     awslogs.RetentionDays_ONE_MONTH,
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
@@ -94,7 +95,7 @@ func stageOptions(stack awscdk.Stack, limits throttle) *awsapigateway.StageOptio
 		DataTraceEnabled:     jsii.Bool(false),
 		MetricsEnabled:       jsii.Bool(true),
 		TracingEnabled:       jsii.Bool(true),
-	}
+	}, logs
 }
 
 // newExecutionLogs defines the log group API Gateway writes the stage's
