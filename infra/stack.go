@@ -83,7 +83,7 @@ func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps
 	// What operates the API has a stack of its own, nested in this one,
 	// which the API's methods leave little room in (TestQuotas).
 	ops := awscdk.NewNestedStack(stack, jsii.String("Operations"), &awscdk.NestedStackProps{
-		Description: jsii.String("Quire's alarms and their topic, the dashboard and the health check"),
+		Description: jsii.String("Quire's alarms and their topic, the dashboard, saved log queries and the health check"),
 	})
 	if boolContext(stack, contextHealthCheck, true) {
 		newHealthCheck(ops, api)
@@ -101,6 +101,7 @@ func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps
 	return stack
 }
 
+// output defines one of the stack's outputs.
 func output(stack awscdk.Stack, id, description string, value *string) {
 	awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(description)})
 }
@@ -231,13 +232,13 @@ func newLambda(stack awscdk.Stack, name, description string, memoryMB int, env m
 
 // newAPI defines the REST API: a method for every route of the table,
 // integrated with its group's function through the function's alias in
-// fns, and an ANY method on every path
-// integrated with the path's owner, which answers other methods with 405
-// and Allow (without it API Gateway answers 403 MISSING_AUTHENTICATION_TOKEN),
-// and what browsers need besides (see addBrowserMethods). Protected methods
-// run the authorizer first. Each method may take limits requests per
-// second, but the costly public routes fewer.
-func newAPI(stack awscdk.Stack, fns map[string]awslambda.Alias, authorizer awsapigateway.IAuthorizer, stage *awsapigateway.StageOptions, accountLogRole bool, cors rest.CORS) awsapigateway.RestApi {
+// aliases, and an ANY method on every path integrated with the path's
+// owner, which answers other methods with 405 and Allow (without it API
+// Gateway answers 403 MISSING_AUTHENTICATION_TOKEN), and what browsers
+// need besides (see addBrowserMethods). Protected methods run the
+// authorizer first. The stage takes the limits, logs and tracing of stage;
+// accountLogRole has the stack set the account's logging role.
+func newAPI(stack awscdk.Stack, aliases map[string]awslambda.Alias, authorizer awsapigateway.IAuthorizer, stage *awsapigateway.StageOptions, accountLogRole bool, cors rest.CORS) awsapigateway.RestApi {
 	// The stage's logs need the account's API Gateway CloudWatch Logs role.
 	// The role and the account setting outlive the stack: other APIs of
 	// the account may log through them.
@@ -266,7 +267,7 @@ func newAPI(stack awscdk.Stack, fns map[string]awslambda.Alias, authorizer awsap
 		// One permission per function for the whole API, not one per
 		// method: a function's resource policy is limited to 20 KB, which
 		// a group's methods in every version would pass.
-		integrations[g.Name] = awsapigateway.NewLambdaIntegration(fns[g.Name], &awsapigateway.LambdaIntegrationOptions{
+		integrations[g.Name] = awsapigateway.NewLambdaIntegration(aliases[g.Name], &awsapigateway.LambdaIntegrationOptions{
 			Proxy:                   jsii.Bool(true),
 			ScopePermissionToMethod: jsii.Bool(false),
 		})
