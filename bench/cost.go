@@ -1,15 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"math"
-	"os"
-	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/quireapi/quire/shared/auth"
@@ -159,54 +152,4 @@ func dollars(x float64) string {
 		return "0"
 	}
 	return fmt.Sprintf("$%.3f", x)
-}
-
-// authorizerMemoryMB reads the authorizer's memory from the CDK stack: the
-// fourth argument of infra/auth.go's newLambda call for "authorizer".
-func authorizerMemoryMB() (int, error) {
-	root, err := moduleRoot()
-	if err != nil {
-		return 0, err
-	}
-	path := filepath.Join(root, "infra", "auth.go")
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-	if err != nil {
-		return 0, err
-	}
-	mem := 0
-	ast.Inspect(f, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok || len(call.Args) < 4 {
-			return true
-		}
-		fn, ok := call.Fun.(*ast.Ident)
-		name, okName := call.Args[1].(*ast.BasicLit)
-		size, okSize := call.Args[3].(*ast.BasicLit)
-		if ok && fn.Name == "newLambda" && okName && name.Value == `"authorizer"` && okSize && size.Kind == token.INT {
-			mem, _ = strconv.Atoi(size.Value)
-		}
-		return true
-	})
-	if mem == 0 {
-		return 0, fmt.Errorf("%s: no newLambda(stack, \"authorizer\", ..., <memory MB>, ...) call", path)
-	}
-	return mem, nil
-}
-
-// moduleRoot is the directory of the go.mod above the working directory.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }

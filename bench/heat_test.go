@@ -131,10 +131,3 @@ func TestCost(t *testing.T) {
 		t.Errorf("blend: gateway %v, DynamoDB %v; want 3.5, 1", b.gateway, b.dynamo)
 	}
 }
-
-func TestAuthorizerMemory(t *testing.T) {
-	mb, err := authorizerMemoryMB()
-	if err != nil || mb < 128 || mb > 10240 {
-		t.Errorf("authorizerMemoryMB() = %d, %v; want a Lambda memory size", mb, err)
-	}
-}

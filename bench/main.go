@@ -151,9 +151,7 @@ func run(ctx context.Context) error {
 			authz.millis = billedMillis(time.Duration(c.nsPerOp))
 		}
 	}
-	if authz.memoryMB, err = authorizerMemoryMB(); err != nil {
-		return err
-	}
+	authz.memoryMB = routes.AuthorizerMemoryMB
 	prices, err := routeCosts(mix, authz)
 	if err != nil {
 		return err

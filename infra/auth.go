@@ -13,6 +13,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/routes"
 )
 
 // CDK context keys of the stack's auth settings.
@@ -100,7 +101,7 @@ func newAuthorizerFunction(stack awscdk.Stack, tokens auth.TokenConfig, jwks *st
 	env := tokenEnv(tokens)
 	delete(env, "TOKEN_LIFETIME")
 	env["JWKS"] = jwks
-	return newLambda(stack, authorizerName, "Verifies bearer tokens for every protected route", 256, env,
+	return newLambda(stack, authorizerName, "Verifies bearer tokens for every protected route", routes.AuthorizerMemoryMB, env,
 		filepath.Join(assetDir, authorizerName))
 }
 

@@ -23,10 +23,7 @@ import (
 // operations stack.
 func opsTemplate(t *testing.T) (assertions.Template, map[string]resource) {
 	t.Helper()
-	s, err := synth()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := synthesized(t)
 	return s.ops, resourcesOf(t, s.ops)
 }
 

@@ -107,14 +107,21 @@ func groupNames() []string {
 	return out
 }
 
-// template synthesizes the stack once for all tests and returns it with its
-// resources as plain JSON.
-func template(t *testing.T) (assertions.Template, map[string]resource) {
+// synthesized synthesizes the stack once for all tests.
+func synthesized(t *testing.T) stacks {
 	t.Helper()
 	s, err := synth()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// template synthesizes the stack once for all tests and returns it with its
+// resources as plain JSON.
+func template(t *testing.T) (assertions.Template, map[string]resource) {
+	t.Helper()
+	s := synthesized(t)
 	return s.main, resourcesOf(t, s.main)
 }
 

@@ -102,6 +102,10 @@ type Grant struct {
 }
 
 // Group is one resource group: one Lambda function and what it may touch.
+// AuthorizerMemoryMB is the memory of the authorizer function, which
+// verifies a token's signature and nothing more.
+const AuthorizerMemoryMB = 256
+
 type Group struct {
 	Name        string
 	Description string
