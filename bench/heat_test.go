@@ -131,3 +131,19 @@ func TestCost(t *testing.T) {
 		t.Errorf("blend: gateway %v, DynamoDB %v; want 3.5, 1", b.gateway, b.dynamo)
 	}
 }
+
+// TestInitRatio: a function's ratio to the floor is taken round by round,
+// so that a slow round slows both sides of its ratio.
+func TestInitRatio(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		var out []time.Duration
+		for _, x := range v {
+			out = append(out, time.Duration(x)*time.Millisecond)
+		}
+		return out
+	}
+	// Medians alone would say 4 / 4 = 1.0: the rounds' ratios are 3, 1, 2.
+	if got := initRatio(ms(3, 4, 10), ms(1, 4, 5)); got != 2 {
+		t.Errorf("initRatio = %v, want 2", got)
+	}
+}

@@ -37,7 +37,7 @@ import (
 
 // Targets from the foundation's definition of done.
 const (
-	runs          = 15
+	runs          = 31
 	maxInitRatio  = 1.3
 	maxBootstrap  = 10 << 20 // 10 MiB
 	floorFunction = "hello (floor)"

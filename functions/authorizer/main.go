@@ -1,7 +1,25 @@
 // Command authorizer is the Lambda REQUEST authorizer of every protected
-// route: it verifies bearer tokens against the public keys in JWKS.
+// route: it verifies bearer tokens against the public keys in JWKS. It links
+// no DynamoDB client, nor any other group's code: each package linked is
+// init time on every cold start.
 package main
 
-import "github.com/quireapi/quire/shared/service"
+import (
+	"log/slog"
+	"os"
 
-func main() { service.RunAuthorizer() }
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/quireapi/quire/shared/auth"
+)
+
+func main() {
+	log := slog.New(lambdacontext.NewLogHandler())
+	a, err := auth.AuthorizerFromEnv(os.Getenv, log)
+	if err != nil {
+		log.Error("init failed", "err", err)
+		os.Exit(1)
+	}
+	lambda.Start(a.Handle)
+}

@@ -35,6 +35,31 @@ type Authorizer struct {
 	Log      *slog.Logger
 }
 
+// NewAuthorizer returns the authorizer that verifies tokens of tokens'
+// issuer and audience with the public keys of jwks, a JWK Set, and logs to
+// log. It returns an error when jwks is empty or not a JWK Set.
+func NewAuthorizer(jwks string, tokens TokenConfig, log *slog.Logger) (*Authorizer, error) {
+	if jwks == "" {
+		return nil, errors.New("authorizer: set JWKS")
+	}
+	keys, err := ParseKeySet([]byte(jwks))
+	if err != nil {
+		return nil, fmt.Errorf("authorizer: %w", err)
+	}
+	return &Authorizer{Verifier: NewVerifier(keys, tokens, nil), Log: log}, nil
+}
+
+// AuthorizerFromEnv is NewAuthorizer with what the authorizer function's
+// environment says: the keys in JWKS, the issuer and audience in
+// TOKEN_ISSUER and TOKEN_AUDIENCE.
+func AuthorizerFromEnv(getenv func(string) string, log *slog.Logger) (*Authorizer, error) {
+	tokens, err := TokenConfigFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	return NewAuthorizer(getenv("JWKS"), tokens, log)
+}
+
 // MaxCacheTTL bounds how long API Gateway keeps an authorizer decision.
 const MaxCacheTTL = 5 * time.Minute
 

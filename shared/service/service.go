@@ -252,14 +252,7 @@ func Authorizer(c Config) (*auth.Authorizer, error) {
 	if set == "" {
 		set = c.SigningKeys
 	}
-	if set == "" {
-		return nil, errors.New("authorizer: set JWKS")
-	}
-	keys, err := auth.ParseKeySet([]byte(set))
-	if err != nil {
-		return nil, fmt.Errorf("authorizer: %w", err)
-	}
-	return &auth.Authorizer{Verifier: auth.NewVerifier(keys, c.Tokens, nil), Log: slog.Default()}, nil
+	return auth.NewAuthorizer(set, c.Tokens, slog.Default())
 }
 
 // Handlers builds the Lambda handler of every group in the route table, as
@@ -344,13 +337,6 @@ func RunKeys(open OpenSecret) {
 	check(err)
 	rotate := &auth.KeyResource{Secret: secret, Lifetime: c.Tokens.Lifetime}
 	lambda.Start(cfn.LambdaWrap(rotate.Handle))
-}
-
-// RunAuthorizer is the main of the authorizer function.
-func RunAuthorizer() {
-	a, err := Authorizer(fromEnv())
-	check(err)
-	lambda.Start(a.Handle)
 }
 
 // fromEnv reads a function's configuration, and logs through Lambda's log
