@@ -180,6 +180,7 @@ func build() ([]byte, error) {
 		},
 		"servers": []any{schema{"url": ".", "description": "The API that serves this document, at the document's URL " +
 			"without /openapi.json: http://localhost:8080 under make run, https://<api>/prod on the stage's default endpoint."}},
+		"tags":     tags(),
 		"paths":    paths,
 		"security": []any{schema{"bearer": []any{}}},
 		"components": schema{
@@ -193,6 +194,17 @@ func build() ([]byte, error) {
 	return json.Marshal(doc)
 }
 
+// tags are the resource groups, in the route table's order: each
+// operation's tag is its group, so that a reader of the docs page finds
+// an operation with the others of its resource.
+func tags() []any {
+	var out []any
+	for _, g := range routes.Groups() {
+		out = append(out, schema{"name": g.Name, "description": g.Description})
+	}
+	return out
+}
+
 // document returns the operation object of route r. Its problem responses
 // that problems has components for refer to them, and it adds the ones it
 // needs to problems.
@@ -200,6 +212,7 @@ func (op operation) document(r routes.Route, problems schema) schema {
 	out := schema{
 		"operationId": operationID(r),
 		"summary":     op.summary,
+		"tags":        []any{r.Group},
 		"responses":   op.responses(r, problems),
 	}
 	if r.Access == routes.Public {

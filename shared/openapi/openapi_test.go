@@ -66,6 +66,28 @@ func TestOperationsAreTheRoutes(t *testing.T) {
 	}
 }
 
+// TestTags: each operation is under its resource group's tag, which the
+// document declares with the group's description, so that the docs page
+// lists an operation with the others of its resource.
+func TestTags(t *testing.T) {
+	doc := load(t)
+	declared := map[string]bool{}
+	for _, tag := range doc.Tags {
+		declared[tag.Name] = tag.Description != ""
+	}
+	for _, g := range routes.Groups() {
+		if !declared[g.Name] {
+			t.Errorf("no tag with a description for group %s", g.Name)
+		}
+	}
+	for _, r := range routes.All() {
+		op := doc.Paths.Find(r.Path).GetOperation(r.Method)
+		if !cmp.Equal(op.Tags, []string{r.Group}) {
+			t.Errorf("%s: tags %v, want [%s]", r.Key(), op.Tags, r.Group)
+		}
+	}
+}
+
 // TestVersionsHaveTheirSchemas: a versioned path answers its version's
 // schema only; a path without a version offers every version's.
 func TestVersionsHaveTheirSchemas(t *testing.T) {
