@@ -47,9 +47,12 @@ type operation struct {
 	headers   []string         // response headers of success: Location, Link, Cache-Control
 	also      map[int][]string // more successes, without a body, and their headers
 	gzip      bool             // the body is gzip-compressed when Accept-Encoding takes gzip
-	refusals  []string         // the codes of the operation's 409s that no retry fixes (a write's 409 may also be ECONFLICT)
-	problems  []string         // the codes of its 4xx problems that its route does not imply (see failures)
-	media     []string         // the success body's media types when it is not JSON: text
+	// revalidated: a GET, not a resource's, whose success carries an ETag
+	// of its own and that takes If-None-Match (304) and If-Match (412).
+	revalidated bool
+	refusals    []string // the codes of the operation's 409s that no retry fixes (a write's 409 may also be ECONFLICT)
+	problems    []string // the codes of its 4xx problems that its route does not imply (see failures)
+	media       []string // the success body's media types when it is not JSON: text
 }
 
 // operations documents every route, keyed as in the route table. It is a
@@ -60,8 +63,8 @@ func operations() map[string]operation {
 		"GET /health":       {summary: "Health check for load balancers", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
 		"GET /status":       {summary: "Health check (the same as /health)", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
 		"GET /openapi.json": {summary: "This document", status: 200, result: same(schema{"type": "object"}), headers: []string{"Cache-Control"}},
-		"GET /docs":         {summary: "This document as a page to read and try in a browser (Swagger UI)", status: 200, media: []string{"text/html"}, headers: []string{"Cache-Control", "ETag"}},
-		"GET /docs/{file}":  {summary: "A file of the docs page: its script or style sheet", status: 200, media: []string{"text/javascript", "text/css"}, headers: []string{"Cache-Control", "ETag"}, gzip: true},
+		"GET /docs":         {summary: "This document as a page to read and try in a browser (Swagger UI)", status: 200, media: []string{"text/html"}, headers: []string{"Cache-Control", "ETag"}, revalidated: true},
+		"GET /docs/{file}":  {summary: "A file of the docs page: its script or style sheet", status: 200, media: []string{"text/javascript", "text/css"}, headers: []string{"Cache-Control", "ETag"}, gzip: true, revalidated: true},
 		"POST /login": {summary: "Trade an email and password for an access token and a refresh token: a new session",
 			note: fmt.Sprintf("A wrong email or password is 401. After %d failed logins of an email, counted for %d minutes "+
 				"from the first, the email is locked until those minutes are over: 429 with Retry-After (the seconds left), "+
@@ -272,7 +275,7 @@ func pathParameters(r routes.Route) []string {
 // where the body may be compressed, and the idempotency keys.
 func (op operation) parameters(r routes.Route) []string {
 	names := slices.Clone(op.query)
-	if conditional(r) || r.Versioned && r.Method == http.MethodDelete {
+	if conditional(r) || op.revalidated || r.Versioned && r.Method == http.MethodDelete {
 		names = append(names, "ifMatch", "ifNoneMatch")
 	}
 	if op.gzip {
@@ -337,6 +340,10 @@ func (op operation) responses(r routes.Route, problems schema) schema {
 	if r.Versioned && r.Method == http.MethodGet {
 		out["304"] = response("Not Modified: If-None-Match names the current representation; no body", nil,
 			[]string{"ETag", "Cache-Control", "Vary"}, nil)
+	}
+	if op.revalidated {
+		out["304"] = response("Not Modified: If-None-Match names the current representation; no body", nil,
+			[]string{"ETag", "Cache-Control"}, nil)
 	}
 	return out
 }
