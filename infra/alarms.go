@@ -16,7 +16,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/telemetry"
 )
@@ -76,6 +75,12 @@ var thresholds = struct {
 
 var minute = awscdk.Duration_Minutes(jsii.Number(1))
 
+// perMinute is statistic over one-minute periods, the alarms' and the
+// dashboard's.
+func perMinute(statistic string) *awscloudwatch.MetricOptions {
+	return &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String(statistic)}
+}
+
 // alarms are the stack's alarms, each telling the topic when it goes off
 // and when it recovers.
 type alarms struct {
@@ -83,6 +88,7 @@ type alarms struct {
 	name  string // starts every alarm's name
 	topic awssns.Topic
 	all   []awscloudwatch.Alarm
+	byID  map[string]awscloudwatch.Alarm // by alarmSpec.id
 	// api are the alarms of the whole API, functions' those of each
 	// function by name: the alarms a deployment of that function rolls
 	// back on.
@@ -123,7 +129,7 @@ func newAlarms(stack awscdk.Stack, name string, api awsapigateway.RestApi, fns m
 		suppress(sub, findingNoRedrive, "An email subscription: a dead-letter queue would keep notifications "+
 			"no one reads; each alarm's state and history stay in CloudWatch.")
 	}
-	a := &alarms{stack: stack, name: name, topic: topic, functions: map[string][]awscloudwatch.Alarm{}}
+	a := &alarms{stack: stack, name: name, topic: topic, byID: map[string]awscloudwatch.Alarm{}, functions: map[string][]awscloudwatch.Alarm{}}
 	a.api = a.define(apiAlarms(api)...)
 	for _, name := range sortedKeys(fns) {
 		a.functions[name] = a.define(functionAlarms(name, fns[name])...)
@@ -171,6 +177,7 @@ func (a *alarms) define(specs ...alarmSpec) []awscloudwatch.Alarm {
 		alarm.AddAlarmAction(action)
 		alarm.AddOkAction(action)
 		a.all = append(a.all, alarm)
+		a.byID[s.id] = alarm
 		out = append(out, alarm)
 	}
 	return out
@@ -180,18 +187,17 @@ func (a *alarms) define(specs ...alarmSpec) []awscloudwatch.Alarm {
 // with fewer than thresholds.MinRequests. Its metrics' ids start with
 // class, so that rates of several classes share a graph.
 func rate(class string, api awsapigateway.RestApi, errors awscloudwatch.Metric) awscloudwatch.IMetric {
-	sum := &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}
 	requests, errs := "requests"+class, "errors"+class
 	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 		Label:        jsii.String(class + " rate"),
 		Period:       minute,
 		Expression:   jsii.String(fmt.Sprintf("IF(%[1]s >= %[3]v, %[2]s / %[1]s, 0)", requests, errs, thresholds.MinRequests)),
-		UsingMetrics: &map[string]awscloudwatch.IMetric{requests: api.MetricCount(sum), errs: errors},
+		UsingMetrics: &map[string]awscloudwatch.IMetric{requests: api.MetricCount(perMinute("Sum")), errs: errors},
 	})
 }
 
 func apiAlarms(api awsapigateway.RestApi) []alarmSpec {
-	sum := &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}
+	sum := perMinute("Sum")
 	return []alarmSpec{
 		{
 			id: "api-5xx-rate", metric: rate("5XX", api, api.MetricServerError(sum)),
@@ -200,10 +206,7 @@ func apiAlarms(api awsapigateway.RestApi) []alarmSpec {
 				"status, error and integration_status, and the functions' ERROR and WARN lines (problem, error).",
 		},
 		{
-			id: "api-latency-p99",
-			metric: api.MetricLatency(&awscloudwatch.MetricOptions{
-				Period: minute, Statistic: jsii.String("p99"),
-			}),
+			id: "api-latency-p99", metric: api.MetricLatency(perMinute("p99")),
 			threshold: thresholds.LatencyP99, of: 3, in: 5, percentile: true,
 			check: fmt.Sprintf("The API's p99 latency is %v ms or more. Compare", thresholds.LatencyP99) + " integration_latency with latency in the access log, then the " +
 				"functions' dynamodb_calls, DynamoDBRetries and cold starts, and the slowest trace in X-Ray.",
@@ -218,7 +221,7 @@ func apiAlarms(api awsapigateway.RestApi) []alarmSpec {
 }
 
 func functionAlarms(name string, fn awslambda.Function) []alarmSpec {
-	sum := &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}
+	sum := perMinute("Sum")
 	return []alarmSpec{
 		{
 			id: name + "-errors", metric: fn.MetricErrors(sum), threshold: thresholds.FunctionErrors, of: 2, in: 3,
@@ -261,22 +264,12 @@ func tableOperations(table string) []string {
 }
 
 func tableAlarms(name string, table awsdynamodb.Table) []alarmSpec {
-	var indexes []string
-	for _, t := range dynamo.Tables() {
-		if t.Name == name {
-			for _, ix := range t.Indexes {
-				indexes = append(indexes, ix.Name)
-			}
-		}
-	}
-	dims := map[string]*string{"TableName": table.TableName()}
-	metric := func(name string, extra map[string]*string) awscloudwatch.Metric {
-		d := map[string]*string{}
-		for k, v := range dims {
-			d[k] = v
-		}
-		for k, v := range extra {
-			d[k] = v
+	// metric is the table's metric, narrowed by the dimension key = value
+	// when key is not empty.
+	metric := func(name, key, value string) awscloudwatch.Metric {
+		d := map[string]*string{"TableName": table.TableName()}
+		if key != "" {
+			d[key] = jsii.String(value)
 		}
 		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 			Namespace: jsii.String("AWS/DynamoDB"), MetricName: jsii.String(name), DimensionsMap: &d,
@@ -288,21 +281,21 @@ func tableAlarms(name string, table awsdynamodb.Table) []alarmSpec {
 	var terms []string
 	for i, op := range tableOperations(name) {
 		id := fmt.Sprintf("%s_errors%d", name, i)
-		errors[id] = metric("SystemErrors", map[string]*string{"Operation": jsii.String(op)})
+		errors[id] = metric("SystemErrors", "Operation", op)
 		terms = append(terms, "FILL("+id+", 0)")
 	}
 	// The table's throttle events and its indexes': an index that
 	// throttles throttles the table's writes.
 	throttles := map[string]awscloudwatch.IMetric{}
 	var throttleTerms []string
-	for i, ix := range append([]string{""}, indexes...) {
-		var dims map[string]*string
-		if ix != "" {
-			dims = map[string]*string{"GlobalSecondaryIndexName": jsii.String(ix)}
+	for i, ix := range append([]string{""}, indexNames(name)...) {
+		key := "GlobalSecondaryIndexName"
+		if ix == "" {
+			key = "" // the table's own
 		}
 		for _, m := range []string{"ReadThrottleEvents", "WriteThrottleEvents"} {
 			id := fmt.Sprintf("%s_%s%d", name, strings.ToLower(m[:4]), i)
-			throttles[id] = metric(m, dims)
+			throttles[id] = metric(m, key, ix)
 			throttleTerms = append(throttleTerms, "FILL("+id+", 0)")
 		}
 	}
@@ -366,9 +359,12 @@ func conflictAlarm(namespace string) alarmSpec {
 	}
 }
 
-// healthRoute is the route of the health check that a load balancer or
-// the stack's Route 53 health check polls.
-const healthRoute = "GET /health"
+// healthPath is the path of the health check that a load balancer or the
+// stack's Route 53 health check polls, and healthRoute its route.
+const (
+	healthPath  = "/health"
+	healthRoute = "GET " + healthPath
+)
 
 func healthAlarm(namespace string) alarmSpec {
 	return alarmSpec{
@@ -386,7 +382,7 @@ func healthAlarm(namespace string) alarmSpec {
 		// No health check answered at all is the worst case, not a quiet one.
 		missing: awscloudwatch.TreatMissingData_BREACHING,
 		check: fmt.Sprintf("No successful %s for %v minutes: DynamoDB", healthRoute, thresholds.HealthMinutes) + " does not answer the health function (503), or nothing " +
-			"reaches it (the stage, the health function, or the poller). Try GET /health on the ApiUrl output, then the " +
+			"reaches it (the stage, the health function, or the poller). Try " + healthRoute + " on the ApiUrl output, then the " +
 			"health function's log group and the tables' alarms.",
 	}
 }

@@ -36,9 +36,11 @@ func newDashboard(stack awscdk.Stack, name string, api awsapigateway.RestApi, fn
 		SortBy: awscloudwatch.AlarmStatusWidgetSortBy_STATE_UPDATED_TIMESTAMP,
 	}))
 
-	sum := &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Sum")}
+	sum := perMinute("Sum")
 	stat := func(s string) *awscloudwatch.MetricOptions {
-		return &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String(s), Label: jsii.String(s)}
+		o := perMinute(s)
+		o.Label = jsii.String(s)
+		return o
 	}
 	dash.AddWidgets(
 		graph("API requests and errors", api.MetricCount(sum), api.MetricClientError(sum), api.MetricServerError(sum)),
@@ -94,7 +96,8 @@ func newDashboard(stack awscdk.Stack, name string, api awsapigateway.RestApi, fn
 		t := tables[name]
 		throttles = append(throttles, alarmMetric(alarms, name+"-table-throttles"))
 		errors = append(errors, alarmMetric(alarms, name+"-table-errors"))
-		label := &awscloudwatch.MetricOptions{Label: jsii.String(name), Period: minute, Statistic: jsii.String("Sum")}
+		label := perMinute("Sum")
+		label.Label = jsii.String(name)
 		reads = append(reads, t.MetricConsumedReadCapacityUnits(label))
 		writes = append(writes, t.MetricConsumedWriteCapacityUnits(label))
 	}
@@ -157,10 +160,9 @@ func graph(title string, metrics ...awscloudwatch.IMetric) awscloudwatch.GraphWi
 
 // alarmMetric is the metric the alarm with id watches.
 func alarmMetric(a *alarms, id string) awscloudwatch.IMetric {
-	for _, al := range a.all {
-		if al.Node().Id() != nil && *al.Node().Id() == exportName(id)+"Alarm" {
-			return al.Metric()
-		}
+	al, ok := a.byID[id]
+	if !ok {
+		panic("no alarm " + id)
 	}
-	panic("no alarm " + id)
+	return al.Metric()
 }

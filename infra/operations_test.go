@@ -33,6 +33,20 @@ func servedFunctions() []string {
 	return append(groupNames(), authorizerName)
 }
 
+// single returns the one resource of type typ, and fails when there is not
+// exactly one.
+func single(t *testing.T, res map[string]resource, typ string) resource {
+	t.Helper()
+	of := ofType(res, typ)
+	if len(of) != 1 {
+		t.Fatalf("%d %s", len(of), typ)
+	}
+	for _, r := range of {
+		return r
+	}
+	return resource{}
+}
+
 func ofType(res map[string]resource, typ string) map[string]resource {
 	out := map[string]resource{}
 	for id, r := range res {
@@ -82,46 +96,40 @@ func TestFunctionsObserved(t *testing.T) {
 // detailed metrics, traces, and never logs bodies.
 func TestStageLogs(t *testing.T) {
 	_, res := template(t)
-	stages := ofType(res, "AWS::ApiGateway::Stage")
-	if len(stages) != 1 {
-		t.Fatalf("%d stages", len(stages))
+	p := single(t, res, "AWS::ApiGateway::Stage").Properties
+	if p["TracingEnabled"] != true {
+		t.Errorf("tracing %v", p["TracingEnabled"])
 	}
-	for _, st := range stages {
-		p := st.Properties
-		if p["TracingEnabled"] != true {
-			t.Errorf("tracing %v", p["TracingEnabled"])
+	var all map[string]any
+	for _, s := range p["MethodSettings"].([]any) {
+		if m := s.(map[string]any); m["HttpMethod"] == "*" && m["ResourcePath"] == "/*" {
+			all = m
 		}
-		var all map[string]any
-		for _, s := range p["MethodSettings"].([]any) {
-			if m := s.(map[string]any); m["HttpMethod"] == "*" && m["ResourcePath"] == "/*" {
-				all = m
-			}
+	}
+	if all["LoggingLevel"] != "ERROR" || all["DataTraceEnabled"] != false || all["MetricsEnabled"] != true {
+		t.Errorf("settings of every method: %v", all)
+	}
+	logs := p["AccessLogSetting"].(map[string]any)
+	if lg := res[ref(logs["DestinationArn"])]; lg.Type != "AWS::Logs::LogGroup" || lg.Properties["RetentionInDays"] == nil {
+		t.Errorf("access log destination %v: %+v", logs["DestinationArn"], lg)
+	}
+	var format map[string]string
+	if err := json.Unmarshal([]byte(logs["Format"].(string)), &format); err != nil {
+		t.Fatalf("access log format is not JSON: %v: %s", err, logs["Format"])
+	}
+	for field, want := range map[string]string{
+		"request_id": "$context.requestId", "trace_id": "$context.xrayTraceId", "caller": "$context.authorizer.principalId",
+		"method": "$context.httpMethod", "route": "$context.resourcePath", "status": "$context.status",
+		"latency": "$context.responseLatency", "integration_latency": "$context.integrationLatency",
+		"authorizer_error": "$context.authorizer.error", "error": "$context.error.message",
+	} {
+		if format[field] != want {
+			t.Errorf("access log %s = %q, want %q", field, format[field], want)
 		}
-		if all["LoggingLevel"] != "ERROR" || all["DataTraceEnabled"] != false || all["MetricsEnabled"] != true {
-			t.Errorf("settings of every method: %v", all)
-		}
-		logs := p["AccessLogSetting"].(map[string]any)
-		if lg := res[ref(logs["DestinationArn"])]; lg.Type != "AWS::Logs::LogGroup" || lg.Properties["RetentionInDays"] == nil {
-			t.Errorf("access log destination %v: %+v", logs["DestinationArn"], lg)
-		}
-		var format map[string]string
-		if err := json.Unmarshal([]byte(logs["Format"].(string)), &format); err != nil {
-			t.Fatalf("access log format is not JSON: %v: %s", err, logs["Format"])
-		}
-		for field, want := range map[string]string{
-			"request_id": "$context.requestId", "trace_id": "$context.xrayTraceId", "caller": "$context.authorizer.principalId",
-			"method": "$context.httpMethod", "route": "$context.resourcePath", "status": "$context.status",
-			"latency": "$context.responseLatency", "integration_latency": "$context.integrationLatency",
-			"authorizer_error": "$context.authorizer.error", "error": "$context.error.message",
-		} {
-			if format[field] != want {
-				t.Errorf("access log %s = %q, want %q", field, format[field], want)
-			}
-		}
-		for _, personal := range []string{"$context.identity", "$input", "$context.authorizer.claims", "$context.requestOverride"} {
-			if strings.Contains(logs["Format"].(string), personal) {
-				t.Errorf("access log holds %s: %s", personal, logs["Format"])
-			}
+	}
+	for _, personal := range []string{"$context.identity", "$input", "$context.authorizer.claims", "$context.requestOverride"} {
+		if strings.Contains(logs["Format"].(string), personal) {
+			t.Errorf("access log holds %s: %s", personal, logs["Format"])
 		}
 	}
 }
@@ -143,14 +151,8 @@ func TestExecutionLogs(t *testing.T) {
 // leaves the account's setting alone, and the stage logs all the same.
 func TestAccountLogRole(t *testing.T) {
 	_, res := template(t)
-	accounts := ofType(res, "AWS::ApiGateway::Account")
-	if len(accounts) != 1 {
-		t.Fatalf("%d AWS::ApiGateway::Account", len(accounts))
-	}
-	for _, a := range accounts {
-		if a.DeletionPolicy != "Retain" || res[ref(a.Properties["CloudWatchRoleArn"])].Type != "AWS::IAM::Role" {
-			t.Errorf("account setting %+v", a)
-		}
+	if a := single(t, res, "AWS::ApiGateway::Account"); a.DeletionPolicy != "Retain" || res[ref(a.Properties["CloudWatchRoleArn"])].Type != "AWS::IAM::Role" {
+		t.Errorf("account setting %+v", a)
 	}
 	off, err := synthWith(t.TempDir(), map[string]any{contextAccountLogRole: "false"})
 	if err != nil {

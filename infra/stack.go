@@ -181,15 +181,23 @@ func newFunction(stack awscdk.Stack, g routes.Group, tables map[string]awsdynamo
 // indexes.
 func tableResources(table awsdynamodb.Table, name string) *[]*string {
 	out := []*string{table.TableArn()}
-	for _, t := range dynamo.Tables() {
-		if t.Name != name {
-			continue
-		}
-		for _, ix := range t.Indexes {
-			out = append(out, jsii.String(*table.TableArn()+"/index/"+ix.Name))
-		}
+	for _, ix := range indexNames(name) {
+		out = append(out, jsii.String(*table.TableArn()+"/index/"+ix))
 	}
 	return &out
+}
+
+// indexNames are the names of the indexes of the table named table.
+func indexNames(table string) []string {
+	var out []string
+	for _, t := range dynamo.Tables() {
+		if t.Name == table {
+			for _, ix := range t.Indexes {
+				out = append(out, ix.Name)
+			}
+		}
+	}
+	return out
 }
 
 // newLambda defines a function (logical id <Name>Function, the name `sam

@@ -127,7 +127,7 @@ func newHealthCheck(stack awscdk.Stack, api awsapigateway.RestApi) {
 			Type:                     jsii.String("HTTPS"),
 			FullyQualifiedDomainName: host,
 			Port:                     jsii.Number(443),
-			ResourcePath:             jsii.String("/" + stageName + "/health"),
+			ResourcePath:             jsii.String("/" + stageName + healthPath),
 			RequestInterval:          jsii.Number(30),
 			FailureThreshold:         jsii.Number(3),
 			Regions:                  jsii.Strings(healthCheckRegions...),
