@@ -46,8 +46,9 @@ func initRatio(init, floor []time.Duration) float64 {
 }
 
 func printReport(fns []*function, rows []requestRow, costs []verifyCost, logins []loginTime, docs []configRow) {
-	fmt.Printf("Machine: %s. Medians of %d cold starts each, against DynamoDB Local; init / floor is the median of "+
-		"each round's ratio to the floor's init in the same round.\n\n", machine(), runs)
+	fmt.Printf("Machine: %s. Init: medians of %d starts of each function, in rounds of their own with DynamoDB Local idle; "+
+		"init / floor is the median of each round's ratio to the floor's init in the same round. Requests: medians of %d "+
+		"cold starts each, against DynamoDB Local.\n\n", machine(), initRuns, runs)
 	fmt.Println("| function | bootstrap (linux/arm64) | init | init / floor | cold request | warm request |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|")
 	for _, f := range fns {

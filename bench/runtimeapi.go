@@ -65,7 +65,8 @@ type coldStart struct {
 
 // measure starts binary against a fresh Runtime API with env, times its init
 // (exec to first /next), then its first (cold) and second (warm) answer to
-// event, checks both with check and stops the process.
+// event, checks both with check and stops the process. With no event, it
+// stops the process once init is timed.
 func measure(ctx context.Context, binary string, env []string, event []byte, check func(result) error) (coldStart, error) {
 	api := &runtimeAPI{events: make(chan []byte, 1), asked: make(chan time.Time, 4), responses: make(chan result, 4)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -86,35 +87,45 @@ func measure(ctx context.Context, binary string, env []string, event []byte, che
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 
 	timeout := time.After(30 * time.Second)
-	// invoke waits for the function to ask for an event, hands it one and
-	// returns when it asked and how long it took to answer.
-	invoke := func() (asked time.Time, took time.Duration, err error) {
+	// next waits for the function to ask for an event.
+	next := func() (time.Time, error) {
 		select {
-		case asked = <-api.asked:
+		case asked := <-api.asked:
+			return asked, nil
 		case res := <-api.responses:
-			return asked, 0, fmt.Errorf("%s failed at init: %s", binary, res.err)
+			return time.Time{}, fmt.Errorf("%s failed at init: %s", binary, res.err)
 		case <-timeout:
-			return asked, 0, fmt.Errorf("%s did not ask for an event", binary)
+			return time.Time{}, fmt.Errorf("%s did not ask for an event", binary)
 		}
+	}
+	// invoke hands the function event and returns how long it took to
+	// answer.
+	invoke := func() (time.Duration, error) {
 		handed := time.Now()
 		api.events <- event
 		select {
 		case res := <-api.responses:
 			if err := check(res); err != nil {
-				return asked, 0, fmt.Errorf("%s: %w", binary, err)
+				return 0, fmt.Errorf("%s: %w", binary, err)
 			}
-			return asked, res.at.Sub(handed), nil
+			return res.at.Sub(handed), nil
 		case <-timeout:
-			return asked, 0, fmt.Errorf("%s did not answer", binary)
+			return 0, fmt.Errorf("%s did not answer", binary)
 		}
 	}
+	asked, err := next()
+	if err != nil || event == nil {
+		return coldStart{init: asked.Sub(start)}, err
+	}
 	var r coldStart
-	asked, cold, err := invoke()
-	if err != nil {
+	r.init = asked.Sub(start)
+	if r.cold, err = invoke(); err != nil {
 		return coldStart{}, err
 	}
-	r.init, r.cold = asked.Sub(start), cold
-	if _, r.warm, err = invoke(); err != nil {
+	if _, err = next(); err != nil {
+		return coldStart{}, err
+	}
+	if r.warm, err = invoke(); err != nil {
 		return coldStart{}, err
 	}
 	return r, nil

@@ -5,6 +5,7 @@
 package routes
 
 import (
+	"iter"
 	"net/http"
 	"slices"
 	"strconv"
@@ -173,7 +174,8 @@ var all = expand(
 )
 
 func expand(plain, resources []Route) []Route {
-	out := slices.Clone(plain)
+	out := make([]Route, 0, len(plain)+len(resources)*(1+len(Versions)))
+	out = append(out, plain...)
 	for _, v := range append([]int{0}, Versions...) {
 		for _, r := range resources {
 			r.Versioned, r.Version = true, v
@@ -284,36 +286,54 @@ func ForGroup(group string) []Route {
 
 // Paths returns every distinct path in the table, in table order. The
 // slice is shared: callers must not change it.
-func Paths() []string { return paths().list }
+func Paths() []string { return index().paths }
 
-// paths are the table's distinct paths and their segments, found once.
-var paths = sync.OnceValue(func() (p struct {
-	list []string
-	segs [][]string
+// index is the table's distinct paths, in table order, and the routes on
+// each, found when first needed: every function builds its router from it at
+// init, so it takes one map and two passes, not a search of the table per
+// path.
+var index = sync.OnceValue(func() (x struct {
+	paths []string
+	first map[string]int // the index in All of each path's first route
+	next  []int          // the index of the next route on the same path, or -1
 }) {
-	for _, r := range All() {
-		if !slices.Contains(p.list, r.Path) {
-			p.list = append(p.list, r.Path)
-			p.segs = append(p.segs, split(r.Path))
+	x.first, x.next = make(map[string]int, len(all)), make([]int, len(all))
+	for i := len(all) - 1; i >= 0; i-- {
+		x.next[i] = -1
+		if j, ok := x.first[all[i].Path]; ok {
+			x.next[i] = j
+		}
+		x.first[all[i].Path] = i
+	}
+	for i, r := range all {
+		if x.first[r.Path] == i {
+			x.paths = append(x.paths, r.Path)
 		}
 	}
-	return p
+	return x
 })
+
+// onPath returns the routes on path, in table order.
+func onPath(path string) iter.Seq[Route] {
+	return func(yield func(Route) bool) {
+		x := index()
+		i, ok := x.first[path]
+		for ok && i >= 0 && yield(all[i]) {
+			i = x.next[i]
+		}
+	}
+}
 
 // Find returns the route of method on path (a template), if the table has
 // it.
 func Find(method, path string) (Route, bool) {
-	r, ok := byKey()[method+" "+path]
-	return r, ok
-}
-
-var byKey = sync.OnceValue(func() map[string]Route {
-	out := make(map[string]Route, len(All()))
-	for _, r := range All() {
-		out[r.Key()] = r
+	for r := range onPath(path) {
+		if r.Method == method {
+			return r, true
+		}
 	}
-	return out
-})
+	return Route{}, false
+}
 
 // Allow returns the methods path answers, sorted: the value of an Allow
 // header. Besides the table's, HEAD wherever GET is (RFC 9110 section
@@ -321,12 +341,10 @@ var byKey = sync.OnceValue(func() map[string]Route {
 // (its Allow, and a browser's CORS preflight).
 func Allow(path string) []string {
 	var out []string
-	for _, r := range All() {
-		if r.Path == path {
-			out = append(out, r.Method)
-			if r.Method == http.MethodGet {
-				out = append(out, http.MethodHead)
-			}
+	for r := range onPath(path) {
+		out = append(out, r.Method)
+		if r.Method == http.MethodGet {
+			out = append(out, http.MethodHead)
 		}
 	}
 	if out != nil {
@@ -339,10 +357,8 @@ func Allow(path string) []string {
 // Owner returns the group that answers requests on path with a method the
 // table does not define (the 405 answer): the group of the path's first route.
 func Owner(path string) string {
-	for _, r := range All() {
-		if r.Path == path {
-			return r.Group
-		}
+	for r := range onPath(path) {
+		return r.Group
 	}
 	return ""
 }
@@ -353,8 +369,8 @@ func Owner(path string) string {
 func PathAccess(path string) Access {
 	level := map[Access]int{Public: 0, User: 1, Admin: 2}
 	var out Access
-	for _, r := range All() {
-		if r.Path == path && (out == "" || level[r.Access] < level[out]) {
+	for r := range onPath(path) {
+		if out == "" || level[r.Access] < level[out] {
 			out = r.Access
 		}
 	}
@@ -367,29 +383,8 @@ func PathAccess(path string) Access {
 func Match(path string) (template string, params map[string]string, ok bool) {
 	segs := split(path)
 	best, bestScore := "", -1
-	all := paths()
-	for n, tmpl := range all.list {
-		tsegs := all.segs[n]
-		if len(tsegs) != len(segs) {
-			continue
-		}
-		score, match := 0, true
-		for i, t := range tsegs {
-			switch {
-			case isParam(t):
-				if segs[i] == "" {
-					match = false
-				}
-			case t == segs[i]:
-				score += 1 << (len(tsegs) - i) // earlier literals weigh more
-			default:
-				match = false
-			}
-			if !match {
-				break
-			}
-		}
-		if match && score > bestScore {
+	for _, tmpl := range index().paths {
+		if score, ok := matchScore(tmpl, segs); ok && score > bestScore {
 			best, bestScore = tmpl, score
 		}
 	}
@@ -397,13 +392,37 @@ func Match(path string) (template string, params map[string]string, ok bool) {
 		return "", nil, false
 	}
 	params = map[string]string{}
-	tsegs := split(best)
-	for i, t := range tsegs {
+	for i, t := range split(best) {
 		if isParam(t) {
 			params[t[1:len(t)-1]] = segs[i]
 		}
 	}
 	return best, params, true
+}
+
+// matchScore reports whether template tmpl matches a path split into segs,
+// and how well: each literal segment scores, earlier ones more.
+func matchScore(tmpl string, segs []string) (score int, ok bool) {
+	n := strings.Count(tmpl, "/")
+	if n != len(segs) {
+		return 0, false
+	}
+	rest := strings.TrimPrefix(tmpl, "/")
+	for i := range n {
+		t, after, _ := strings.Cut(rest, "/")
+		rest = after
+		switch {
+		case isParam(t):
+			if segs[i] == "" {
+				return 0, false
+			}
+		case t == segs[i]:
+			score += 1 << (n - i) // earlier literals weigh more
+		default:
+			return 0, false
+		}
+	}
+	return score, true
 }
 
 func split(path string) []string {
