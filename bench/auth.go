@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/quireapi/quire/shared/api"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/service"
@@ -38,7 +39,7 @@ type verifyCost struct {
 }
 
 func authorizerCosts(cfg service.Config, token string) ([]verifyCost, error) {
-	a, err := service.Authorizer(cfg)
+	a, err := api.Authorizer(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ type loginTime struct {
 // session is then refreshed (POST /tokens) and ended (DELETE /session with
 // the refreshed access token), each timed too.
 func loginTimes(cfg service.Config) ([]loginTime, error) {
-	gw, err := service.Gateway(cfg, slog.New(slog.DiscardHandler))
+	gw, err := api.Gateway(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, err
 	}

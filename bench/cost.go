@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/routes"
 )
 
@@ -125,7 +126,7 @@ func printCost(cs []routeCost, authz authorizerRun) {
 		"protected requests whose token's decision is not cached (a %.0f-minute TTL); DynamoDB on demand $%.3f per million read "+
 		"and $%.3f per million write request units (since the price cut of 2024-11-01), the units by DynamoDB's rules, "+
 		"indexes included:\n\n", pricesDate, restAPIPerMillion, httpAPIPerMillion, lambdaPerMillion, lambdaPerGBSecond,
-		timingPasses, authz.memoryMB, authz.millis, 100*(1-authorizerHitRatio), auth.CacheTTL(auth.DefaultLifetime).Minutes(),
+		timingPasses, authz.memoryMB, authz.millis, 100*(1-authorizerHitRatio), auth.CacheTTL(login.DefaultLifetime).Minutes(),
 		readUnitPerMillion, writeUnitPerMillion)
 	fmt.Println("| route | request | function | warm time | read units | write units | API Gateway | authorizer | Lambda | DynamoDB | total | on an HTTP API |")
 	fmt.Println("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

@@ -31,6 +31,7 @@ import (
 	"github.com/quireapi/quire/shared/ddblocal"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service"
@@ -82,7 +83,7 @@ func run(ctx context.Context) error {
 	}
 	cfg := service.Config{
 		DynamoDB:    dynamo.Config{Endpoint: endpoint, Tables: dynamo.PrefixedTableNames(fmt.Sprintf("bench-%d-", time.Now().Unix()))},
-		Tokens:      auth.TokenConfig{Issuer: auth.DefaultIssuer, Audience: auth.DefaultAudience, Lifetime: auth.DefaultLifetime},
+		Tokens:      login.TokenConfig{Issuer: login.DefaultIssuer, Audience: login.DefaultAudience, Lifetime: login.DefaultLifetime},
 		SigningKeys: keys,
 		// As deployed: catalog reads served from the instance's cache.
 		CatalogStaleness: dynamo.DefaultCatalogStaleness,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/quireapi/quire/shared/api"
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/demo"
@@ -272,7 +273,7 @@ func newLocalAPI(cfg service.Config, record bool) (*localAPI, error) {
 		cfg.DynamoDBOptions = append(cfg.DynamoDBOptions, r.Option)
 	}
 	var err error
-	if l.gw, err = service.Gateway(cfg, slog.New(slog.DiscardHandler)); err != nil {
+	if l.gw, err = api.Gateway(cfg, slog.New(slog.DiscardHandler)); err != nil {
 		return nil, err
 	}
 	if l.tokens, err = demoTokens(cfg); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/password/argon2id"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service"
 	"github.com/quireapi/quire/shared/telemetry"
@@ -37,7 +38,7 @@ const (
 // deployed (a JSON line with its metrics, written to /dev/null through
 // slog, and the DynamoDB client's figures), and the line alone.
 func telemetryCost(cfg service.Config) (telemetryRun, error) {
-	h, err := service.Users(cfg)
+	h, err := service.Users(argon2id.Hasher)(cfg)
 	if err != nil {
 		return telemetryRun{}, err
 	}

@@ -9,13 +9,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/quireapi/quire/shared/api"
 	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/service"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
@@ -77,7 +77,7 @@ func TestFunctionsUnderFaults(t *testing.T) {
 					t.Fatal(err)
 				}
 				cfg.DynamoDB.Endpoint = p.URL()
-				fns, err := service.Handlers(cfg)
+				fns, err := api.Handlers(cfg)
 				if err != nil {
 					t.Fatal(err)
 				}

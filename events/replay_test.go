@@ -22,13 +22,13 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quireapi/quire/shared/api"
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/service"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
@@ -148,7 +148,7 @@ func TestReplay(t *testing.T) {
 			if _, err := demo.Load(t.Context(), db, tables, demo.DefaultOptions()); err != nil {
 				t.Fatal(err)
 			}
-			fns, err := service.Handlers(cfg)
+			fns, err := api.Handlers(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -235,7 +235,7 @@ func TestAuthorizerEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, _, _ := servicetest.Config(t)
-	a, err := service.Authorizer(cfg)
+	a, err := api.Authorizer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/routes"
 )
 
@@ -29,21 +30,21 @@ const (
 // that one deployment's tokens are not accepted by another, and the
 // lifetime from the CDK context. It panics (failing the synth) on a
 // lifetime that does not parse or is out of bounds.
-func tokenConfig(stack awscdk.Stack) auth.TokenConfig {
-	lifetime := auth.DefaultLifetime
+func tokenConfig(stack awscdk.Stack) login.TokenConfig {
+	lifetime := login.DefaultLifetime
 	if v := stack.Node().TryGetContext(jsii.String(contextTokenLifetime)); v != nil {
 		d, err := time.ParseDuration(fmt.Sprint(v))
-		if err != nil || d < auth.MinLifetime || d > auth.MaxLifetime {
-			panic(fmt.Sprintf("context %s = %v: want a duration from %v to %v", contextTokenLifetime, v, auth.MinLifetime, auth.MaxLifetime))
+		if err != nil || d < login.MinLifetime || d > login.MaxLifetime {
+			panic(fmt.Sprintf("context %s = %v: want a duration from %v to %v", contextTokenLifetime, v, login.MinLifetime, login.MaxLifetime))
 		}
 		lifetime = d
 	}
-	return auth.TokenConfig{Issuer: "quire/" + *stack.StackName(), Audience: auth.DefaultAudience, Lifetime: lifetime}
+	return login.TokenConfig{Issuer: "quire/" + *stack.StackName(), Audience: login.DefaultAudience, Lifetime: lifetime}
 }
 
 // tokenEnv is the environment both the auth function and the authorizer
 // read their token settings from.
-func tokenEnv(c auth.TokenConfig) map[string]*string {
+func tokenEnv(c login.TokenConfig) map[string]*string {
 	return map[string]*string{
 		"TOKEN_ISSUER":   jsii.String(c.Issuer),
 		"TOKEN_AUDIENCE": jsii.String(c.Audience),
@@ -56,7 +57,7 @@ func tokenEnv(c auth.TokenConfig) map[string]*string {
 // resource: it writes the first key, rotates keys when the generation
 // changes, and answers with the public keys (attribute Jwks); and the auth
 // function's right to read it, and nothing more.
-func newSigningKeys(stack awscdk.Stack, authFn awslambda.Function, tokens auth.TokenConfig, assetDir string) awscdk.CustomResource {
+func newSigningKeys(stack awscdk.Stack, authFn awslambda.Function, tokens login.TokenConfig, assetDir string) awscdk.CustomResource {
 	secret := awssecretsmanager.NewSecret(stack, jsii.String("SigningKeySecret"), &awssecretsmanager.SecretProps{
 		Description: jsii.String("Quire's token signing keys (a JWK Set), written by the SigningKeys resource"),
 		// Keys are disposable: without them, users log in again.
@@ -97,7 +98,7 @@ const authorizerName = "authorizer"
 // newAuthorizerFunction defines the authorizer function, which verifies
 // tokens offline with the public keys in its environment and may touch
 // nothing.
-func newAuthorizerFunction(stack awscdk.Stack, tokens auth.TokenConfig, jwks *string, assetDir string) awslambda.Function {
+func newAuthorizerFunction(stack awscdk.Stack, tokens login.TokenConfig, jwks *string, assetDir string) awslambda.Function {
 	env := tokenEnv(tokens)
 	delete(env, "TOKEN_LIFETIME")
 	env["JWKS"] = jwks
@@ -108,7 +109,7 @@ func newAuthorizerFunction(stack awscdk.Stack, tokens auth.TokenConfig, jwks *st
 // newAuthorizer defines the REQUEST authorizer API Gateway runs fn as, its
 // answers cached per Authorization header never longer than a token
 // lives.
-func newAuthorizer(stack awscdk.Stack, fn awslambda.IFunction, tokens auth.TokenConfig) awsapigateway.IAuthorizer {
+func newAuthorizer(stack awscdk.Stack, fn awslambda.IFunction, tokens login.TokenConfig) awsapigateway.IAuthorizer {
 	return awsapigateway.NewRequestAuthorizer(stack, jsii.String("Authorizer"), &awsapigateway.RequestAuthorizerProps{
 		AuthorizerName:  jsii.String("quire-bearer"),
 		Handler:         fn,

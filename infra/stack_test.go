@@ -20,6 +20,7 @@ import (
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -566,9 +567,9 @@ func TestAuthorizer(t *testing.T) {
 		}
 		authorizerID = id
 		p := r.Properties
-		ttl := auth.CacheTTL(auth.DefaultLifetime).Seconds()
+		ttl := auth.CacheTTL(login.DefaultLifetime).Seconds()
 		if p["Type"] != "REQUEST" || p["IdentitySource"] != "method.request.header.Authorization" ||
-			p["AuthorizerResultTtlInSeconds"] != ttl || ttl > auth.DefaultLifetime.Seconds() {
+			p["AuthorizerResultTtlInSeconds"] != ttl || ttl > login.DefaultLifetime.Seconds() {
 			t.Errorf("authorizer %+v", p)
 		}
 		if fn := functionOf(res, p["AuthorizerUri"]); fn != "AuthorizerFunction" {
@@ -702,14 +703,14 @@ func TestSigningKeyResource(t *testing.T) {
 	if keysID == "" {
 		t.Fatal("no Custom::SigningKeys resource")
 	}
-	authz, login := env(res, "AuthorizerFunction"), env(res, "AuthFunction")
+	authz, authn := env(res, "AuthorizerFunction"), env(res, "AuthFunction")
 	if diff := cmp.Diff(map[string]any{"Fn::GetAtt": []any{keysID, "Jwks"}}, authz["JWKS"]); diff != "" {
 		t.Errorf("authorizer JWKS (-want +got):\n%s", diff)
 	}
-	if authz["TOKEN_ISSUER"] != "quire/Quire" || login["TOKEN_ISSUER"] != authz["TOKEN_ISSUER"] ||
-		login["TOKEN_AUDIENCE"] != authz["TOKEN_AUDIENCE"] || login["TOKEN_LIFETIME"] != auth.DefaultLifetime.String() ||
-		env(res, "KeysFunction")["TOKEN_LIFETIME"] != login["TOKEN_LIFETIME"] {
-		t.Errorf("token settings: auth %v, authorizer %v, keys %v", login, authz, env(res, "KeysFunction"))
+	if authz["TOKEN_ISSUER"] != "quire/Quire" || authn["TOKEN_ISSUER"] != authz["TOKEN_ISSUER"] ||
+		authn["TOKEN_AUDIENCE"] != authz["TOKEN_AUDIENCE"] || authn["TOKEN_LIFETIME"] != login.DefaultLifetime.String() ||
+		env(res, "KeysFunction")["TOKEN_LIFETIME"] != authn["TOKEN_LIFETIME"] {
+		t.Errorf("token settings: auth %v, authorizer %v, keys %v", authn, authz, env(res, "KeysFunction"))
 	}
 }
 

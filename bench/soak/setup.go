@@ -13,11 +13,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/quireapi/quire/shared/api"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/ddblocal"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/service"
 	"github.com/quireapi/quire/shared/users"
@@ -100,10 +102,10 @@ func start(ctx context.Context, o options) (_ *env, err error) {
 	}
 	cfg := service.Config{
 		DynamoDB:    dynamo.Config{Endpoint: e.proxy.URL(), Tables: e.tables},
-		Tokens:      auth.TokenConfig{Issuer: auth.DefaultIssuer, Audience: auth.DefaultAudience, Lifetime: auth.MaxLifetime},
+		Tokens:      login.TokenConfig{Issuer: login.DefaultIssuer, Audience: login.DefaultAudience, Lifetime: login.MaxLifetime},
 		SigningKeys: keys,
 	}
-	gw, err := service.Gateway(cfg, slog.New(e.logs))
+	gw, err := api.Gateway(cfg, slog.New(e.logs))
 	if err != nil {
 		return nil, err
 	}

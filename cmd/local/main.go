@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quireapi/quire/shared/api"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/ddbfault"
@@ -122,7 +123,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if !cfg.LogJSON {
 		cfg.MetricsNamespace = "" // metrics in embedded metric format are JSON
 	}
-	gw, err := service.Gateway(cfg, log)
+	gw, err := api.Gateway(cfg, log)
 	if err != nil {
 		return err
 	}

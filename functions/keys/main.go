@@ -5,13 +5,14 @@
 package main
 
 import (
+	"github.com/quireapi/quire/shared/api"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/secrets"
 	"github.com/quireapi/quire/shared/service"
 )
 
 func main() {
-	service.RunKeys(func(c service.Config, id string) (auth.SecretStore, error) {
+	api.RunKeys(func(c service.Config, id string) (auth.SecretStore, error) {
 		return secrets.New(c.DynamoDB.AWS, id)
 	})
 }

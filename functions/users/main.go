@@ -2,8 +2,9 @@
 package main
 
 import (
+	"github.com/quireapi/quire/shared/password/argon2id"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service"
 )
 
-func main() { service.Run(routes.GroupUsers, service.Users) }
+func main() { service.Run(routes.GroupUsers, service.Users(argon2id.Hasher)) }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -38,7 +39,7 @@ type Authorizer struct {
 // NewAuthorizer returns the authorizer that verifies tokens of tokens'
 // issuer and audience with the public keys of jwks, a JWK Set, and logs to
 // log. It returns an error when jwks is empty or not a JWK Set.
-func NewAuthorizer(jwks string, tokens TokenConfig, log *slog.Logger) (*Authorizer, error) {
+func NewAuthorizer(jwks string, tokens login.TokenConfig, log *slog.Logger) (*Authorizer, error) {
 	if jwks == "" {
 		return nil, errors.New("authorizer: set JWKS")
 	}
@@ -53,7 +54,7 @@ func NewAuthorizer(jwks string, tokens TokenConfig, log *slog.Logger) (*Authoriz
 // environment says: the keys in JWKS, the issuer and audience in
 // TOKEN_ISSUER and TOKEN_AUDIENCE.
 func AuthorizerFromEnv(getenv func(string) string, log *slog.Logger) (*Authorizer, error) {
-	tokens, err := TokenConfigFromEnv(getenv)
+	tokens, err := login.TokenConfigFromEnv(getenv)
 	if err != nil {
 		return nil, err
 	}

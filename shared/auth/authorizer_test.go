@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -264,8 +265,8 @@ func TestCacheTTL(t *testing.T) {
 	for _, c := range []struct{ lifetime, want time.Duration }{
 		{time.Minute, time.Minute},
 		{5 * time.Minute, 5 * time.Minute},
-		{DefaultLifetime, MaxCacheTTL},
-		{MaxLifetime, MaxCacheTTL},
+		{login.DefaultLifetime, MaxCacheTTL},
+		{login.MaxLifetime, MaxCacheTTL},
 	} {
 		if got := CacheTTL(c.lifetime); got != c.want {
 			t.Errorf("CacheTTL(%v) = %v, want %v", c.lifetime, got, c.want)

@@ -11,42 +11,20 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/password"
+	"github.com/quireapi/quire/shared/password/argon2id"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/telemetry"
 )
 
-// Account is what login needs to know of a user.
-type Account struct {
-	ID           quire.ID
-	Role         quire.Role
-	PasswordHash string
-	// Epoch is the user's session epoch: a change of password, role or
-	// status moves it on, ending every session started before.
-	Epoch int64
-}
-
-// Accounts finds the account of an email, whatever its case, and counts its
-// failed logins (see Attempts).
-type Accounts interface {
-	// Account returns the account of email and the email's failed logins;
-	// *quire.Error with ENOTFOUND when no user has the email, with the
-	// failed logins still.
-	Account(ctx context.Context, email string) (Account, Attempts, error)
-	// FailedLogin counts a failed login of email at now and returns the
-	// count, this one included.
-	FailedLogin(ctx context.Context, email string, now time.Time) (Attempts, error)
-	// ClearLogins forgets email's failed logins.
-	ClearLogins(ctx context.Context, email string) error
-}
-
 // Handlers serves login, token refresh, logout and the public keys of the
 // tokens it issues.
 type Handlers struct {
-	Accounts Accounts
-	Sessions Sessions
-	Tokens   TokenConfig
+	Accounts login.Accounts
+	Sessions login.Sessions
+	Tokens   login.TokenConfig
 	// LoadKeys, when set, reads the key set for Reload: login then reads
 	// it again KeyRefresh after its last read, so that a rotation reaches
 	// every warm instance (see KeySet).
@@ -202,7 +180,7 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 	}
 	// An unknown email has no hash: Match then checks against a decoy, so
 	// both failures cost one hash and look alike, and both are counted.
-	if !password.Match(acct.PasswordHash, *c.Password) {
+	if !argon2id.Match(acct.PasswordHash, *c.Password) {
 		telemetry.Count(r.Context(), telemetry.FailedLogins)
 		if _, err := h.Accounts.FailedLogin(r.Context(), *c.Email, now); err != nil {
 			return err
@@ -222,7 +200,7 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 }
 
 // tokens answers a new access token and refresh token of session.
-func (h *Handlers) tokens(w http.ResponseWriter, r *http.Request, s *signer, user quire.ID, role quire.Role, session Session, refresh string) error {
+func (h *Handlers) tokens(w http.ResponseWriter, r *http.Request, s *signer, user quire.ID, role quire.Role, session login.Session, refresh string) error {
 	access, err := s.issuer.IssueInSession(user, role, session.ID)
 	if err != nil {
 		return err
@@ -265,7 +243,7 @@ func (h *Handlers) refresh(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	refresh, _, next := newRefreshToken(user, sid)
-	idle := h.clock().Add(RefreshIdle)
+	idle := h.clock().Add(login.RefreshIdle)
 	err = h.Sessions.Rotate(r.Context(), session, next, idle)
 	if quire.ErrorCode(err) == quire.ECONFLICT || quire.ErrorCode(err) == quire.ENOTFOUND {
 		// The same token, used by another request meanwhile: reuse.
@@ -282,19 +260,19 @@ func (h *Handlers) refresh(w http.ResponseWriter, r *http.Request) error {
 // refresh token of hash is the session's live one, the session has not
 // expired and the user's sessions have not been revoked since it started;
 // else it ends the session and answers errBadRefresh.
-func (h *Handlers) resume(r *http.Request, user quire.ID, sid, hash string) (Session, quire.Role, error) {
+func (h *Handlers) resume(r *http.Request, user quire.ID, sid, hash string) (login.Session, quire.Role, error) {
 	session, acct, err := h.Sessions.Resume(r.Context(), user, sid)
 	switch {
 	case quire.ErrorCode(err) == quire.ENOTFOUND:
-		return Session{}, "", errBadRefresh
+		return login.Session{}, "", errBadRefresh
 	case err != nil:
-		return Session{}, "", err
+		return login.Session{}, "", err
 	case subtle.ConstantTimeCompare([]byte(session.TokenHash), []byte(hash)) != 1:
-		return Session{}, "", h.revoke(r, session, "refresh token reused")
+		return login.Session{}, "", h.revoke(r, session, "refresh token reused")
 	case !h.clock().Before(session.Expiry()):
-		return Session{}, "", h.revoke(r, session, "session expired")
+		return login.Session{}, "", h.revoke(r, session, "session expired")
 	case acct.Epoch != session.Epoch:
-		return Session{}, "", h.revoke(r, session, "sessions revoked since")
+		return login.Session{}, "", h.revoke(r, session, "sessions revoked since")
 	}
 	return session, acct.Role, nil
 }
@@ -302,7 +280,7 @@ func (h *Handlers) resume(r *http.Request, user quire.ID, sid, hash string) (Ses
 // revoke ends session, logs why (never the token, nor the session's id,
 // with which a reader of the log could end another session), and answers
 // errBadRefresh.
-func (h *Handlers) revoke(r *http.Request, session Session, why string) error {
+func (h *Handlers) revoke(r *http.Request, session login.Session, why string) error {
 	slog.WarnContext(r.Context(), "session ended", "reason", why, "user_id", session.UserID, "request_id", rest.RequestID(r))
 	if err := h.Sessions.End(r.Context(), session.UserID, session.ID); err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
 		return err

@@ -14,10 +14,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -59,8 +59,8 @@ func wantLocked(t *testing.T, r servicetest.Response) {
 	t.Helper()
 	wait, _ := strconv.Atoi(r.Header.Get("Retry-After"))
 	if r.StatusCode != http.StatusTooManyRequests || !strings.Contains(r.Body, rest.ProblemType(quire.ETHROTTLED)) ||
-		wait < 1 || wait > int(auth.LoginWindow.Seconds()) {
-		t.Errorf("%d, Retry-After %q: %s; want 429 throttled with a wait within %v", r.StatusCode, r.Header.Get("Retry-After"), r.Body, auth.LoginWindow)
+		wait < 1 || wait > int(login.LoginWindow.Seconds()) {
+		t.Errorf("%d, Retry-After %q: %s; want 429 throttled with a wait within %v", r.StatusCode, r.Header.Get("Retry-After"), r.Body, login.LoginWindow)
 	}
 }
 
@@ -71,9 +71,9 @@ func TestLoginLockout(t *testing.T) {
 	api, p := faultless(t)
 	for _, email := range []string{demo.CustomerEmail, "nobody@quire.example"} {
 		t.Run(email, func(t *testing.T) {
-			for i := range auth.MaxLoginFailures {
+			for i := range login.MaxLoginFailures {
 				var r servicetest.Response
-				got := calls(p, func() { r = login(t, api, email, "not the password") })
+				got := calls(p, func() { r = postLogin(t, api, email, "not the password") })
 				if r.StatusCode != http.StatusUnauthorized {
 					t.Fatalf("failure %d: %d %s", i+1, r.StatusCode, r.Body)
 				}
@@ -83,7 +83,7 @@ func TestLoginLockout(t *testing.T) {
 				}
 			}
 			var r servicetest.Response
-			got := calls(p, func() { r = login(t, api, email, demo.CustomerPassword) })
+			got := calls(p, func() { r = postLogin(t, api, email, demo.CustomerPassword) })
 			wantLocked(t, r)
 			if want := map[string]int{"BatchGetItem": 1}; !equal(got, want) {
 				t.Errorf("a locked login made %v, want %v (no count, no session)", got, want)
@@ -130,33 +130,33 @@ func expire(t *testing.T, api *servicetest.API, email string) {
 // reservation and count, and the session's write.
 func TestLockoutEnds(t *testing.T) {
 	api, p := faultless(t)
-	for range auth.MaxLoginFailures {
-		login(t, api, demo.CustomerEmail, "not the password")
+	for range login.MaxLoginFailures {
+		postLogin(t, api, demo.CustomerEmail, "not the password")
 	}
-	wantLocked(t, login(t, api, demo.CustomerEmail, demo.CustomerPassword))
+	wantLocked(t, postLogin(t, api, demo.CustomerEmail, demo.CustomerPassword))
 	expire(t, api, demo.CustomerEmail)
 	var r servicetest.Response
-	got := calls(p, func() { r = login(t, api, demo.CustomerEmail, demo.CustomerPassword) })
+	got := calls(p, func() { r = postLogin(t, api, demo.CustomerEmail, demo.CustomerPassword) })
 	if want := map[string]int{"BatchGetItem": 1, "PutItem": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
 		t.Fatalf("login after the window: %d, %v; want 200 and %v", r.StatusCode, got, want)
 	}
 
-	for range auth.MaxLoginFailures - 1 {
-		login(t, api, demo.CustomerEmail, "not the password")
+	for range login.MaxLoginFailures - 1 {
+		postLogin(t, api, demo.CustomerEmail, "not the password")
 	}
-	got = calls(p, func() { r = login(t, api, demo.CustomerEmail, demo.CustomerPassword) })
+	got = calls(p, func() { r = postLogin(t, api, demo.CustomerEmail, demo.CustomerPassword) })
 	if want := map[string]int{"BatchGetItem": 1, "PutItem": 1, "DeleteItem": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
-		t.Fatalf("login over %d failures: %d, %v; want 200 and %v (the count cleared)", auth.MaxLoginFailures-1, r.StatusCode, got, want)
+		t.Fatalf("login over %d failures: %d, %v; want 200 and %v (the count cleared)", login.MaxLoginFailures-1, r.StatusCode, got, want)
 	}
-	for i := range auth.MaxLoginFailures - 1 {
-		if r := login(t, api, demo.CustomerEmail, "not the password"); r.StatusCode != http.StatusUnauthorized {
+	for i := range login.MaxLoginFailures - 1 {
+		if r := postLogin(t, api, demo.CustomerEmail, "not the password"); r.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("failure %d after the clear: %d", i+1, r.StatusCode)
 		}
 	}
-	if r := login(t, api, demo.CustomerEmail, demo.CustomerPassword); r.StatusCode != http.StatusOK {
-		t.Fatalf("the right password after %d new failures: %d %s", auth.MaxLoginFailures-1, r.StatusCode, r.Body)
+	if r := postLogin(t, api, demo.CustomerEmail, demo.CustomerPassword); r.StatusCode != http.StatusOK {
+		t.Fatalf("the right password after %d new failures: %d %s", login.MaxLoginFailures-1, r.StatusCode, r.Body)
 	}
-	got = calls(p, func() { r = login(t, api, demo.CustomerEmail, demo.CustomerPassword) })
+	got = calls(p, func() { r = postLogin(t, api, demo.CustomerEmail, demo.CustomerPassword) })
 	if want := map[string]int{"BatchGetItem": 1, "PutItem": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
 		t.Errorf("a login with a clean count: %d, %v; want 200 and %v: one read and the session", r.StatusCode, got, want)
 	}
@@ -173,7 +173,7 @@ func TestWrongCurrentPasswordCounts(t *testing.T) {
 	password := `{"email":"grace@quire.example","first_name":"Grace","last_name":"Hopper","password":"a new passphrase","current_password":"wrong"}`
 	email := `{"email":"grace.h@quire.example","first_name":"Grace","last_name":"Hopper","current_password":"wrong"}`
 	right := func(body string) string { return strings.Replace(body, `"wrong"`, `"`+demo.CustomerPassword+`"`, 1) }
-	for i := range auth.MaxLoginFailures {
+	for i := range login.MaxLoginFailures {
 		if r := grace.Do(t, "PUT", "/users/2", password); r.StatusCode != http.StatusForbidden {
 			t.Fatalf("wrong current password %d: %d %s", i+1, r.StatusCode, r.Body)
 		}
@@ -188,7 +188,7 @@ func TestWrongCurrentPasswordCounts(t *testing.T) {
 	if after := grace.Expect(t, "GET", "/users/2", "", http.StatusOK).Body; after != before {
 		t.Errorf("a locked account changed: %s, was %s", after, before)
 	}
-	wantLocked(t, login(t, api, demo.CustomerEmail, demo.CustomerPassword))
+	wantLocked(t, postLogin(t, api, demo.CustomerEmail, demo.CustomerPassword))
 
 	expire(t, api, demo.CustomerEmail)
 	var r servicetest.Response
@@ -196,7 +196,7 @@ func TestWrongCurrentPasswordCounts(t *testing.T) {
 	if want := map[string]int{"GetItem": 1, "TransactWriteItems": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
 		t.Fatalf("one's own email change once the lock ends: %d %s, %v; want 200 and %v", r.StatusCode, r.Body, got, want)
 	}
-	if r := login(t, api, "grace.h@quire.example", demo.CustomerPassword); r.StatusCode != http.StatusOK {
+	if r := postLogin(t, api, "grace.h@quire.example", demo.CustomerPassword); r.StatusCode != http.StatusOK {
 		t.Errorf("login with the new email: %d %s", r.StatusCode, r.Body)
 	}
 }
@@ -205,18 +205,18 @@ func TestWrongCurrentPasswordCounts(t *testing.T) {
 // new window: none of them starts a window of its own over the others.
 func TestConcurrentFailuresAllCount(t *testing.T) {
 	api, _ := faultless(t)
-	for range auth.MaxLoginFailures {
-		login(t, api, demo.CustomerEmail, "not the password")
+	for range login.MaxLoginFailures {
+		postLogin(t, api, demo.CustomerEmail, "not the password")
 	}
 	expire(t, api, demo.CustomerEmail)
 	var wg sync.WaitGroup
-	for range 2 * auth.MaxLoginFailures {
+	for range 2 * login.MaxLoginFailures {
 		wg.Go(func() {
-			if r := login(t, api, demo.CustomerEmail, "not the password"); r.StatusCode != http.StatusUnauthorized {
+			if r := postLogin(t, api, demo.CustomerEmail, "not the password"); r.StatusCode != http.StatusUnauthorized {
 				t.Errorf("a concurrent failure: %d %s", r.StatusCode, r.Body)
 			}
 		})
 	}
 	wg.Wait()
-	wantLocked(t, login(t, api, demo.CustomerEmail, demo.CustomerPassword))
+	wantLocked(t, postLogin(t, api, demo.CustomerEmail, demo.CustomerPassword))
 }

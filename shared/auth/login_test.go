@@ -9,6 +9,7 @@ import (
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
@@ -27,7 +28,7 @@ func seeded(t *testing.T) *servicetest.API {
 	return api
 }
 
-func login(t *testing.T, api *servicetest.API, email, password string) servicetest.Response {
+func postLogin(t *testing.T, api *servicetest.API, email, password string) servicetest.Response {
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
 	return api.Do(t, "POST", "/login", string(body))
@@ -45,7 +46,7 @@ func TestLogin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens, _ := auth.TokenConfigFromEnv(func(string) string { return "" })
+	tokens, _ := login.TokenConfigFromEnv(func(string) string { return "" })
 	verifier := auth.NewVerifier(keys, tokens, nil)
 
 	for _, tc := range []struct {
@@ -57,7 +58,7 @@ func TestLogin(t *testing.T) {
 		{demo.CustomerEmail, demo.CustomerPassword, 2, quire.RoleCustomer},
 		{strings.ToUpper(demo.CustomerEmail), demo.CustomerPassword, 2, quire.RoleCustomer},
 	} {
-		r := login(t, api, tc.email, tc.password)
+		r := postLogin(t, api, tc.email, tc.password)
 		if r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("login %s = %d %s %q %s", tc.email, r.StatusCode, r.Header.Get("Content-Type"), r.Header.Get("Cache-Control"), r.Body)
 		}
@@ -65,7 +66,7 @@ func TestLogin(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.Body), &tr); err != nil {
 			t.Fatal(err)
 		}
-		if tr.TokenType != "Bearer" || tr.ExpiresIn != int64(auth.DefaultLifetime.Seconds()) {
+		if tr.TokenType != "Bearer" || tr.ExpiresIn != int64(login.DefaultLifetime.Seconds()) {
 			t.Errorf("login %s: %+v", tc.email, tr)
 		}
 		id, err := verifier.Verify(tr.AccessToken)
@@ -93,7 +94,7 @@ func TestLoginFailuresLookAlike(t *testing.T) {
 		{"nobody@quire.example", demo.CustomerPassword},
 		{demo.CustomerEmail, demo.AdminPassword},
 	} {
-		r := login(t, api, c[0], c[1])
+		r := postLogin(t, api, c[0], c[1])
 		if r.StatusCode != 401 || r.Header.Get("Content-Type") != rest.ProblemMediaType {
 			t.Fatalf("login %s/%s = %d %s", c[0], c[1], r.StatusCode, r.Body)
 		}
@@ -173,15 +174,15 @@ func TestPasswordChange(t *testing.T) {
 	if r.StatusCode != 200 {
 		t.Fatalf("PUT = %d %s", r.StatusCode, r.Body)
 	}
-	if r := login(t, api, demo.CustomerEmail, demo.CustomerPassword); r.StatusCode != 401 {
+	if r := postLogin(t, api, demo.CustomerEmail, demo.CustomerPassword); r.StatusCode != 401 {
 		t.Errorf("the old password still logs in: %d", r.StatusCode)
 	}
-	if r := login(t, api, demo.CustomerEmail, "a new passphrase"); r.StatusCode != 200 {
+	if r := postLogin(t, api, demo.CustomerEmail, "a new passphrase"); r.StatusCode != 200 {
 		t.Errorf("the new password does not log in: %d %s", r.StatusCode, r.Body)
 	}
 	// A PUT without a password keeps it.
 	c.Do(t, "PUT", "/users/2", `{"email":"grace@quire.example","first_name":"Grace","last_name":"Hopper"}`)
-	if r := login(t, api, demo.CustomerEmail, "a new passphrase"); r.StatusCode != 200 {
+	if r := postLogin(t, api, demo.CustomerEmail, "a new passphrase"); r.StatusCode != 200 {
 		t.Errorf("a PUT without a password changed it: %d %s", r.StatusCode, r.Body)
 	}
 }
@@ -194,13 +195,13 @@ func TestLoginSeesCredentialChanges(t *testing.T) {
 	admin := api.As(t, 1, quire.RoleAdmin)
 	admin.Expect(t, "PUT", "/users/3", `{"email":"turing@quire.example","first_name":"Alan","last_name":"Turing",`+
 		`"password":"an enigma machine","role":"admin","status":"ACTIVE"}`, 200)
-	if r := login(t, api, "alan@quire.example", demo.CustomerPassword); r.StatusCode != 401 {
+	if r := postLogin(t, api, "alan@quire.example", demo.CustomerPassword); r.StatusCode != 401 {
 		t.Errorf("the old email and password: %d %s", r.StatusCode, r.Body)
 	}
-	if r := login(t, api, "turing@quire.example", demo.CustomerPassword); r.StatusCode != 401 {
+	if r := postLogin(t, api, "turing@quire.example", demo.CustomerPassword); r.StatusCode != 401 {
 		t.Errorf("the new email with the old password: %d %s", r.StatusCode, r.Body)
 	}
-	r := login(t, api, "turing@quire.example", "an enigma machine")
+	r := postLogin(t, api, "turing@quire.example", "an enigma machine")
 	var tok auth.TokenResponse
 	json.Unmarshal([]byte(r.Body), &tok)
 	if r.StatusCode != 200 {
@@ -212,10 +213,10 @@ func TestLoginSeesCredentialChanges(t *testing.T) {
 	// Then a change of the password alone, keeping the email.
 	admin.Expect(t, "PUT", "/users/3", `{"email":"turing@quire.example","first_name":"Alan","last_name":"Turing",`+
 		`"password":"a universal machine","role":"customer","status":"ACTIVE"}`, 200)
-	if r := login(t, api, "turing@quire.example", "an enigma machine"); r.StatusCode != 401 {
+	if r := postLogin(t, api, "turing@quire.example", "an enigma machine"); r.StatusCode != 401 {
 		t.Errorf("the replaced password: %d", r.StatusCode)
 	}
-	r = login(t, api, "turing@quire.example", "a universal machine")
+	r = postLogin(t, api, "turing@quire.example", "a universal machine")
 	json.Unmarshal([]byte(r.Body), &tok)
 	if r.StatusCode != 200 || api.Bearer(tok.AccessToken).Do(t, "GET", "/admin/users", "").StatusCode != 403 {
 		t.Errorf("the new password or the customer role does not reach login: %d %s", r.StatusCode, r.Body)

@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -9,23 +8,8 @@ import (
 	"encoding/hex"
 	"time"
 
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
-)
-
-// Sessions end. Login starts one and answers a refresh token with the
-// access token; POST /tokens trades the refresh token for a new pair, and
-// the old one dies (RFC 9700 section 4.14.2: rotation). A refresh token used
-// a second time revokes its whole session, whoever presents it: one of the
-// two is a thief. A session ends after RefreshIdle without a refresh, after
-// SessionMax in any case, at logout, and when the user's password, role or
-// status changes, or the account is closed or deleted (the user's session
-// epoch moves on, and every session started before is refused).
-//
-// Access tokens stay stateless: one issued before its session ended is
-// accepted until it expires, at most its lifetime (15 minutes by default).
-const (
-	RefreshIdle = 7 * 24 * time.Hour
-	SessionMax  = 30 * 24 * time.Hour
 )
 
 // A refresh token is 56 random-looking bytes in base64url: the user id (8
@@ -37,62 +21,24 @@ const (
 	refreshTokenLen   = (refreshTokenBytes*8 + 5) / 6 // base64url without padding: 75
 )
 
-// Session is a login's chain of refresh tokens.
-type Session struct {
-	ID     string // 32 hex digits
-	UserID quire.ID
-	// TokenHash is the SHA-256 of the session's one live refresh token.
-	TokenHash string
-	// Epoch is the user's session epoch when the session started.
-	Epoch     int64
-	Started   time.Time
-	IdleUntil time.Time // the live refresh token's expiry
-	Ends      time.Time // Started + SessionMax
-}
-
-// Expiry returns when the session ends if nothing ends it before.
-func (s Session) Expiry() time.Time {
-	if s.IdleUntil.Before(s.Ends) {
-		return s.IdleUntil
-	}
-	return s.Ends
-}
-
-// Sessions keeps sessions. Its methods return *quire.Error with ENOTFOUND
-// for a session that does not exist (or no longer does).
-type Sessions interface {
-	// Start stores a new session.
-	Start(ctx context.Context, s Session) error
-	// Resume returns the session id of user and the user's account (its
-	// role and current session epoch; no password hash), read together:
-	// ENOTFOUND when either is missing.
-	Resume(ctx context.Context, user quire.ID, id string) (Session, Account, error)
-	// Rotate replaces the session's token hash with next and its idle
-	// expiry with idleUntil, on the condition that the hash is still
-	// s.TokenHash: ECONFLICT when another request rotated it first.
-	Rotate(ctx context.Context, s Session, next string, idleUntil time.Time) error
-	// End deletes the session id of user.
-	End(ctx context.Context, user quire.ID, id string) error
-}
-
 // NewSession returns a new session of user, whose session epoch is epoch,
 // started at now, and its first refresh token.
-func NewSession(user quire.ID, epoch int64, now time.Time) (Session, string) {
+func NewSession(user quire.ID, epoch int64, now time.Time) (login.Session, string) {
 	token, id, hash := newRefreshToken(user, "")
-	return Session{ID: id, UserID: user, TokenHash: hash, Epoch: epoch,
-		Started: now, IdleUntil: now.Add(RefreshIdle), Ends: now.Add(SessionMax)}, token
+	return login.Session{ID: id, UserID: user, TokenHash: hash, Epoch: epoch,
+		Started: now, IdleUntil: now.Add(login.RefreshIdle), Ends: now.Add(login.SessionMax)}, token
 }
 
 // SessionOf returns the session that the refresh token token starts, as
 // NewSession would, for demo data whose token is known in advance; false
 // when token is not a refresh token's shape.
-func SessionOf(token string, epoch int64, now time.Time) (Session, bool) {
+func SessionOf(token string, epoch int64, now time.Time) (login.Session, bool) {
 	user, id, hash, ok := parseRefreshToken(token)
 	if !ok {
-		return Session{}, false
+		return login.Session{}, false
 	}
-	return Session{ID: id, UserID: user, TokenHash: hash, Epoch: epoch,
-		Started: now, IdleUntil: now.Add(RefreshIdle), Ends: now.Add(SessionMax)}, true
+	return login.Session{ID: id, UserID: user, TokenHash: hash, Epoch: epoch,
+		Started: now, IdleUntil: now.Add(login.RefreshIdle), Ends: now.Add(login.SessionMax)}, true
 }
 
 // newRefreshToken returns a new refresh token of user and session (a new

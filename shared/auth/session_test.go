@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 )
 
@@ -18,7 +19,7 @@ func TestNewSession(t *testing.T) {
 	if !ok || user != 42 || id != s.ID || hash != s.TokenHash || len(token) != refreshTokenLen {
 		t.Fatalf("parseRefreshToken(%q) = %d, %s, %s, %v; want the session %+v", token, user, id, hash, ok, s)
 	}
-	if s.Epoch != 3 || !s.IdleUntil.Equal(testNow.Add(RefreshIdle)) || !s.Ends.Equal(testNow.Add(SessionMax)) ||
+	if s.Epoch != 3 || !s.IdleUntil.Equal(testNow.Add(login.RefreshIdle)) || !s.Ends.Equal(testNow.Add(login.SessionMax)) ||
 		!s.Expiry().Equal(s.IdleUntil) {
 		t.Errorf("NewSession = %+v", s)
 	}

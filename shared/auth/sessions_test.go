@@ -19,6 +19,7 @@ import (
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -44,11 +45,11 @@ func pair(t *testing.T, api *servicetest.API, r servicetest.Response, user quire
 	if err := json.Unmarshal([]byte(r.Body), &s.TokenResponse); err != nil {
 		t.Fatal(err)
 	}
-	if s.TokenType != "Bearer" || s.ExpiresIn != int64(auth.DefaultLifetime.Seconds()) || s.RefreshToken == "" ||
-		s.RefreshExpiresIn <= 0 || s.RefreshExpiresIn > int64(auth.RefreshIdle.Seconds()) {
+	if s.TokenType != "Bearer" || s.ExpiresIn != int64(login.DefaultLifetime.Seconds()) || s.RefreshToken == "" ||
+		s.RefreshExpiresIn <= 0 || s.RefreshExpiresIn > int64(login.RefreshIdle.Seconds()) {
 		t.Errorf("%s answered %+v", r.Request.URL.Path, s.TokenResponse)
 	}
-	tokens, _ := auth.TokenConfigFromEnv(func(string) string { return "" })
+	tokens, _ := login.TokenConfigFromEnv(func(string) string { return "" })
 	id, err := auth.NewVerifier(api.Keys, tokens, nil).Verify(s.AccessToken)
 	if err != nil || id.UserID != user || id.SessionID == "" {
 		t.Fatalf("access token of %+v, %v; want user %d in a session", id, err, user)
@@ -60,7 +61,7 @@ func pair(t *testing.T, api *servicetest.API, r servicetest.Response, user quire
 // start logs in as email and returns the new session.
 func start(t *testing.T, api *servicetest.API, email, password string, user quire.ID) session {
 	t.Helper()
-	return pair(t, api, login(t, api, email, password), user)
+	return pair(t, api, postLogin(t, api, email, password), user)
 }
 
 // refresh sends POST /tokens with the refresh token token.
@@ -304,10 +305,10 @@ func TestHostileRefreshTokens(t *testing.T) {
 	reused := start(t, api, demo.CustomerEmail, demo.CustomerPassword, 2)
 	pair(t, api, refresh(t, api, reused.RefreshToken), 2)
 	// Sessions past their idle expiry and past their maximum.
-	idle, idleToken := auth.NewSession(2, 0, time.Now().Add(-auth.RefreshIdle-time.Minute))
-	old, oldToken := auth.NewSession(2, 0, time.Now().Add(-auth.SessionMax-time.Minute))
+	idle, idleToken := auth.NewSession(2, 0, time.Now().Add(-login.RefreshIdle-time.Minute))
+	old, oldToken := auth.NewSession(2, 0, time.Now().Add(-login.SessionMax-time.Minute))
 	old.IdleUntil = time.Now().Add(time.Hour)
-	for _, s := range []auth.Session{idle, old} {
+	for _, s := range []login.Session{idle, old} {
 		if err := store.Start(t.Context(), s); err != nil {
 			t.Fatal(err)
 		}

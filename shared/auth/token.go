@@ -7,6 +7,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 )
 
@@ -17,46 +18,7 @@ const (
 	MaxTokenBytes = 2048
 	// Leeway is the clock skew allowed on exp, nbf and iat.
 	Leeway = 30 * time.Second
-	// DefaultLifetime is how long a token is valid unless configured.
-	DefaultLifetime = 15 * time.Minute
-	// MinLifetime and MaxLifetime bound a configured lifetime.
-	MinLifetime = time.Minute
-	MaxLifetime = 12 * time.Hour
 )
-
-// Default claim values, for a Quire run locally.
-const (
-	DefaultIssuer   = "quire"
-	DefaultAudience = "quire-api"
-)
-
-// TokenConfig says what tokens claim and how long they last.
-type TokenConfig struct {
-	Issuer   string
-	Audience string
-	Lifetime time.Duration
-}
-
-// TokenConfigFromEnv reads TOKEN_ISSUER, TOKEN_AUDIENCE and TOKEN_LIFETIME (a
-// Go duration such as 15m), with defaults. It returns an error for a lifetime
-// that does not parse or is out of bounds.
-func TokenConfigFromEnv(getenv func(string) string) (TokenConfig, error) {
-	c := TokenConfig{Issuer: getenv("TOKEN_ISSUER"), Audience: getenv("TOKEN_AUDIENCE"), Lifetime: DefaultLifetime}
-	if c.Issuer == "" {
-		c.Issuer = DefaultIssuer
-	}
-	if c.Audience == "" {
-		c.Audience = DefaultAudience
-	}
-	if s := getenv("TOKEN_LIFETIME"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d < MinLifetime || d > MaxLifetime {
-			return c, fmt.Errorf("TOKEN_LIFETIME %q: want a duration from %v to %v", s, MinLifetime, MaxLifetime)
-		}
-		c.Lifetime = d
-	}
-	return c, nil
-}
 
 // Claims are the claims of a Quire access token: the registered ones, with
 // the user id as sub, the user's role, and the id of the session login
@@ -79,13 +41,13 @@ type Identity struct {
 // KeySet.Signing).
 type Issuer struct {
 	key    Key
-	config TokenConfig
+	config login.TokenConfig
 	now    func() time.Time
 }
 
 // NewIssuer returns an Issuer that signs with keys' signing key. It returns
 // an error when the set has no private key.
-func NewIssuer(keys KeySet, c TokenConfig) (*Issuer, error) {
+func NewIssuer(keys KeySet, c login.TokenConfig) (*Issuer, error) {
 	k, ok := keys.Signing(time.Now())
 	if !ok {
 		return nil, errors.New("new issuer: the key set has no private key")
@@ -136,7 +98,7 @@ type Verifier struct {
 // NewVerifier returns a Verifier that accepts ES256 tokens signed by a key of
 // keys, issued by c.Issuer for c.Audience, within their validity (with
 // Leeway). now is the clock; nil means time.Now.
-func NewVerifier(keys KeySet, c TokenConfig, now func() time.Time) *Verifier {
+func NewVerifier(keys KeySet, c login.TokenConfig, now func() time.Time) *Verifier {
 	if now == nil {
 		now = time.Now
 	}

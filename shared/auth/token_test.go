@@ -12,12 +12,13 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 )
 
 var (
 	testNow    = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	testConfig = TokenConfig{Issuer: "quire/Test", Audience: DefaultAudience, Lifetime: 15 * time.Minute}
+	testConfig = login.TokenConfig{Issuer: "quire/Test", Audience: login.DefaultAudience, Lifetime: 15 * time.Minute}
 )
 
 func newKey(t testing.TB) Key {
@@ -193,23 +194,6 @@ func TestRotation(t *testing.T) {
 		_, err := v.Verify(tok)
 		if dropped := i == 0; (err != nil) != dropped {
 			t.Errorf("token of key %d: err %v (dropped: %v)", i, err, dropped)
-		}
-	}
-}
-
-func TestTokenConfigFromEnv(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	c, err := TokenConfigFromEnv(env(nil))
-	if err != nil || c != (TokenConfig{DefaultIssuer, DefaultAudience, DefaultLifetime}) {
-		t.Errorf("defaults: %+v, %v", c, err)
-	}
-	c, err = TokenConfigFromEnv(env(map[string]string{"TOKEN_ISSUER": "i", "TOKEN_AUDIENCE": "a", "TOKEN_LIFETIME": "1h"}))
-	if err != nil || c != (TokenConfig{"i", "a", time.Hour}) {
-		t.Errorf("set: %+v, %v", c, err)
-	}
-	for _, bad := range []string{"59s", "13h", "15", "soon", "-5m"} {
-		if _, err := TokenConfigFromEnv(env(map[string]string{"TOKEN_LIFETIME": bad})); err == nil {
-			t.Errorf("TOKEN_LIFETIME %q accepted", bad)
 		}
 	}
 }

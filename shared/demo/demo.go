@@ -17,8 +17,10 @@ import (
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/orders"
 	"github.com/quireapi/quire/shared/password"
+	"github.com/quireapi/quire/shared/password/argon2id"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/users"
 )
@@ -142,7 +144,7 @@ func Seed(ctx context.Context, s users.Store, o Options) (added int, err error) 
 		if u.Role == quire.RoleAdmin {
 			pw = o.AdminPassword
 		}
-		err := s.Create(ctx, &u, password.Hash(pw))
+		err := s.Create(ctx, &u, argon2id.Hash(pw))
 		switch quire.ErrorCode(err) {
 		case "":
 			added++
@@ -162,7 +164,7 @@ func Seed(ctx context.Context, s users.Store, o Options) (added int, err error) 
 // SeedSession stores the session of CustomerRefreshToken, started at now
 // with the customer's first session epoch (0), unless a session of that id
 // is stored already (perhaps rotated since: its token is then another).
-func SeedSession(ctx context.Context, s auth.Sessions, now time.Time) error {
+func SeedSession(ctx context.Context, s login.Sessions, now time.Time) error {
 	session, ok := auth.SessionOf(CustomerRefreshToken, 0, now)
 	if !ok {
 		return errors.New("seed session: the demo refresh token is malformed")

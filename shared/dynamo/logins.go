@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/users"
 )
@@ -32,43 +32,43 @@ func loginKey(email string) map[string]types.AttributeValue {
 // login needs of its user (Create, Replace and Close keep it so, in the
 // user's own transactions), and of the failed-login count. An email nobody
 // has costs the same single request.
-func (s *UserStore) Account(ctx context.Context, email string) (auth.Account, auth.Attempts, error) {
+func (s *UserStore) Account(ctx context.Context, email string) (login.Account, login.Attempts, error) {
 	items, err := batchGetTables(ctx, s.db, "login", map[string]types.KeysAndAttributes{
 		s.table:    {Keys: []map[string]types.AttributeValue{emailKey(email)}, ConsistentRead: aws.Bool(true)},
 		s.sessions: {Keys: []map[string]types.AttributeValue{loginKey(email)}, ConsistentRead: aws.Bool(true)},
 	})
 	if err != nil {
-		return auth.Account{}, auth.Attempts{}, fmt.Errorf("get account of an email: %w", err)
+		return login.Account{}, login.Attempts{}, fmt.Errorf("get account of an email: %w", err)
 	}
-	var tries auth.Attempts
+	var tries login.Attempts
 	if got := items[s.sessions]; len(got) > 0 {
 		if tries, err = attempts(got[0]); err != nil {
-			return auth.Account{}, auth.Attempts{}, err
+			return login.Account{}, login.Attempts{}, err
 		}
 	}
 	got := items[s.table]
 	if len(got) == 0 {
-		return auth.Account{}, tries, quire.Errorf(quire.ENOTFOUND, "No user has this email.")
+		return login.Account{}, tries, quire.Errorf(quire.ENOTFOUND, "No user has this email.")
 	}
 	var r reader
-	a := auth.Account{ID: quire.ID(r.num(got[0], "user_id")), Role: quire.Role(r.str(got[0], "role")),
+	a := login.Account{ID: quire.ID(r.num(got[0], "user_id")), Role: quire.Role(r.str(got[0], "role")),
 		Epoch: r.optNum(got[0], attrEpoch), PasswordHash: r.optStr(got[0], attrPassword)}
 	if r.err != nil {
-		return auth.Account{}, tries, fmt.Errorf("read email reservation: %w", r.err)
+		return login.Account{}, tries, fmt.Errorf("read email reservation: %w", r.err)
 	}
 	return a, tries, nil
 }
 
 // FailedLogin counts a failed login of email at now: one more in the
-// current window, or the first of a new window of auth.LoginWindow when
+// current window, or the first of a new window of login.LoginWindow when
 // there is none or it has passed (its item then waits for DynamoDB's TTL).
 // Each write is conditioned on the window it meets, so that concurrent
 // failures at a window's end all count, in one window, rather than each
 // starting a window of its own. It returns the failures counted, this one
 // included. A retry after a lost answer may count one failure twice: a lock
 // a little early, never a guess more.
-func (s *UserStore) FailedLogin(ctx context.Context, email string, now time.Time) (auth.Attempts, error) {
-	until := num(now.Add(auth.LoginWindow).Unix())
+func (s *UserStore) FailedLogin(ctx context.Context, email string, now time.Time) (login.Attempts, error) {
+	until := num(now.Add(login.LoginWindow).Unix())
 	for range maxWriteAttempts {
 		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                 &s.sessions,
@@ -80,7 +80,7 @@ func (s *UserStore) FailedLogin(ctx context.Context, email string, now time.Time
 		})
 		if _, passed := errors.AsType[*types.ConditionalCheckFailedException](err); !passed {
 			if err != nil {
-				return auth.Attempts{}, fmt.Errorf("count a failed login: %w", err)
+				return login.Attempts{}, fmt.Errorf("count a failed login: %w", err)
 			}
 			return attempts(out.Attributes)
 		}
@@ -95,16 +95,16 @@ func (s *UserStore) FailedLogin(ctx context.Context, email string, now time.Time
 		})
 		if _, joined := errors.AsType[*types.ConditionalCheckFailedException](err); !joined {
 			if err != nil {
-				return auth.Attempts{}, fmt.Errorf("count a failed login: %w", err)
+				return login.Attempts{}, fmt.Errorf("count a failed login: %w", err)
 			}
 			return attempts(item)
 		}
 	}
-	return auth.Attempts{}, quire.Errorf(quire.ECONFLICT, "Other logins of this email are being counted; retry in a moment.")
+	return login.Attempts{}, quire.Errorf(quire.ECONFLICT, "Other logins of this email are being counted; retry in a moment.")
 }
 
 // unlocked is a transaction's check that email is not locked at now (see
-// auth.Attempts.Check). A change that the account's password proves
+// login.Attempts.Check). A change that the account's password proves
 // commits with it, so that a locked email's right password is refused as
 // its wrong ones are, without a read of the count before the change.
 func (s *UserStore) unlocked(email string, now time.Time) types.TransactWriteItem {
@@ -112,7 +112,7 @@ func (s *UserStore) unlocked(email string, now time.Time) types.TransactWriteIte
 		TableName: &s.sessions, Key: loginKey(email),
 		ConditionExpression: aws.String("attribute_not_exists(pk) OR failures < :max OR " + attrExpiresAt + " <= :now"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":max": num(auth.MaxLoginFailures), ":now": num(now.Unix()),
+			":max": num(login.MaxLoginFailures), ":now": num(now.Unix()),
 		},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}}
@@ -133,14 +133,14 @@ func lockedOut(item map[string]types.AttributeValue, now time.Time) error {
 }
 
 // attempts reads a failed-login count; none for no item.
-func attempts(item map[string]types.AttributeValue) (auth.Attempts, error) {
+func attempts(item map[string]types.AttributeValue) (login.Attempts, error) {
 	if item == nil {
-		return auth.Attempts{}, nil
+		return login.Attempts{}, nil
 	}
 	var r reader
-	a := auth.Attempts{Failures: int(r.num(item, "failures")), Until: time.Unix(r.num(item, attrExpiresAt), 0)}
+	a := login.Attempts{Failures: int(r.num(item, "failures")), Until: time.Unix(r.num(item, attrExpiresAt), 0)}
 	if r.err != nil {
-		return auth.Attempts{}, fmt.Errorf("read failed logins: %w", r.err)
+		return login.Attempts{}, fmt.Errorf("read failed logins: %w", r.err)
 	}
 	return a, nil
 }

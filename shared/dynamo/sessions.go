@@ -9,14 +9,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 )
 
 // SessionStore keeps login sessions in the sessions table, under their
 // user ("user#<id>", "session#<id>"), each with the hash of its live refresh
-// token and a TTL at its expiry. It implements auth.Sessions.
+// token and a TTL at its expiry. It implements login.Sessions.
 type SessionStore struct {
 	db       *dynamodb.Client
 	sessions string
@@ -38,7 +38,7 @@ func sessionKey(user quire.ID, id string) map[string]types.AttributeValue {
 
 // Start stores s, which must be new. A retry of the write whose answer was
 // lost finds s stored, and succeeds.
-func (st *SessionStore) Start(ctx context.Context, s auth.Session) error {
+func (st *SessionStore) Start(ctx context.Context, s login.Session) error {
 	item := sessionKey(s.UserID, s.ID)
 	item[attrHash] = str(s.TokenHash)
 	item[attrEpoch] = num(s.Epoch)
@@ -58,7 +58,7 @@ func (st *SessionStore) Start(ctx context.Context, s auth.Session) error {
 
 // Resume reads the session id of user and the user's role and session
 // epoch in one consistent BatchGetItem: ENOTFOUND when either is missing.
-func (st *SessionStore) Resume(ctx context.Context, user quire.ID, id string) (auth.Session, auth.Account, error) {
+func (st *SessionStore) Resume(ctx context.Context, user quire.ID, id string) (login.Session, login.Account, error) {
 	items, err := batchGetTables(ctx, st.db, "session", map[string]types.KeysAndAttributes{
 		st.sessions: {Keys: []map[string]types.AttributeValue{sessionKey(user, id)}, ConsistentRead: aws.Bool(true)},
 		st.users: {
@@ -68,20 +68,20 @@ func (st *SessionStore) Resume(ctx context.Context, user quire.ID, id string) (a
 		},
 	})
 	if err != nil {
-		return auth.Session{}, auth.Account{}, err
+		return login.Session{}, login.Account{}, err
 	}
 	if len(items[st.sessions]) == 0 || len(items[st.users]) == 0 {
-		return auth.Session{}, auth.Account{}, quire.Errorf(quire.ENOTFOUND, "No such session.")
+		return login.Session{}, login.Account{}, quire.Errorf(quire.ENOTFOUND, "No such session.")
 	}
 	item, u := items[st.sessions][0], items[st.users][0]
 	var r reader
-	s := auth.Session{
+	s := login.Session{
 		ID: id, UserID: user, TokenHash: r.str(item, attrHash), Epoch: r.num(item, attrEpoch),
 		Started: r.time(item, "started"), IdleUntil: r.time(item, "idle_until"), Ends: r.time(item, "ends"),
 	}
-	acct := auth.Account{ID: user, Role: quire.Role(r.str(u, "role")), Epoch: r.optNum(u, attrEpoch)}
+	acct := login.Account{ID: user, Role: quire.Role(r.str(u, "role")), Epoch: r.optNum(u, attrEpoch)}
 	if r.err != nil {
-		return auth.Session{}, auth.Account{}, fmt.Errorf("read session of user %d: %w", user, r.err)
+		return login.Session{}, login.Account{}, fmt.Errorf("read session of user %d: %w", user, r.err)
 	}
 	return s, acct, nil
 }
@@ -90,7 +90,7 @@ func (st *SessionStore) Resume(ctx context.Context, user quire.ID, id string) (a
 // to idleUntil, if the hash is still s's: ECONFLICT when another request
 // rotated it first, ENOTFOUND when the session is gone. A retry of the
 // write whose answer was lost finds next stored, and succeeds.
-func (st *SessionStore) Rotate(ctx context.Context, s auth.Session, next string, idleUntil time.Time) error {
+func (st *SessionStore) Rotate(ctx context.Context, s login.Session, next string, idleUntil time.Time) error {
 	s.IdleUntil = idleUntil
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                &st.sessions,

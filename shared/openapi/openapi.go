@@ -11,8 +11,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/config"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -68,7 +68,7 @@ func operations() map[string]operation {
 		"POST /login": {summary: "Trade an email and password for an access token and a refresh token: a new session",
 			note: fmt.Sprintf("A wrong email or password is 401. After %d failed logins of an email, counted for %d minutes "+
 				"from the first, the email is locked until those minutes are over: 429 with Retry-After (the seconds left), "+
-				"whatever the password.", auth.MaxLoginFailures, int(auth.LoginWindow.Minutes())),
+				"whatever the password.", login.MaxLoginFailures, int(login.LoginWindow.Minutes())),
 			body: same(ref("Credentials")), status: 200, result: same(ref("Token")), headers: []string{"Cache-Control"}, problems: []string{quire.EUNAUTHORIZED}},
 		"POST /tokens": {summary: "Trade a refresh token for a new access token and refresh token; the old one dies, and one used again ends its session",
 			note: "A refresh token that is not valid (malformed, unknown, expired, reused or revoked) is 401: log in again.",

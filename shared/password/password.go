@@ -1,19 +1,12 @@
-// Package password hashes and checks Quire's passwords with Argon2id
-// (RFC 9106), with OWASP's recommended minimum cost: 19 MiB of memory, two
-// passes, one lane. Hashes are PHC strings that carry their own parameters,
-// so the cost can rise later without invalidating stored hashes.
+// Package password says what Quire accepts as a password (Check). Hashing
+// one is a Hasher's work, Argon2id's in package argon2id: apart from this
+// package, so that the stores and functions that only check a password's
+// shape, or none, link no hashing.
 package password
 
 import (
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/base64"
-	"errors"
 	"fmt"
-	"strings"
 	"unicode/utf8"
-
-	"golang.org/x/crypto/argon2"
 )
 
 // Length bounds of a password, in characters. The upper bound keeps the
@@ -21,15 +14,6 @@ import (
 const (
 	MinLength = 8
 	MaxLength = 128
-)
-
-// The cost of new hashes.
-const (
-	memoryKiB = 19 * 1024
-	passes    = 2
-	lanes     = 1
-	saltLen   = 16
-	keyLen    = 32
 )
 
 // Check returns why pw is not an acceptable password, or "".
@@ -46,63 +30,11 @@ func Check(pw string) string {
 	return ""
 }
 
-// Hash returns the PHC string of pw under a new random salt.
-func Hash(pw string) string {
-	salt := make([]byte, saltLen)
-	rand.Read(salt)
-	key := argon2.IDKey([]byte(pw), salt, passes, memoryKiB, lanes, keyLen)
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, memoryKiB, passes, lanes,
-		b64.EncodeToString(salt), b64.EncodeToString(key))
-}
-
-var b64 = base64.RawStdEncoding
-
-// decoyHash is the hash Match checks a password against when there is no
-// stored hash (an unknown email), so that the answer takes as long as for a
-// wrong password. No password matches it: its key is not derived from one.
-const decoyHash = "$argon2id$v=19$m=19456,t=2,p=1$cXVpcmUtZGVjb3ktc2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
-
-// Match reports whether pw matches the PHC string hash. An empty hash (no
-// such user) costs the same work as a real one and never matches. A hash
-// that does not parse never matches.
-func Match(hash, pw string) bool {
-	stored := hash
-	if stored == "" {
-		stored = decoyHash
-	}
-	p, err := parse(stored)
-	if err != nil {
-		return false
-	}
-	key := argon2.IDKey([]byte(pw), p.salt, p.passes, p.memory, p.lanes, uint32(len(p.key)))
-	return subtle.ConstantTimeCompare(key, p.key) == 1 && hash != ""
-}
-
-type params struct {
-	memory, passes uint32
-	lanes          uint8
-	salt, key      []byte
-}
-
-// parse reads "$argon2id$v=19$m=..,t=..,p=..$salt$key", with bounds on the
-// cost so that a corrupted hash cannot make a login take minutes.
-func parse(s string) (params, error) {
-	f := strings.Split(s, "$")
-	if len(f) != 6 || f[0] != "" || f[1] != "argon2id" || f[2] != fmt.Sprintf("v=%d", argon2.Version) {
-		return params{}, errors.New("password: not an argon2id hash")
-	}
-	var p params
-	if _, err := fmt.Sscanf(f[3], "m=%d,t=%d,p=%d", &p.memory, &p.passes, &p.lanes); err != nil {
-		return params{}, fmt.Errorf("password: parameters: %w", err)
-	}
-	if p.memory < 8*uint32(p.lanes) || p.memory > 256*1024 || p.passes < 1 || p.passes > 10 || p.lanes < 1 || p.lanes > 16 {
-		return params{}, errors.New("password: parameters out of bounds")
-	}
-	var err1, err2 error
-	p.salt, err1 = b64.DecodeString(f[4])
-	p.key, err2 = b64.DecodeString(f[5])
-	if err := errors.Join(err1, err2); err != nil || len(p.salt) < 8 || len(p.key) < 16 || len(p.key) > 64 {
-		return params{}, errors.New("password: bad salt or key")
-	}
-	return p, nil
+// Hasher makes and checks password hashes.
+type Hasher interface {
+	// Hash returns the hash of pw, under a new random salt.
+	Hash(pw string) string
+	// Match reports whether pw matches hash. An empty hash (no such
+	// user) costs the same work as a real one and never matches.
+	Match(hash, pw string) bool
 }

@@ -1,11 +1,12 @@
 // Package service builds each resource group's Lambda handler from the
-// environment. The functions' mains, the local gateway, the events replay
-// and the benchmarks all build handlers here, so they all run the same code.
+// environment. The functions' mains build theirs here, and package api builds
+// the whole API (the local gateway, the events replay, the tests and the
+// benchmarks) from the same builders, so they all run the same code. It
+// links neither token signing nor password hashing: the functions that need
+// them get them from their mains (see api.RunAuth and Users).
 package service
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -14,13 +15,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/aws/aws-lambda-go/cfn"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/quireapi/quire/shared/apigw"
-	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/carts"
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/config"
@@ -28,8 +27,10 @@ import (
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/health"
 	"github.com/quireapi/quire/shared/idempotency"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/openapi"
 	"github.com/quireapi/quire/shared/orders"
+	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/telemetry"
@@ -42,7 +43,7 @@ type Config struct {
 	// DynamoDBOptions are extra options of every DynamoDB client: the bench
 	// counts requests with one.
 	DynamoDBOptions []func(*dynamodb.Options)
-	Tokens          auth.TokenConfig
+	Tokens          login.TokenConfig
 	// SigningKeys is a private JWK Set (SIGNING_KEYS): how login gets its
 	// keys locally. Deployed, login reads them from the Secrets Manager
 	// secret SigningKeySecret (SIGNING_KEY_SECRET) instead.
@@ -89,7 +90,7 @@ func (c Config) catalog(db *dynamodb.Client) *dynamo.CatalogStore {
 // ConfigFromEnv reads the configuration through getenv. It returns an error
 // for a setting that is present but invalid.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	tokens, err := auth.TokenConfigFromEnv(getenv)
+	tokens, err := login.TokenConfigFromEnv(getenv)
 	if err != nil {
 		return Config{}, err
 	}
@@ -120,13 +121,17 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}, nil
 }
 
-// Users builds the handler of the users group.
-func Users(c Config) (http.Handler, error) {
-	db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
-	if err != nil {
-		return nil, fmt.Errorf("users: %w", err)
+// Users returns the builder of the users group's handler, which hashes
+// passwords with passwords.
+func Users(passwords password.Hasher) func(Config) (http.Handler, error) {
+	return func(c Config) (http.Handler, error) {
+		db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
+		if err != nil {
+			return nil, fmt.Errorf("users: %w", err)
+		}
+		h := &users.Handlers{Store: dynamo.NewUserStore(db, c.DynamoDB.Tables), Passwords: passwords}
+		return rest.NewRouter(routes.GroupUsers, h.Routes(), c.records(db))
 	}
-	return rest.NewRouter(routes.GroupUsers, (&users.Handlers{Store: dynamo.NewUserStore(db, c.DynamoDB.Tables)}).Routes(), c.records(db))
 }
 
 // Health builds the handler of the health group. Its client makes one
@@ -185,173 +190,40 @@ func Configuration(c Config) (http.Handler, error) {
 	return rest.NewRouter(routes.GroupConfig, (&config.Handlers{Store: dynamo.NewConfigStore(db, c.DynamoDB.Tables)}).Routes(), nil)
 }
 
-// Auth builds the handler of the auth group (login and JWKS) with the keys
-// in SigningKeys.
-func Auth(c Config) (http.Handler, error) { return authGroup(c, nil) }
-
-// OpenSecret opens the secret that holds the signing keys, by id. Only the
-// mains of the auth and keys functions link the Secrets Manager client (see
-// package secrets), whose package init other functions need not pay for.
-type OpenSecret func(c Config, id string) (auth.SecretStore, error)
-
-// authGroup builds the auth group's HTTP handler, signing with the keys in
-// SigningKeys, or else in the secret SigningKeySecret, which it reads (see
-// auth.Handlers.LoadKeys) and never writes.
-func authGroup(c Config, open OpenSecret) (http.Handler, error) {
-	db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
-	if err != nil {
-		return nil, fmt.Errorf("auth: %w", err)
-	}
-	h := &auth.Handlers{
-		Accounts: dynamo.NewUserStore(db, c.DynamoDB.Tables), Sessions: dynamo.NewSessionStore(db, c.DynamoDB.Tables), Tokens: c.Tokens,
-	}
-	router, err := rest.NewRouter(routes.GroupAuth, h.Routes(), nil)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case c.SigningKeys != "":
-		keys, err := auth.ParseKeySet([]byte(c.SigningKeys))
-		if err != nil {
-			return nil, fmt.Errorf("auth: SIGNING_KEYS: %w", err)
-		}
-		if err := h.SetKeys(keys); err != nil {
-			return nil, fmt.Errorf("auth: SIGNING_KEYS: %w", err)
-		}
-		return router, nil
-	case c.SigningKeySecret != "" && open != nil:
-		secret, err := open(c, c.SigningKeySecret)
-		if err != nil {
-			return nil, fmt.Errorf("auth: %w", err)
-		}
-		h.LoadKeys = func(ctx context.Context) (auth.KeySet, error) {
-			data, err := secret.Load(ctx)
-			if err != nil {
-				return auth.KeySet{}, err
-			}
-			return auth.ParseKeySet(data)
-		}
-		// Once per cold start. Before the stack's first deployment has
-		// written a key set the secret holds a placeholder: login then
-		// answers 503 and tries again on its next request.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := h.Reload(ctx); err != nil {
-			slog.Warn("no signing keys yet", "err", err)
-		}
-		return router, nil
-	default:
-		return nil, errors.New("auth: set SIGNING_KEYS or SIGNING_KEY_SECRET")
-	}
-}
-
-// Authorizer builds the Lambda authorizer from the public key set in JWKS,
-// or, locally, from the public halves of SigningKeys.
-func Authorizer(c Config) (*auth.Authorizer, error) {
-	set := c.JWKS
-	if set == "" {
-		set = c.SigningKeys
-	}
-	return auth.NewAuthorizer(set, c.Tokens, slog.Default())
-}
-
-// Handlers builds the Lambda handler of every group in the route table, as
-// the local gateway and the events replay run them.
-func Handlers(c Config) (map[string]apigw.Handler, error) {
-	builders := map[string]func(Config) (http.Handler, error){
-		routes.GroupAuth:    Auth,
-		routes.GroupCatalog: Catalog,
-		routes.GroupCarts:   Carts,
-		routes.GroupOrders:  Orders,
-		routes.GroupUsers:   Users,
-		routes.GroupHealth:  Health,
-		routes.GroupConfig:  Configuration,
-	}
-	out := map[string]apigw.Handler{}
-	for _, g := range routes.Groups() {
-		build, ok := builders[g.Name]
-		if !ok {
-			return nil, fmt.Errorf("service: no builder for group %s", g.Name)
-		}
-		h, err := build(c)
-		if err != nil {
-			return nil, err
-		}
-		out[g.Name] = c.serve(g.Name, h)
-	}
-	return out, nil
-}
-
-// serve is the Lambda handler of group's HTTP handler h: behind the
+// Serve is the Lambda handler of group's HTTP handler h: behind the
 // cross-origin policy, which also answers OPTIONS (see rest.CORS.Handler),
 // with a line per request.
-func (c Config) serve(group string, h http.Handler) apigw.Handler {
+func (c Config) Serve(group string, h http.Handler) apigw.Handler {
 	return apigw.NewHandler(c.CORS.Handler(h), &telemetry.Logger{
 		Log: c.Log, JSON: c.LogJSON, Function: group, Namespace: c.MetricsNamespace, Metrics: os.Stdout,
 	})
-}
-
-// Gateway builds the local gateway in front of every group's handler and
-// the authorizer, whose decisions it caches as the stack does, both logging
-// to log: what `make run`, the integration tests and the benchmarks serve.
-func Gateway(c Config, log *slog.Logger) (*apigw.Gateway, error) {
-	fns, err := Handlers(c)
-	if err != nil {
-		return nil, err
-	}
-	a, err := Authorizer(c)
-	if err != nil {
-		return nil, err
-	}
-	a.Log = log
-	return &apigw.Gateway{Functions: fns, Authorizer: a.Handle, AuthorizerTTL: auth.CacheTTL(c.Tokens.Lifetime), CORS: c.CORS, Log: log}, nil
 }
 
 // Run is the main of a function: it builds group's handler with build from
 // the environment (exiting when that fails, so a broken configuration fails
 // the cold start, not every request) and serves Lambda invocations with it.
 func Run(group string, build func(Config) (http.Handler, error)) {
-	c := fromEnv()
+	c := FromEnv()
 	h, err := build(c)
-	check(err)
-	lambda.Start(c.serve(group, h))
+	Must(err)
+	lambda.Start(c.Serve(group, h))
 }
 
-// RunAuth is the main of the auth function: login and the public keys.
-func RunAuth(open OpenSecret) {
-	c := fromEnv()
-	h, err := authGroup(c, open)
-	check(err)
-	lambda.Start(c.serve(routes.GroupAuth, h))
-}
-
-// RunKeys is the main of the keys function, the only one that may write the
-// signing keys' secret: it serves the CloudFormation custom resource that
-// writes and rotates them (auth.KeyResource), and nothing else.
-func RunKeys(open OpenSecret) {
-	c := fromEnv()
-	if c.SigningKeySecret == "" {
-		check(errors.New("keys: set SIGNING_KEY_SECRET"))
-	}
-	secret, err := open(c, c.SigningKeySecret)
-	check(err)
-	rotate := &auth.KeyResource{Secret: secret, Lifetime: c.Tokens.Lifetime}
-	lambda.Start(cfn.LambdaWrap(rotate.Handle))
-}
-
-// fromEnv reads a function's configuration, and logs through Lambda's log
-// handler: in JSON when the function's logging config says so
-// (AWS_LAMBDA_LOG_FORMAT, as the stack sets it), at AWS_LAMBDA_LOG_LEVEL,
-// each line with the invocation's request id.
-func fromEnv() Config {
+// FromEnv reads a function's configuration, exiting when it is invalid, and
+// logs through Lambda's log handler: in JSON when the function's logging
+// config says so (AWS_LAMBDA_LOG_FORMAT, as the stack sets it), at
+// AWS_LAMBDA_LOG_LEVEL, each line with the invocation's request id.
+func FromEnv() Config {
 	slog.SetDefault(slog.New(lambdacontext.NewLogHandler()))
 	c, err := ConfigFromEnv(os.Getenv)
-	check(err)
+	Must(err)
 	c.LogJSON = os.Getenv("AWS_LAMBDA_LOG_FORMAT") == "JSON"
 	return c
 }
 
-func check(err error) {
+// Must fails a function's init with err, unless it is nil: it logs err and
+// exits, so that the cold start fails rather than every request.
+func Must(err error) {
 	if err != nil {
 		slog.Error("init failed", "err", err)
 		os.Exit(1)

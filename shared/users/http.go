@@ -19,6 +19,10 @@ import (
 // admin sees and changes every user.
 type Handlers struct {
 	Store Store
+	// Passwords hashes new passwords and checks current ones: the users
+	// function's main passes Argon2id's (package argon2id), which the
+	// packages that share users' types need not link.
+	Passwords password.Hasher
 }
 
 // Routes returns the handler of each users route, keyed as in the route
@@ -125,7 +129,7 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	hash := password.Hash(*f.Password)
+	hash := h.Passwords.Hash(*f.Password)
 	render := func() (idempotency.Response, error) {
 		return rest.Created(r, "/users/"+u.ID.String(), represent(r, u, false))
 	}
@@ -188,7 +192,7 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 	}
 	var hash string
 	if f.Password != nil {
-		hash = password.Hash(*f.Password)
+		hash = h.Passwords.Hash(*f.Password)
 	}
 	var prove func(Credentials) error
 	if rest.CallerOf(r).ID == id {
@@ -215,7 +219,7 @@ func (h *Handlers) proveIdentity(r *http.Request, f Fields, c Credentials) error
 	if f.CurrentPassword == nil {
 		return needCurrentPassword()
 	}
-	if password.Match(c.PasswordHash, *f.CurrentPassword) {
+	if h.Passwords.Match(c.PasswordHash, *f.CurrentPassword) {
 		return nil
 	}
 	telemetry.Count(r.Context(), telemetry.FailedLogins)

@@ -13,7 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
 )
@@ -178,9 +178,9 @@ type Store interface {
 	// Account returns the login account of email (its password hash) and
 	// the email's failed logins, as login reads them; FailedLogin counts
 	// one more at now and returns the count: a wrong current password is
-	// one (see auth.Attempts).
-	Account(ctx context.Context, email string) (auth.Account, auth.Attempts, error)
-	FailedLogin(ctx context.Context, email string, now time.Time) (auth.Attempts, error)
+	// one (see login.Attempts).
+	Account(ctx context.Context, email string) (login.Account, login.Attempts, error)
+	FailedLogin(ctx context.Context, email string, now time.Time) (login.Attempts, error)
 	// List returns up to q.Limit users ordered by id, after q.After, and
 	// the id the next page starts after, or 0.
 	List(ctx context.Context, q ListQuery) (us []User, next quire.ID, err error)

@@ -14,11 +14,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/quireapi/quire/shared/api"
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service"
@@ -46,7 +48,7 @@ func Config(tb testing.TB) (service.Config, *dynamodb.Client, dynamo.TableNames)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tokens, err := auth.TokenConfigFromEnv(func(string) string { return "" })
+	tokens, err := login.TokenConfigFromEnv(func(string) string { return "" })
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -78,7 +80,7 @@ func New(tb testing.TB, opts ...Option) *API {
 			o.Config(&cfg)
 		}
 	}
-	gw, err := service.Gateway(cfg, logger())
+	gw, err := api.Gateway(cfg, logger())
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,0 +1,158 @@
+// Package api builds the whole of Quire's API in one process: every resource
+// group's handler and the authorizer behind the local gateway, as `make run`,
+// the events replay, the tests and the benchmarks serve it. It also holds the
+// mains of the auth and keys functions. It links token signing (package
+// auth), which package service, and so every other function, does not.
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-lambda-go/cfn"
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/password/argon2id"
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/service"
+)
+
+// Auth builds the handler of the auth group (login and JWKS) with the keys
+// in SigningKeys.
+func Auth(c service.Config) (http.Handler, error) { return authGroup(c, nil) }
+
+// OpenSecret opens the secret that holds the signing keys, by id. Only the
+// mains of the auth and keys functions link the Secrets Manager client (see
+// package secrets), whose package init other functions need not pay for.
+type OpenSecret func(c service.Config, id string) (auth.SecretStore, error)
+
+// authGroup builds the auth group's HTTP handler, signing with the keys in
+// SigningKeys, or else in the secret SigningKeySecret, which it reads (see
+// auth.Handlers.LoadKeys) and never writes.
+func authGroup(c service.Config, open OpenSecret) (http.Handler, error) {
+	db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
+	if err != nil {
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	h := &auth.Handlers{
+		Accounts: dynamo.NewUserStore(db, c.DynamoDB.Tables), Sessions: dynamo.NewSessionStore(db, c.DynamoDB.Tables), Tokens: c.Tokens,
+	}
+	router, err := rest.NewRouter(routes.GroupAuth, h.Routes(), nil)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c.SigningKeys != "":
+		keys, err := auth.ParseKeySet([]byte(c.SigningKeys))
+		if err != nil {
+			return nil, fmt.Errorf("auth: SIGNING_KEYS: %w", err)
+		}
+		if err := h.SetKeys(keys); err != nil {
+			return nil, fmt.Errorf("auth: SIGNING_KEYS: %w", err)
+		}
+		return router, nil
+	case c.SigningKeySecret != "" && open != nil:
+		secret, err := open(c, c.SigningKeySecret)
+		if err != nil {
+			return nil, fmt.Errorf("auth: %w", err)
+		}
+		h.LoadKeys = func(ctx context.Context) (auth.KeySet, error) {
+			data, err := secret.Load(ctx)
+			if err != nil {
+				return auth.KeySet{}, err
+			}
+			return auth.ParseKeySet(data)
+		}
+		// Once per cold start. Before the stack's first deployment has
+		// written a key set the secret holds a placeholder: login then
+		// answers 503 and tries again on its next request.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := h.Reload(ctx); err != nil {
+			slog.Warn("no signing keys yet", "err", err)
+		}
+		return router, nil
+	default:
+		return nil, errors.New("auth: set SIGNING_KEYS or SIGNING_KEY_SECRET")
+	}
+}
+
+// Authorizer builds the Lambda authorizer from the public key set in JWKS,
+// or, locally, from the public halves of SigningKeys.
+func Authorizer(c service.Config) (*auth.Authorizer, error) {
+	set := c.JWKS
+	if set == "" {
+		set = c.SigningKeys
+	}
+	return auth.NewAuthorizer(set, c.Tokens, slog.Default())
+}
+
+// Handlers builds the Lambda handler of every group in the route table, as
+// the local gateway and the events replay run them.
+func Handlers(c service.Config) (map[string]apigw.Handler, error) {
+	builders := map[string]func(service.Config) (http.Handler, error){
+		routes.GroupAuth:    Auth,
+		routes.GroupCatalog: service.Catalog,
+		routes.GroupCarts:   service.Carts,
+		routes.GroupOrders:  service.Orders,
+		routes.GroupUsers:   service.Users(argon2id.Hasher),
+		routes.GroupHealth:  service.Health,
+		routes.GroupConfig:  service.Configuration,
+	}
+	out := map[string]apigw.Handler{}
+	for _, g := range routes.Groups() {
+		build, ok := builders[g.Name]
+		if !ok {
+			return nil, fmt.Errorf("service: no builder for group %s", g.Name)
+		}
+		h, err := build(c)
+		if err != nil {
+			return nil, err
+		}
+		out[g.Name] = c.Serve(g.Name, h)
+	}
+	return out, nil
+}
+
+// Gateway builds the local gateway in front of every group's handler and
+// the authorizer, whose decisions it caches as the stack does, both logging
+// to log: what `make run`, the integration tests and the benchmarks serve.
+func Gateway(c service.Config, log *slog.Logger) (*apigw.Gateway, error) {
+	fns, err := Handlers(c)
+	if err != nil {
+		return nil, err
+	}
+	a, err := Authorizer(c)
+	if err != nil {
+		return nil, err
+	}
+	a.Log = log
+	return &apigw.Gateway{Functions: fns, Authorizer: a.Handle, AuthorizerTTL: auth.CacheTTL(c.Tokens.Lifetime), CORS: c.CORS, Log: log}, nil
+}
+
+// RunAuth is the main of the auth function: login and the public keys.
+func RunAuth(open OpenSecret) {
+	service.Run(routes.GroupAuth, func(c service.Config) (http.Handler, error) { return authGroup(c, open) })
+}
+
+// RunKeys is the main of the keys function, the only one that may write the
+// signing keys' secret: it serves the CloudFormation custom resource that
+// writes and rotates them (auth.KeyResource), and nothing else.
+func RunKeys(open OpenSecret) {
+	c := service.FromEnv()
+	if c.SigningKeySecret == "" {
+		service.Must(errors.New("keys: set SIGNING_KEY_SECRET"))
+	}
+	secret, err := open(c, c.SigningKeySecret)
+	service.Must(err)
+	rotate := &auth.KeyResource{Secret: secret, Lifetime: c.Tokens.Lifetime}
+	lambda.Start(cfn.LambdaWrap(rotate.Handle))
+}

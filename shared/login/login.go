@@ -1,0 +1,175 @@
+// Package login holds what logging in keeps of a user: the account login
+// reads, the failed logins counted against an email, and the sessions of
+// refresh tokens. The stores that keep them and the handlers that serve
+// login share it; it links no token signing nor password hashing, so that
+// a function that only reads or ends these links neither.
+package login
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/quireapi/quire/shared/quire"
+)
+
+// Account is what login needs to know of a user.
+type Account struct {
+	ID           quire.ID
+	Role         quire.Role
+	PasswordHash string
+	// Epoch is the user's session epoch: a change of password, role or
+	// status moves it on, ending every session started before.
+	Epoch int64
+}
+
+// Accounts finds the account of an email, whatever its case, and counts its
+// failed logins (see Attempts).
+type Accounts interface {
+	// Account returns the account of email and the email's failed logins;
+	// *quire.Error with ENOTFOUND when no user has the email, with the
+	// failed logins still.
+	Account(ctx context.Context, email string) (Account, Attempts, error)
+	// FailedLogin counts a failed login of email at now and returns the
+	// count, this one included.
+	FailedLogin(ctx context.Context, email string, now time.Time) (Attempts, error)
+	// ClearLogins forgets email's failed logins.
+	ClearLogins(ctx context.Context, email string) error
+}
+
+// Failed logins cost the attacker, not the users. Each email's failed logins
+// (a wrong password at login, or a wrong current password when changing
+// one's email or password) are counted in a window that starts at the
+// first failure and lasts LoginWindow; at MaxLoginFailures the email is
+// locked until the window ends: login answers 429 with Retry-After without
+// checking the password (so a locked guess costs no argon2id hash). An
+// email nobody has is counted and locked the same way, with the same
+// requests, so the lock tells nothing about which emails have accounts. The
+// real owner waits out at most LoginWindow; a successful login clears the
+// count.
+//
+// An attacker gets MaxLoginFailures guesses per email per LoginWindow: 480
+// a day. Spreading guesses over many emails is what the web ACL's per-IP
+// limit and the stage's throttling are for.
+const (
+	MaxLoginFailures = 5
+	LoginWindow      = 15 * time.Minute
+)
+
+// Attempts are an email's failed logins in the current window.
+type Attempts struct {
+	Failures int
+	Until    time.Time // the window's end; zero for none
+}
+
+// Clean reports whether no failure is counted at now.
+func (a Attempts) Clean(now time.Time) bool { return a.Failures == 0 || !now.Before(a.Until) }
+
+// Check returns ETHROTTLED, with the wait in seconds, when the email is
+// locked at now; nil otherwise.
+func (a Attempts) Check(now time.Time) *quire.Error {
+	if a.Clean(now) || a.Failures < MaxLoginFailures {
+		return nil
+	}
+	return &quire.Error{Code: quire.ETHROTTLED, Message: "Too many failed logins for this email; try again after Retry-After seconds.",
+		RetryAfter: int(math.Ceil(a.Until.Sub(now).Seconds()))}
+}
+
+// Sessions end. Login starts one and answers a refresh token with the
+// access token; POST /tokens trades the refresh token for a new pair, and
+// the old one dies (RFC 9700 section 4.14.2: rotation). A refresh token used
+// a second time revokes its whole session, whoever presents it: one of the
+// two is a thief. A session ends after RefreshIdle without a refresh, after
+// SessionMax in any case, at logout, and when the user's password, role or
+// status changes, or the account is closed or deleted (the user's session
+// epoch moves on, and every session started before is refused).
+//
+// Access tokens stay stateless: one issued before its session ended is
+// accepted until it expires, at most its lifetime (15 minutes by default).
+const (
+	RefreshIdle = 7 * 24 * time.Hour
+	SessionMax  = 30 * 24 * time.Hour
+)
+
+// Session is a login's chain of refresh tokens.
+type Session struct {
+	ID     string // 32 hex digits
+	UserID quire.ID
+	// TokenHash is the SHA-256 of the session's one live refresh token.
+	TokenHash string
+	// Epoch is the user's session epoch when the session started.
+	Epoch     int64
+	Started   time.Time
+	IdleUntil time.Time // the live refresh token's expiry
+	Ends      time.Time // Started + SessionMax
+}
+
+// Expiry returns when the session ends if nothing ends it before.
+func (s Session) Expiry() time.Time {
+	if s.IdleUntil.Before(s.Ends) {
+		return s.IdleUntil
+	}
+	return s.Ends
+}
+
+// Sessions keeps sessions. Its methods return *quire.Error with ENOTFOUND
+// for a session that does not exist (or no longer does).
+type Sessions interface {
+	// Start stores a new session.
+	Start(ctx context.Context, s Session) error
+	// Resume returns the session id of user and the user's account (its
+	// role and current session epoch; no password hash), read together:
+	// ENOTFOUND when either is missing.
+	Resume(ctx context.Context, user quire.ID, id string) (Session, Account, error)
+	// Rotate replaces the session's token hash with next and its idle
+	// expiry with idleUntil, on the condition that the hash is still
+	// s.TokenHash: ECONFLICT when another request rotated it first.
+	Rotate(ctx context.Context, s Session, next string, idleUntil time.Time) error
+	// End deletes the session id of user.
+	End(ctx context.Context, user quire.ID, id string) error
+}
+
+// Access token lifetimes.
+const (
+	// DefaultLifetime is how long a token is valid unless configured.
+	DefaultLifetime = 15 * time.Minute
+	// MinLifetime and MaxLifetime bound a configured lifetime.
+	MinLifetime = time.Minute
+	MaxLifetime = 12 * time.Hour
+)
+
+// Default claim values, for a Quire run locally.
+const (
+	DefaultIssuer   = "quire"
+	DefaultAudience = "quire-api"
+)
+
+// TokenConfig says what the access tokens login issues claim and how long
+// they last.
+type TokenConfig struct {
+	Issuer   string
+	Audience string
+	Lifetime time.Duration
+}
+
+// TokenConfigFromEnv reads TOKEN_ISSUER, TOKEN_AUDIENCE and TOKEN_LIFETIME (a
+// Go duration such as 15m), with defaults. It returns an error for a lifetime
+// that does not parse or is out of bounds.
+func TokenConfigFromEnv(getenv func(string) string) (TokenConfig, error) {
+	c := TokenConfig{Issuer: getenv("TOKEN_ISSUER"), Audience: getenv("TOKEN_AUDIENCE"), Lifetime: DefaultLifetime}
+	if c.Issuer == "" {
+		c.Issuer = DefaultIssuer
+	}
+	if c.Audience == "" {
+		c.Audience = DefaultAudience
+	}
+	if s := getenv("TOKEN_LIFETIME"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < MinLifetime || d > MaxLifetime {
+			return c, fmt.Errorf("TOKEN_LIFETIME %q: want a duration from %v to %v", s, MinLifetime, MaxLifetime)
+		}
+		c.Lifetime = d
+	}
+	return c, nil
+}

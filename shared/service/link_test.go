@@ -1,0 +1,31 @@
+package service_test
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestFunctionsLinkWhatTheyUse: token signing (golang-jwt) and password
+// hashing (Argon2id, whose package init probes the CPU) stay out of the
+// functions that neither sign tokens nor hash passwords, so that their cold
+// starts do not pay for them.
+func TestFunctionsLinkWhatTheyUse(t *testing.T) {
+	const jwt, argon2 = "github.com/golang-jwt/jwt/v5", "golang.org/x/crypto/argon2"
+	unused := map[string][]string{
+		"health": {jwt, argon2}, "catalog": {jwt, argon2}, "carts": {jwt, argon2},
+		"orders": {jwt, argon2}, "config": {jwt, argon2}, "users": {jwt},
+	}
+	for fn, pkgs := range unused {
+		out, err := exec.Command("go", "list", "-deps", "../../functions/"+fn).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", fn, err)
+		}
+		for _, pkg := range pkgs {
+			if slices.Contains(strings.Fields(string(out)), pkg) {
+				t.Errorf("function %s links %s", fn, pkg)
+			}
+		}
+	}
+}
