@@ -46,7 +46,8 @@ func initRatio(init, floor []time.Duration) float64 {
 }
 
 func printReport(fns []*function, rows []requestRow, costs []verifyCost, logins []loginTime, docs []configRow) {
-	fmt.Printf("Machine: %s. Init: medians of %d starts of each function, in rounds of their own with DynamoDB Local idle; "+
+	fmt.Printf("Machine: %s. Init: medians of %d starts of each function (a copy written in one pass), in rounds of their own "+
+		"before DynamoDB Local starts, in a deployed function's environment; "+
 		"init / floor is the median of each round's ratio to the floor's init in the same round. Requests: medians of %d "+
 		"cold starts each, against DynamoDB Local.\n\n", machine(), initRuns, runs)
 	fmt.Println("| function | bootstrap (linux/arm64) | init | init / floor | cold request | warm request |")
