@@ -122,7 +122,7 @@ func printCost(cs []routeCost, authz authorizerRun) {
 		"data transfer left out): API Gateway REST API $%.2f per million requests (HTTP API: $%.2f); Lambda on arm64 "+
 		"$%.2f per million requests and $%.10f per GB-second, at each function's memory (routes.Groups, which the "+
 		"stack deploys), for the warm time measured here through the local gateway against DynamoDB Local (median of "+
-		"%d runs; a GET's second run, on warm caches), billed by the millisecond rounded up; the authorizer (%d MB in infra/auth.go, %d ms billed) runs for the %.0f%% of "+
+		"%d runs; a GET's second run, on warm caches), billed by the millisecond rounded up; the authorizer (%d MB, routes.AuthorizerMemoryMB, %d ms billed) runs for the %.0f%% of "+
 		"protected requests whose token's decision is not cached (a %.0f-minute TTL); DynamoDB on demand $%.3f per million read "+
 		"and $%.3f per million write request units (since the price cut of 2024-11-01), the units by DynamoDB's rules, "+
 		"indexes included:\n\n", pricesDate, restAPIPerMillion, httpAPIPerMillion, lambdaPerMillion, lambdaPerGBSecond,
