@@ -111,7 +111,7 @@ func Handlers(c service.Config) (map[string]apigw.Handler, error) {
 	for _, g := range routes.Groups() {
 		build, ok := builders[g.Name]
 		if !ok {
-			return nil, fmt.Errorf("service: no builder for group %s", g.Name)
+			return nil, fmt.Errorf("api: no builder for group %s", g.Name)
 		}
 		h, err := build(c)
 		if err != nil {

@@ -1,8 +1,9 @@
 // Package login holds what logging in keeps of a user: the account login
-// reads, the failed logins counted against an email, and the sessions of
-// refresh tokens. The stores that keep them and the handlers that serve
-// login share it; it links no token signing nor password hashing, so that
-// a function that only reads or ends these links neither.
+// reads, the failed logins counted against an email and the sessions of
+// refresh tokens, and what the access tokens it issues claim (TokenConfig).
+// The stores that keep them, the handlers that serve login and every
+// function's configuration share it; it links no token signing nor password
+// hashing, so that a function that only reads or ends these links neither.
 package login
 
 import (
