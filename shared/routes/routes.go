@@ -294,6 +294,7 @@ func Paths() []string { return index().paths }
 // path.
 var index = sync.OnceValue(func() (x struct {
 	paths []string
+	segs  [][]string     // each path's segments, for Match
 	first map[string]int // the index in All of each path's first route
 	next  []int          // the index of the next route on the same path, or -1
 }) {
@@ -307,7 +308,7 @@ var index = sync.OnceValue(func() (x struct {
 	}
 	for i, r := range all {
 		if x.first[r.Path] == i {
-			x.paths = append(x.paths, r.Path)
+			x.paths, x.segs = append(x.paths, r.Path), append(x.segs, split(r.Path))
 		}
 	}
 	return x
@@ -382,42 +383,40 @@ func PathAccess(path string) Access {
 // segments take precedence over parameters, as in API Gateway.
 func Match(path string) (template string, params map[string]string, ok bool) {
 	segs := split(path)
-	best, bestScore := "", -1
-	for _, tmpl := range index().paths {
-		if score, ok := matchScore(tmpl, segs); ok && score > bestScore {
-			best, bestScore = tmpl, score
+	best, bestScore := 0, -1
+	x := index()
+	for n := range x.paths {
+		if score, ok := matchScore(x.segs[n], segs); ok && score > bestScore {
+			best, bestScore = n, score
 		}
 	}
 	if bestScore < 0 {
 		return "", nil, false
 	}
 	params = map[string]string{}
-	for i, t := range split(best) {
+	for i, t := range x.segs[best] {
 		if isParam(t) {
 			params[t[1:len(t)-1]] = segs[i]
 		}
 	}
-	return best, params, true
+	return x.paths[best], params, true
 }
 
-// matchScore reports whether template tmpl matches a path split into segs,
-// and how well: each literal segment scores, earlier ones more.
-func matchScore(tmpl string, segs []string) (score int, ok bool) {
-	n := strings.Count(tmpl, "/")
-	if n != len(segs) {
+// matchScore reports whether a template's segments tsegs match a path's
+// segments segs, and how well: each literal segment scores, earlier ones
+// more.
+func matchScore(tsegs, segs []string) (score int, ok bool) {
+	if len(tsegs) != len(segs) {
 		return 0, false
 	}
-	rest := strings.TrimPrefix(tmpl, "/")
-	for i := range n {
-		t, after, _ := strings.Cut(rest, "/")
-		rest = after
+	for i, t := range tsegs {
 		switch {
 		case isParam(t):
 			if segs[i] == "" {
 				return 0, false
 			}
 		case t == segs[i]:
-			score += 1 << (n - i) // earlier literals weigh more
+			score += 1 << (len(tsegs) - i) // earlier literals weigh more
 		default:
 			return 0, false
 		}
