@@ -43,7 +43,8 @@ func authGroup(c service.Config, open OpenSecret) (http.Handler, error) {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
 	h := &auth.Handlers{
-		Accounts: dynamo.NewUserStore(db, c.DynamoDB.Tables), Sessions: dynamo.NewSessionStore(db, c.DynamoDB.Tables), Tokens: c.Tokens,
+		Accounts: dynamo.NewUserStore(db, c.DynamoDB.Tables), Sessions: dynamo.NewSessionStore(db, c.DynamoDB.Tables),
+		Tokens: c.Tokens, Passwords: argon2id.Hasher,
 	}
 	router, err := rest.NewRouter(routes.GroupAuth, h.Routes(), nil)
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/password"
-	"github.com/quireapi/quire/shared/password/argon2id"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/telemetry"
@@ -25,6 +24,10 @@ type Handlers struct {
 	Accounts login.Accounts
 	Sessions login.Sessions
 	Tokens   login.TokenConfig
+	// Passwords checks a password against its hash: the auth function's
+	// wiring passes Argon2id's (package argon2id), which the authorizer,
+	// built from this package too, need not link.
+	Passwords password.Hasher
 	// LoadKeys, when set, reads the key set for Reload: login then reads
 	// it again KeyRefresh after its last read, so that a rotation reaches
 	// every warm instance (see KeySet).
@@ -180,7 +183,7 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 	}
 	// An unknown email has no hash: Match then checks against a decoy, so
 	// both failures cost one hash and look alike, and both are counted.
-	if !argon2id.Match(acct.PasswordHash, *c.Password) {
+	if !h.Passwords.Match(acct.PasswordHash, *c.Password) {
 		telemetry.Count(r.Context(), telemetry.FailedLogins)
 		if _, err := h.Accounts.FailedLogin(r.Context(), *c.Email, now); err != nil {
 			return err

@@ -15,7 +15,7 @@ func TestFunctionsLinkWhatTheyUse(t *testing.T) {
 	const jwt, argon2 = "github.com/golang-jwt/jwt/v5", "golang.org/x/crypto/argon2"
 	unused := map[string][]string{
 		"health": {jwt, argon2}, "catalog": {jwt, argon2}, "carts": {jwt, argon2},
-		"orders": {jwt, argon2}, "config": {jwt, argon2}, "users": {jwt},
+		"orders": {jwt, argon2}, "config": {jwt, argon2}, "users": {jwt}, "authorizer": {argon2},
 	}
 	for fn, pkgs := range unused {
 		out, err := exec.Command("go", "list", "-deps", "../../functions/"+fn).Output()
