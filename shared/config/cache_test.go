@@ -280,7 +280,14 @@ func TestInstanceHoldsOneDocument(t *testing.T) {
 	}
 	for i, own := range []bool{false, true, false, true} {
 		size := serve(own)
+		// A server goroutine may still hold the request it has answered
+		// for a moment (on a busy machine, as in make test): what counts is
+		// what the heap settles to.
 		held := liveHeap() - base
+		for deadline := time.Now().Add(2 * time.Second); held > int64(size)+256<<10 && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+			held = liveHeap() - base
+		}
 		t.Logf("after document %d (stored by this instance: %t), %d bytes compressed: the heap holds %d bytes more", i+1, own, size, held)
 		if held > int64(size)+256<<10 {
 			t.Errorf("document %d: the heap holds %d bytes more than with a small document; want about its %d compressed bytes", i+1, held, size)
