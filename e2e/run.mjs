@@ -2,7 +2,10 @@
 // Runs Quire's end-to-end tests against the local server (`make e2e`):
 //
 //  1. starts build/quire-local on a free port, with DynamoDB Local and the
-//     demo data, allowing one origin (CORS_ORIGINS) for the browser tests;
+//     demo data, allowing one origin (CORS_ORIGINS) for the browser tests,
+//     under the base path /shop (BASE_PATH), as a custom domain's base path
+//     mapping serves the API: every link the client follows, the docs page
+//     and its "Try it out" must keep it (the Go tests cover the root);
 //  2. reads GET /openapi.json (into build/e2e/openapi.json), lints it with
 //     Redocly's recommended rules (redocly.yaml; an error fails the run),
 //     and generates the TypeScript client's types from it with
@@ -138,7 +141,8 @@ async function main() {
   mkdirSync(dirname(generated), { recursive: true });
 
   const [apiPort, originPort] = await Promise.all([freePort(), freePort()]);
-  const apiURL = `http://127.0.0.1:${apiPort}`;
+  const basePath = "/shop";
+  const apiURL = `http://127.0.0.1:${apiPort}${basePath}`;
   const log = join(out, "quire-local.log");
   step(`starting build/quire-local on ${apiURL} (log: ${relative(root, log)})`);
   const logStream = createWriteStream(log);
@@ -149,6 +153,7 @@ async function main() {
       HOST: "127.0.0.1",
       PORT: String(apiPort),
       CORS_ORIGINS: `http://127.0.0.1:${originPort}`,
+      BASE_PATH: basePath,
       SEED_ADMIN_EMAIL: admin.email,
       SEED_ADMIN_PASSWORD: admin.password,
       KEYS_FILE: join(out, "signing-keys.json"),

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -144,53 +145,135 @@ func TestReplay(t *testing.T) {
 	for _, s := range samples(t) {
 		t.Run(s.group+"/"+strings.TrimSuffix(s.file, ".json"), func(t *testing.T) {
 			t.Parallel()
-			cfg, db, tables := servicetest.Config(t)
-			if _, err := demo.Load(t.Context(), db, tables, demo.DefaultOptions()); err != nil {
-				t.Fatal(err)
-			}
-			fns, err := api.Handlers(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp, err := fns[s.group](t.Context(), s.event)
-			if err != nil {
-				t.Fatalf("handler error: %v", err)
-			}
-			ct := http.Header(resp.MultiValueHeaders).Get("Content-Type")
-			body := []byte(resp.Body)
-			if resp.IsBase64Encoded { // a gzip-encoded answer
-				if body, err = base64.StdEncoding.DecodeString(resp.Body); err != nil {
-					t.Fatalf("base64 body: %v", err)
-				}
-			}
-			if err := servicetest.CheckContract(request(s.event), resp.StatusCode, resp.MultiValueHeaders, body); err != nil {
-				t.Errorf("the answer does not match the OpenAPI document: %v\n%s", err, resp.Body)
-			}
-			if resp.StatusCode != s.status {
-				t.Errorf("status %d, want %d; body %s", resp.StatusCode, s.status, resp.Body)
-			}
-			if s.code != "" {
-				var p rest.Problem
-				if err := json.Unmarshal(body, &p); err != nil || p.Type != rest.ProblemType(s.code) {
-					t.Errorf("problem type %q, want %s; body %s", p.Type, rest.ProblemType(s.code), resp.Body)
-				}
-			}
-			switch {
-			case resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified:
-				if resp.Body != "" {
-					t.Errorf("%d with a body: %q", resp.StatusCode, resp.Body)
-				}
-			case resp.StatusCode >= 400 && ct != rest.ProblemMediaType,
-				resp.StatusCode < 400 && ct != successType(s.event):
-				t.Errorf("status %d with Content-Type %q", resp.StatusCode, ct)
-			}
+			replay(t, s, s.event)
 		})
 	}
 }
 
-// request is the HTTP request an event stands for.
+// The base path of a custom domain's mapping, such as
+// api.example.com/shop to the stage, in TestReplayOnACustomDomain.
+const (
+	customDomain = "api.example.com"
+	basePath     = "/shop"
+)
+
+// TestReplayOnACustomDomain replays every sample that succeeds as API
+// Gateway sends it behind a custom domain whose base path mapping names the
+// stage: the path the client sent, base path included, with the route's
+// resource and parameters. Each gives the status it gives on the stage's
+// own endpoint, and every link of its answer keeps the base path.
+func TestReplayOnACustomDomain(t *testing.T) {
+	n := 0
+	for _, s := range samples(t) {
+		if s.status >= 400 {
+			continue
+		}
+		n++
+		t.Run(s.group+"/"+strings.TrimSuffix(s.file, ".json"), func(t *testing.T) {
+			t.Parallel()
+			resp, body := replay(t, s, onCustomDomain(s.event))
+			var found []string
+			for _, k := range []string{"Location", "Link", "Content-Location"} {
+				found = append(found, http.Header(resp.MultiValueHeaders).Values(k)...)
+			}
+			if s.event.Resource != "/openapi.json" { // whose schemas describe links
+				found = append(found, servicetest.Links(body)...)
+			}
+			for _, l := range found {
+				l = strings.TrimPrefix(strings.TrimPrefix(l, "<"), "https://"+customDomain)
+				if !strings.HasPrefix(l, basePath+"/") {
+					t.Errorf("the link %q does not keep the base path %s", l, basePath)
+				}
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no sample succeeds")
+	}
+}
+
+// onCustomDomain returns ev as a custom domain whose mapping has the base
+// path basePath sends it: what the client sent (path, requestContext.path,
+// the domain and its Host) changes; what API Gateway matched (resource,
+// path parameters) does not.
+func onCustomDomain(ev events.APIGatewayProxyRequest) events.APIGatewayProxyRequest {
+	if strings.HasPrefix(ev.Path, basePath+"/") {
+		return ev // a sample of the custom domain already
+	}
+	ev.Path = basePath + ev.Path
+	ev.RequestContext.Path = basePath + strings.TrimPrefix(ev.RequestContext.Path, "/"+ev.RequestContext.Stage)
+	ev.RequestContext.DomainName, ev.RequestContext.DomainPrefix = customDomain, "api"
+	ev.Headers = maps.Clone(ev.Headers)
+	ev.MultiValueHeaders = maps.Clone(ev.MultiValueHeaders)
+	for k := range ev.Headers {
+		if strings.EqualFold(k, "Host") {
+			ev.Headers[k] = customDomain
+		}
+	}
+	for k := range ev.MultiValueHeaders {
+		if strings.EqualFold(k, "Host") {
+			ev.MultiValueHeaders[k] = []string{customDomain}
+		}
+	}
+	return ev
+}
+
+// replay runs ev, sample s's event or another shape of it, through s's
+// function on fresh tables with the demo data, and checks the answer
+// against s's outcome and the OpenAPI document. It returns the answer
+// and its body, decoded.
+func replay(t *testing.T, s sample, ev events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, []byte) {
+	t.Helper()
+	cfg, db, tables := servicetest.Config(t)
+	if _, err := demo.Load(t.Context(), db, tables, demo.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	fns, err := api.Handlers(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := fns[s.group](t.Context(), ev)
+	if err != nil {
+		t.Fatalf("handler error: %v", err)
+	}
+	ct := http.Header(resp.MultiValueHeaders).Get("Content-Type")
+	body := []byte(resp.Body)
+	if resp.IsBase64Encoded { // a gzip-encoded answer
+		if body, err = base64.StdEncoding.DecodeString(resp.Body); err != nil {
+			t.Fatalf("base64 body: %v", err)
+		}
+	}
+	if err := servicetest.CheckContract(request(s.event), resp.StatusCode, resp.MultiValueHeaders, body); err != nil {
+		t.Errorf("the answer does not match the OpenAPI document: %v\n%s", err, resp.Body)
+	}
+	if resp.StatusCode != s.status {
+		t.Errorf("status %d, want %d; body %s", resp.StatusCode, s.status, resp.Body)
+	}
+	if s.code != "" {
+		var p rest.Problem
+		if err := json.Unmarshal(body, &p); err != nil || p.Type != rest.ProblemType(s.code) {
+			t.Errorf("problem type %q, want %s; body %s", p.Type, rest.ProblemType(s.code), resp.Body)
+		}
+	}
+	switch {
+	case resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified:
+		if resp.Body != "" {
+			t.Errorf("%d with a body: %q", resp.StatusCode, resp.Body)
+		}
+	case resp.StatusCode >= 400 && ct != rest.ProblemMediaType,
+		resp.StatusCode < 400 && ct != successType(s.event):
+		t.Errorf("status %d with Content-Type %q", resp.StatusCode, ct)
+	}
+	return resp, body
+}
+
+// request is the HTTP request an event stands for, on the route API
+// Gateway matched (without a custom domain's base path).
 func request(ev events.APIGatewayProxyRequest) *http.Request {
 	u := url.URL{Path: ev.Path}
+	if p, ok := routes.Resolve(ev.Resource, ev.PathParameters); ok {
+		u.Path, _ = url.PathUnescape(p)
+	}
 	q := url.Values{}
 	for k, vs := range ev.MultiValueQueryStringParameters {
 		q[k] = vs

@@ -67,6 +67,9 @@ func newSigningKeys(stack awscdk.Stack, authFn awslambda.Function, tokens login.
 		contextKeyGeneration+" changes, keeping the previous public key until its tokens expire; Secrets "+
 		"Manager's rotation would replace the key without that overlap.")
 	authFn.AddEnvironment(jsii.String("SIGNING_KEY_SECRET"), secret.SecretArn(), nil)
+	// Empty: deployed, the keys are the secret's. Declared for `sam local
+	// invoke`, whose --env-vars file gives the development keys here.
+	authFn.AddEnvironment(jsii.String("SIGNING_KEYS"), jsii.String(""), nil)
 	authFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("secretsmanager:GetSecretValue"),
 		Resources: &[]*string{secret.SecretArn()},

@@ -167,6 +167,13 @@ func newFunction(stack awscdk.Stack, g routes.Group, tables map[string]awsdynamo
 	for _, gr := range g.Grants {
 		env[dynamo.TableEnv(gr.Table)] = tables[gr.Table].TableName()
 	}
+	if len(g.Grants) > 0 {
+		// Empty, as AWS's DynamoDB needs, but declared: `sam local
+		// invoke` passes a function only the variables its template
+		// declares, and its --env-vars file names DynamoDB Local here
+		// (see api.SAMEnv).
+		env["DYNAMODB_ENDPOINT"] = jsii.String("")
+	}
 	fn := newLambda(stack, g.Name, g.Description, g.MemoryMB, env, filepath.Join(assetDir, g.Name))
 	for _, gr := range g.Grants {
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/quireapi/quire/shared/api"
+	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/ddbfault"
@@ -99,6 +100,9 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	step("loaded demo data: %d users added, %d books, a cart, an order and a login session", added, len(demo.Products()))
+	if err := writeSAMEnv(cfg); err != nil {
+		return err
+	}
 	if profile := getenv("FAULTS"); profile != "" {
 		rules, err := ddbfault.ParseProfile(profile)
 		if err != nil {
@@ -127,6 +131,9 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
+	if gw.BasePath, err = apigw.ParseBasePath(getenv("BASE_PATH")); err != nil {
+		return fmt.Errorf("BASE_PATH: %w", err)
+	}
 	srv := &http.Server{
 		Handler:           gw,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -138,6 +145,10 @@ func run(ctx context.Context, getenv func(string) string) error {
 	base := "http://" + addr.String()
 	if addr.IP.IsUnspecified() {
 		base = "http://localhost:" + strconv.Itoa(addr.Port)
+	}
+	if gw.BasePath != "" {
+		base += gw.BasePath
+		step("serving under the base path %s, as a custom domain's mapping would (BASE_PATH)", gw.BasePath)
 	}
 	if addr.IP.IsLoopback() {
 		step("listening on %s only: this machine alone can reach it (HOST=0.0.0.0 opens it to the network)", ln.Addr())
@@ -267,6 +278,24 @@ func devKeys(file string) (string, error) {
 	}
 	step("generated a development signing key in %s", file)
 	return string(b), nil
+}
+
+// writeSAMEnv writes the --env-vars file with which `sam local invoke` runs
+// a function against this DynamoDB and with these signing keys (see
+// api.SAMEnv), readable by its owner alone: it holds the private keys.
+func writeSAMEnv(cfg service.Config) error {
+	b, err := api.SAMEnv(cfg)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(api.SAMEnvFile), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(api.SAMEnvFile, b, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", api.SAMEnvFile, err)
+	}
+	step("wrote %s: sam local invoke's --env-vars for this DynamoDB and these keys", api.SAMEnvFile)
+	return nil
 }
 
 func step(format string, args ...any) {

@@ -1,8 +1,9 @@
 // The API's docs page, GET /docs (Swagger UI over GET /openapi.json), in
 // headless Chromium: it shows every operation of the document, and its "Try
-// it out" calls the API from the page: the health check, then the demo
-// admin's login, which authorizes the page with its token, then a read of
-// the admin's own user with it.
+// it out" calls the API the page came from, base path included (run.mjs
+// serves it under one): the health check, then the demo admin's login,
+// which authorizes the page with its token, then a read of the admin's own
+// user with it.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -87,8 +88,8 @@ async function fill(page: Page, field: ElementHandle<Element>, text: string): Pr
   await page.keyboard.sendCharacter(text);
 }
 
-/** Executes the operation in the page and returns the status and body it shows. */
-async function execute(block: ElementHandle<Element>): Promise<{ status: number; body: string }> {
+/** Executes the operation in the page and returns the status, body and request URL it shows. */
+async function execute(block: ElementHandle<Element>): Promise<{ status: number; body: string; url: string }> {
   const button = await block.waitForSelector(".btn.execute");
   await button?.click();
   const cell = await block.waitForSelector(".live-responses-table tbody .response-col_status", { timeout: 15_000 });
@@ -97,7 +98,8 @@ async function execute(block: ElementHandle<Element>): Promise<{ status: number;
     (await block.$eval(".live-responses-table tbody .response-col_description .highlight-code pre", (el) => el.textContent ?? "").catch(
       () => "",
     )) ?? "";
-  return { status, body };
+  const url = (await block.$eval(".request-url pre", (el) => el.textContent ?? "").catch(() => "")).trim();
+  return { status, body, url };
 }
 
 test("the docs page shows every operation of the OpenAPI document, and tries them out", async (t) => {
@@ -133,6 +135,7 @@ test("the docs page shows every operation of the OpenAPI document, and tries the
   const health = await execute(await tryOut(page, find("get", "/health")));
   assert.equal(health.status, 200, `GET /health from /docs: ${health.body} ${trouble.join("; ")}`);
   assert.match(health.body, /"status":\s*"ok"/);
+  assert.equal(health.url, `${apiURL}/health`, "the page calls the API it came from, base path included");
 
   // The demo admin logs in from the page...
   const login = await tryOut(page, find("post", "/login"));

@@ -12,8 +12,11 @@ function required(name: string): string {
   return v;
 }
 
-/** The API's base URL, such as http://127.0.0.1:41234. */
+/** The API's base URL, base path included, such as http://127.0.0.1:41234/shop. */
 export const apiURL = required("QUIRE_URL");
+
+/** The base path apiURL has ("/shop"), which the API's links keep, or "". */
+export const basePath = new URL(apiURL).pathname.replace(/\/$/, "");
 
 /** The demo admin's credentials (SEED_ADMIN_EMAIL, SEED_ADMIN_PASSWORD of the server). */
 export const admin = { email: required("QUIRE_ADMIN_EMAIL"), password: required("QUIRE_ADMIN_PASSWORD") };

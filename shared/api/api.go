@@ -99,7 +99,20 @@ func Authorizer(c service.Config) (*auth.Authorizer, error) {
 // Handlers builds the Lambda handler of every group in the route table, as
 // the local gateway and the events replay run them.
 func Handlers(c service.Config) (map[string]apigw.Handler, error) {
-	builders := map[string]func(service.Config) (http.Handler, error){
+	out := map[string]apigw.Handler{}
+	for _, g := range routes.Groups() {
+		h, err := Handler(c, g.Name)
+		if err != nil {
+			return nil, err
+		}
+		out[g.Name] = h
+	}
+	return out, nil
+}
+
+// Handler builds the Lambda handler of group, as its function's main does.
+func Handler(c service.Config, group string) (apigw.Handler, error) {
+	build, ok := map[string]func(service.Config) (http.Handler, error){
 		routes.GroupAuth:    Auth,
 		routes.GroupCatalog: service.Catalog,
 		routes.GroupCarts:   service.Carts,
@@ -107,20 +120,15 @@ func Handlers(c service.Config) (map[string]apigw.Handler, error) {
 		routes.GroupUsers:   service.Users(argon2id.Hasher),
 		routes.GroupHealth:  service.Health,
 		routes.GroupConfig:  service.Configuration,
+	}[group]
+	if !ok {
+		return nil, fmt.Errorf("api: no builder for group %s", group)
 	}
-	out := map[string]apigw.Handler{}
-	for _, g := range routes.Groups() {
-		build, ok := builders[g.Name]
-		if !ok {
-			return nil, fmt.Errorf("api: no builder for group %s", g.Name)
-		}
-		h, err := build(c)
-		if err != nil {
-			return nil, err
-		}
-		out[g.Name] = c.Serve(g.Name, h)
+	h, err := build(c)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return c.Serve(group, h), nil
 }
 
 // Gateway builds the local gateway in front of every group's handler and

@@ -42,7 +42,7 @@ func MethodARN(method, path string) string {
 // Authorization header for AuthorizerTTL and the cached policy is applied
 // to every later request with the header, whatever its route. It returns
 // the authorizer context for the function's event, or a problem.
-func (g *Gateway) authorize(r *http.Request, template string, params map[string]string, requestID string) (map[string]any, *rest.Problem) {
+func (g *Gateway) authorize(r *http.Request, path, template string, params map[string]string, requestID string) (map[string]any, *rest.Problem) {
 	deny := func(code, detail string, status int) *rest.Problem {
 		p := rest.NewProblem(code, detail)
 		p.Status = status
@@ -52,7 +52,7 @@ func (g *Gateway) authorize(r *http.Request, template string, params map[string]
 	if token == "" {
 		return nil, deny(quire.EUNAUTHORIZED, DetailUnauthorized, http.StatusUnauthorized)
 	}
-	arn := MethodARN(r.Method, r.URL.Path)
+	arn := MethodARN(r.Method, path) // the path of the route, without a base path, as API Gateway's
 	d, ok := g.cached(token)
 	if !ok {
 		ev := events.APIGatewayCustomAuthorizerRequestTypeRequest{

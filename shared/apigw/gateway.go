@@ -10,7 +10,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,7 +50,13 @@ type Gateway struct {
 	// to their answers and the gateway to its own (401, 403, 404, 413,
 	// 502).
 	CORS rest.CORS
-	Log  *slog.Logger
+	// BasePath, when set ("/shop"), serves the API under it, as a custom
+	// domain's base path mapping does (api.example.com/shop to the
+	// stage): the functions get the client's path, base path included,
+	// with the route's resource and parameters, and a path outside it is
+	// 404. See ParseBasePath.
+	BasePath string
+	Log      *slog.Logger
 
 	mu        sync.Mutex
 	decisions map[string]decision
@@ -70,8 +78,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rest.WriteProblem(w, p)
 	}
 	fail := func(code, detail string) { answer(rest.NewProblem(code, detail)) }
-	template, params, ok := routes.Match(r.URL.Path)
-	if !ok {
+	path, inBase := strings.CutPrefix(r.URL.Path, g.BasePath)
+	template, params, ok := routes.Match(path)
+	if !inBase || !strings.HasPrefix(path, "/") || !ok {
 		fail(quire.ENOTFOUND, "No resource at this path.")
 		return
 	}
@@ -97,7 +106,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var p *rest.Problem
-		if authorizer, p = g.authorize(r, template, params, requestID); p != nil {
+		if authorizer, p = g.authorize(r, path, template, params, requestID); p != nil {
 			if p.Status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", rest.BearerChallenge)
 			}
@@ -133,6 +142,23 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// above are the ones it logs.
 	g.Log.Debug("invoked", "method", r.Method, "path", r.URL.Path, "status", resp.StatusCode,
 		"function", group, "ms", time.Since(start).Milliseconds(), "request_id", requestID)
+}
+
+// ParseBasePath reads a base path as Gateway.BasePath takes it: "" or "/"
+// for none, else one or more segments ("/shop", "shop/v1/"), returned with a
+// leading slash and no trailing one. It returns an error for a path with an
+// empty, "." or ".." segment or a character a URL path would escape.
+func ParseBasePath(s string) (string, error) {
+	s = strings.Trim(s, "/")
+	if s == "" {
+		return "", nil
+	}
+	for _, seg := range strings.Split(s, "/") {
+		if seg == "" || seg == "." || seg == ".." || url.PathEscape(seg) != seg {
+			return "", fmt.Errorf("base path %q: want segments of letters, digits and -._~ separated by /", s)
+		}
+	}
+	return "/" + s, nil
 }
 
 // errTimedOut is an invocation that outlived the gateway's Timeout.

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -228,6 +229,100 @@ func TestHandlerEscapesPath(t *testing.T) {
 			t.Errorf("path %q: status %d, err %v, handler saw %q", p, resp.StatusCode, err, got)
 		}
 	}
+}
+
+// Behind a custom domain's base path mapping, API Gateway's event has the
+// client's path, base path included, and the route it matched: the function
+// serves that route, and its links keep the base path, as they keep the
+// stage's on the default endpoint.
+func TestHandlerServesTheMatchedRoute(t *testing.T) {
+	var path, link string
+	h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path, link = r.URL.Path, rest.URL(r, "/users/1")
+		w.WriteHeader(200)
+	}), nil)
+	for _, tc := range []struct {
+		name                 string
+		resource, path, sent string // sent: requestContext.path
+		params               map[string]string
+		wantPath, wantLink   string
+	}{
+		{"custom domain", "/users/{id}", "/shop/users/2", "/shop/users/2", map[string]string{"id": "2"}, "/users/2", "https://api.example.com/shop/users/1"},
+		{"two segments", "/api/v2/users/{id}", "/shop/eu/api/v2/users/2", "/shop/eu/api/v2/users/2", map[string]string{"id": "2"}, "/api/v2/users/2", "https://api.example.com/shop/eu/users/1"},
+		{"root mapping", "/users/{id}", "/users/2", "/users/2", map[string]string{"id": "2"}, "/users/2", "https://api.example.com/users/1"},
+		{"default endpoint", "/users/{id}", "/users/2", "/prod/users/2", map[string]string{"id": "2"}, "/users/2", "https://api.example.com/prod/users/1"},
+		{"trailing slash", "/users", "/shop/users/", "/shop/users/", nil, "/users", "https://api.example.com/shop/users/1"},
+		{"escaped parameter", "/users/{id}", "/shop/users/a?b", "/shop/users/a?b", map[string]string{"id": "a?b"}, "/users/a?b", "https://api.example.com/shop/users/1"},
+		{"a generic sample event", "/{proxy+}", "/users/2", "/prod/users/2", map[string]string{"proxy": "users/2"}, "/users/2", "https://api.example.com/prod/users/1"},
+	} {
+		resp, err := h(context.Background(), events.APIGatewayProxyRequest{
+			HTTPMethod: "GET", Resource: tc.resource, Path: tc.path, PathParameters: tc.params,
+			Headers:        map[string]string{"Host": "api.example.com"},
+			RequestContext: events.APIGatewayProxyRequestContext{Path: tc.sent, ResourcePath: tc.resource, DomainName: "api.example.com"},
+		})
+		if err != nil || resp.StatusCode != 200 || path != tc.wantPath || link != tc.wantLink {
+			t.Errorf("%s: status %d, err %v; handler saw %q and links %q, want %q and %q", tc.name, resp.StatusCode, err, path, link, tc.wantPath, tc.wantLink)
+		}
+	}
+}
+
+// Under BasePath, the gateway sends what a custom domain's mapping sends:
+// the client's path with the route's resource and parameters, and the
+// authorizer the route's method ARN; a path outside it is 404.
+func TestGatewayBasePath(t *testing.T) {
+	f := &recorder{resp: events.APIGatewayProxyResponse{StatusCode: 204}}
+	a := &fakeAuthorizer{policy: "Allow", role: "customer"}
+	gw := &Gateway{Functions: map[string]Handler{routes.GroupUsers: f.handle}, Authorizer: a.handle,
+		BasePath: "/shop", Log: slog.New(slog.DiscardHandler)}
+	srv := httptest.NewServer(gw)
+	t.Cleanup(srv.Close)
+	if resp, _ := get(t, srv.URL+"/shop/users/42", "Bearer good-1"); resp.StatusCode != 204 {
+		t.Fatalf("GET /shop/users/42: %d", resp.StatusCode)
+	}
+	ev := f.got
+	if ev.Resource != "/users/{id}" || ev.Path != "/shop/users/42" || ev.RequestContext.Path != "/shop/users/42" ||
+		ev.PathParameters["id"] != "42" || a.got.MethodArn != MethodARN("GET", "/users/42") {
+		t.Errorf("event: resource %q path %q context path %q params %v; method ARN %q",
+			ev.Resource, ev.Path, ev.RequestContext.Path, ev.PathParameters, a.got.MethodArn)
+	}
+	for _, path := range []string{"/users/42", "/shop", "/shop/", "/shopusers/42", "/shop/shop/users/42", "/x/shop/users/42"} {
+		if resp, _ := get(t, srv.URL+path, "Bearer good-1"); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, resp.StatusCode)
+		}
+	}
+}
+
+func TestParseBasePath(t *testing.T) {
+	for in, want := range map[string]string{
+		"": "", "/": "", "//": "", "shop": "/shop", "/shop": "/shop", "/shop/": "/shop", "shop/v1": "/shop/v1", "/a-b_c.d~e": "/a-b_c.d~e",
+	} {
+		if got, err := ParseBasePath(in); err != nil || got != want {
+			t.Errorf("ParseBasePath(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"/shop//v1", "/..", "/shop/.", "/a b", "/a?b", "/a%2Fb", "/é"} {
+		if got, err := ParseBasePath(in); err == nil {
+			t.Errorf("ParseBasePath(%q) = %q, want an error", in, got)
+		}
+	}
+}
+
+// FuzzParseBasePath: what ParseBasePath accepts is a base path it gives
+// back unchanged, which the gateway can cut from a request's path.
+func FuzzParseBasePath(f *testing.F) {
+	for _, s := range []string{"", "/", "shop", "/shop/v1/", "//", "/a b", "/.."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParseBasePath(s)
+		if err != nil || p == "" {
+			return
+		}
+		if again, err := ParseBasePath(p); err != nil || again != p || !strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") ||
+			(&url.URL{Path: p}).EscapedPath() != p {
+			t.Errorf("ParseBasePath(%q) = %q, which gives %q, %v", s, p, again, err)
+		}
+	})
 }
 
 // Each invocation gets the deadline Lambda would give it, and one that

@@ -55,10 +55,7 @@ func NewHandler(h http.Handler, log *telemetry.Logger) Handler {
 			rec = &telemetry.Record{}
 			ctx = telemetry.NewContext(ctx, rec)
 		}
-		// API Gateway passes the path decoded, and the adapter parses it
-		// back as part of a URL: escape it, or "/users/%" fails to parse
-		// (a 502 for a client's typo) and "/users/1%3F" loses its "?".
-		ev.Path = (&url.URL{Path: ev.Path}).EscapedPath()
+		ev.Path = routePath(ev)
 		resp, err := a.ProxyWithContext(ctx, ev)
 		if log != nil {
 			status := resp.StatusCode
@@ -79,6 +76,24 @@ func NewHandler(h http.Handler, log *telemetry.Logger) Handler {
 		}
 		return resp, err
 	}
+}
+
+// routePath is the path h serves for ev, escaped, as the adapter parses it
+// back as part of a URL (else "/users/%" fails to parse, a 502 for a
+// client's typo, and "/users/1%3F" loses its "?"): the route API Gateway
+// matched, ev's resource with its path parameters. ev's path is the one the
+// client sent, with the base path of a custom domain's mapping in front
+// ("/shop/users/2" for "/users/{id}"), which no event field names; the
+// resource and its parameters are the same under every mapping, and the
+// stage's default endpoint. What the client's path has before that route
+// is its base path, which links keep (see rest.URL). An event whose
+// resource is not a path of the route table (a generic sample event's
+// "/{proxy+}") is served by its path.
+func routePath(ev events.APIGatewayProxyRequest) string {
+	if p, ok := routes.Resolve(ev.Resource, ev.PathParameters); ok {
+		return p
+	}
+	return (&url.URL{Path: ev.Path}).EscapedPath()
 }
 
 // routeOf names the route a request took, as its line and metrics do:

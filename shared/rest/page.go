@@ -76,8 +76,8 @@ func SetNext(w http.ResponseWriter, r *http.Request, after string) {
 }
 
 // URL returns the absolute URL a client uses for path (a path of the API,
-// such as /users/42): the scheme and host the client used, and the stage
-// prefix API Gateway's default endpoint puts before every path.
+// such as /users/42): the scheme and host the client used, and the base
+// path the client's path had (see basePath).
 func URL(r *http.Request, path string) string {
 	scheme := "https"
 	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
@@ -90,15 +90,22 @@ func URL(r *http.Request, path string) string {
 	return scheme + "://" + host + basePath(r) + path
 }
 
-// basePath is what comes before the API's own path in the path the client
-// sent: "/prod" on API Gateway's default endpoint, "" on a custom domain
-// mapped to the root or on the local gateway.
+// basePath is what comes before the API's own path (the route API Gateway
+// matched) in the path the client sent: "/prod" on API Gateway's default
+// endpoint, the mapping's base path on a custom domain ("/shop" for a
+// mapping of api.example.com/shop), "" on a custom domain mapped to the
+// root or on the local gateway without BASE_PATH.
 func basePath(r *http.Request) string {
 	rc, ok := core.GetAPIGatewayContextFromContext(r.Context())
 	if !ok {
 		return ""
 	}
-	prefix, found := strings.CutSuffix(rc.Path, r.URL.Path)
+	// API Gateway serves a path with a trailing slash as the one without.
+	sent := rc.Path
+	if len(sent) > 1 {
+		sent = strings.TrimSuffix(sent, "/")
+	}
+	prefix, found := strings.CutSuffix(sent, r.URL.Path)
 	if !found || strings.ContainsAny(prefix, "?#") {
 		return ""
 	}

@@ -7,6 +7,7 @@ package routes
 import (
 	"iter"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -400,6 +401,27 @@ func Match(path string) (template string, params map[string]string, ok bool) {
 		}
 	}
 	return x.paths[best], params, true
+}
+
+// Resolve returns the path of template, a path of the table, with each of
+// its parameters filled from params and escaped (url.PathEscape): the path
+// Match would match to template and params. It is false when the table has
+// no such path or params lacks one of its parameters.
+func Resolve(template string, params map[string]string) (path string, ok bool) {
+	if _, ok := index().first[template]; !ok {
+		return "", false
+	}
+	segs := split(template)
+	for i, s := range segs {
+		if isParam(s) {
+			v := params[s[1:len(s)-1]]
+			if v == "" {
+				return "", false
+			}
+			segs[i] = url.PathEscape(v)
+		}
+	}
+	return "/" + strings.Join(segs, "/"), true
 }
 
 // matchScore reports whether a template's segments tsegs match a path's

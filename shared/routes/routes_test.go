@@ -1,6 +1,7 @@
 package routes
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -28,6 +29,51 @@ func TestMatch(t *testing.T) {
 		template, params, ok := Match(tc.path)
 		if template != tc.template || ok != tc.ok || !cmp.Equal(params, tc.params) {
 			t.Errorf("Match(%q) = %q, %v, %v; want %q, %v, %v", tc.path, template, params, ok, tc.template, tc.params, tc.ok)
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	for _, tc := range []struct {
+		template string
+		params   map[string]string
+		path     string
+		ok       bool
+	}{
+		{"/users", nil, "/users", true},
+		{"/users/{id}", map[string]string{"id": "42"}, "/users/42", true},
+		{"/api/v2/users/{id}/deposit", map[string]string{"id": "7"}, "/api/v2/users/7/deposit", true},
+		{"/users/{id}", map[string]string{"id": "1?x=1 %/"}, "/users/1%3Fx=1%20%25%2F", true},
+		{"/users/{id}", map[string]string{}, "", false},
+		{"/users/{id}", map[string]string{"id": ""}, "", false},
+		{"/{proxy+}", map[string]string{"proxy": "users/2"}, "", false},
+		{"/nope", nil, "", false},
+	} {
+		path, ok := Resolve(tc.template, tc.params)
+		if path != tc.path || ok != tc.ok {
+			t.Errorf("Resolve(%q, %v) = %q, %v; want %q, %v", tc.template, tc.params, path, ok, tc.path, tc.ok)
+		}
+	}
+	// Every path of the table resolves to a path that Match takes back to
+	// it, with the same parameters.
+	for _, template := range Paths() {
+		params := map[string]string{}
+		for _, s := range split(template) {
+			if isParam(s) {
+				params[s[1:len(s)-1]] = "12 ?#"
+			}
+		}
+		path, ok := Resolve(template, params)
+		if !ok {
+			t.Errorf("Resolve(%q) failed", template)
+			continue
+		}
+		decoded, err := url.PathUnescape(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, gotParams, ok := Match(decoded); !ok || got != template || !cmp.Equal(gotParams, params) {
+			t.Errorf("Match(%q) = %q, %v, %v; want %q, %v", decoded, got, gotParams, ok, template, params)
 		}
 	}
 }

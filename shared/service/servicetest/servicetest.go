@@ -28,11 +28,14 @@ import (
 
 // API is a running Quire.
 type API struct {
+	// URL is where the API is served: its base path (Option.BasePath)
+	// included.
 	URL    string
 	DB     *dynamodb.Client
 	Tables dynamo.TableNames
 	Keys   auth.KeySet
 	issuer *auth.Issuer
+	base   string
 }
 
 // Config returns the configuration of functions on fresh tables in DynamoDB
@@ -67,6 +70,9 @@ func Config(tb testing.TB) (service.Config, *dynamodb.Client, dynamo.TableNames)
 type Option struct {
 	Config    func(*service.Config)
 	Functions func(map[string]apigw.Handler)
+	// BasePath serves the API under a base path, as a custom domain's
+	// mapping does (see apigw.Gateway.BasePath).
+	BasePath string
 }
 
 // New starts every function and the authorizer on fresh tables behind the
@@ -88,6 +94,9 @@ func New(tb testing.TB, opts ...Option) *API {
 		if o.Functions != nil {
 			o.Functions(gw.Functions)
 		}
+		if o.BasePath != "" {
+			gw.BasePath = o.BasePath
+		}
 	}
 	keys, err := auth.ParseKeySet([]byte(cfg.SigningKeys))
 	if err != nil {
@@ -99,7 +108,7 @@ func New(tb testing.TB, opts ...Option) *API {
 	}
 	srv := httptest.NewServer(gw)
 	tb.Cleanup(srv.Close)
-	return &API{URL: srv.URL, DB: db, Tables: tables, Keys: keys, issuer: issuer}
+	return &API{URL: srv.URL + gw.BasePath, DB: db, Tables: tables, Keys: keys, issuer: issuer, base: gw.BasePath}
 }
 
 // Client sends requests with a bearer token, or with none.
@@ -211,7 +220,12 @@ func (a *API) Do(tb testing.TB, method, path, body string, header ...string) Res
 	}
 	note([]byte(body), req.Header.Get("Authorization"))
 	note(b, "")
-	if err := CheckContract(req, resp.StatusCode, resp.Header, b); err != nil {
+	contract := req // the document's paths are the API's, without a base path
+	if a.base != "" {
+		contract = req.Clone(req.Context())
+		contract.URL.Path, contract.URL.RawPath = strings.TrimPrefix(req.URL.Path, a.base), ""
+	}
+	if err := CheckContract(contract, resp.StatusCode, resp.Header, b); err != nil {
 		tb.Errorf("%s %s: the answer does not match the OpenAPI document: %v\n%d %.500s", method, path, err, resp.StatusCode, b)
 	}
 	return Response{Response: resp, Body: string(b)}
@@ -249,4 +263,46 @@ func Conflicts(tb testing.TB) (*ddbfault.Proxy, Option) {
 	p, opt := Faults(tb)
 	p.Set(ddbfault.Rule{Fault: ddbfault.Conflict, Delay: ConflictHold})
 	return p, opt
+}
+
+// Links returns the links in a JSON body: the values of every _links member
+// (account-like users' actions) and the href of every member of links
+// (catalog items').
+func Links(body []byte) []string {
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			if l, ok := v["_links"].(map[string]any); ok {
+				for _, href := range l {
+					if href, ok := href.(string); ok {
+						out = append(out, href)
+					}
+				}
+			}
+			if l, ok := v["links"].([]any); ok {
+				for _, e := range l {
+					if e, ok := e.(map[string]any); ok {
+						if href, ok := e["href"].(string); ok {
+							out = append(out, href)
+						}
+					}
+				}
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
 }
