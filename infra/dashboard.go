@@ -125,21 +125,21 @@ func newQueries(stack awscdk.Stack, name string, accessLogs awslogs.ILogGroup, f
 		{"find-request", awslogs.QueryStringProps{
 			Fields: jsii.Strings("@timestamp", "@log", "status", "route", "latency", "latency_ms", "integration_latency",
 				"authorizer_error", "error", "problem", "trace_id"),
-			Filter: jsii.String(`request_id = "put the X-Amzn-Requestid here"`),
-			Sort:   jsii.String("@timestamp asc"),
+			FilterStatements: jsii.Strings(`request_id = "put the X-Amzn-Requestid here"`),
+			Sort:             jsii.String("@timestamp asc"),
 		}},
 		{"slowest-routes", awslogs.QueryStringProps{
-			Filter: jsii.String(`ispresent(latency_ms)`),
-			Stats:  jsii.String("pct(latency_ms, 99) as p99, count(*) as requests by route"),
-			Sort:   jsii.String("p99 desc"),
+			FilterStatements: jsii.Strings(`ispresent(latency_ms)`),
+			StatsStatements:  jsii.Strings("pct(latency_ms, 99) as p99, count(*) as requests by route"),
+			Sort:             jsii.String("p99 desc"),
 		}},
 		{"failures", awslogs.QueryStringProps{
 			// The functions' WARN and ERROR lines, and the access lines of
 			// the errors API Gateway answered itself (a missing value is
 			// "-" there).
-			Filter: jsii.String(`level in ["WARN", "ERROR"] or (ispresent(error_type) and error_type != "-")`),
-			Stats:  jsii.String("count(*) as requests by route, problem, error, error_type"),
-			Sort:   jsii.String("requests desc"),
+			FilterStatements: jsii.Strings(`level in ["WARN", "ERROR"] or (ispresent(error_type) and error_type != "-")`),
+			StatsStatements:  jsii.Strings("count(*) as requests by route, problem, error, error_type"),
+			Sort:             jsii.String("requests desc"),
 		}},
 	} {
 		awslogs.NewQueryDefinition(stack, jsii.String(exportName(q.id)+"Query"), &awslogs.QueryDefinitionProps{

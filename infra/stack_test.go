@@ -92,10 +92,26 @@ func operations(stack awscdk.Stack) awscdk.Stack {
 // cdk-nag's findings, each "path: rule: message", and the CDK's own.
 func findings(stack awscdk.Stack) []string {
 	ann := assertions.Annotations_FromStack(stack)
+	// Read through JSON: the Go fields of cxapi.SynthesisMessage are
+	// deprecated (the type moved to @aws-cdk/cloud-assembly-api), its
+	// JSON is not.
+	b, err := json.Marshal(slices.Concat(*ann.FindError(jsii.String("*"), assertions.Match_AnyValue()),
+		*ann.FindWarning(jsii.String("*"), assertions.Match_AnyValue())))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var messages []struct {
+		ID    string `json:"id"`
+		Entry struct {
+			Data any `json:"data"`
+		} `json:"entry"`
+	}
+	if err := json.Unmarshal(b, &messages); err != nil {
+		return []string{err.Error()}
+	}
 	var out []string
-	for _, m := range slices.Concat(*ann.FindError(jsii.String("*"), assertions.Match_AnyValue()),
-		*ann.FindWarning(jsii.String("*"), assertions.Match_AnyValue())) {
-		out = append(out, fmt.Sprintf("%s: %v", *m.Id, m.Entry.Data))
+	for _, m := range messages {
+		out = append(out, fmt.Sprintf("%s: %v", m.ID, m.Entry.Data))
 	}
 	return out
 }

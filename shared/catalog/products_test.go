@@ -12,7 +12,6 @@ import (
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/quire"
-	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
@@ -41,38 +40,13 @@ type product struct {
 	Links    []link      `json:"links"`
 }
 
-func decode[T any](t *testing.T, r servicetest.Response) T {
-	t.Helper()
-	var v T
-	dec := json.NewDecoder(strings.NewReader(r.Body))
-	dec.UseNumber()
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("%s %s: body %q: %v", r.Request.Method, r.Request.URL, r.Body, err)
-	}
-	return v
-}
-
 func ok[T any](t *testing.T, c *servicetest.Client, method, path, body string, header ...string) T {
 	t.Helper()
 	r := c.Do(t, method, path, body, header...)
 	if r.StatusCode/100 != 2 {
 		t.Fatalf("%s %s = %d %s", method, path, r.StatusCode, r.Body)
 	}
-	return decode[T](t, r)
-}
-
-func wantProblem(t *testing.T, r servicetest.Response, status int, code string) rest.Problem {
-	t.Helper()
-	if r.StatusCode != status || r.Header.Get("Content-Type") != rest.ProblemMediaType {
-		t.Fatalf("%s %s = %d %s %s; want %d problem+json", r.Request.Method, r.Request.URL.Path, r.StatusCode, r.Header.Get("Content-Type"), r.Body, status)
-	}
-	var p rest.Problem
-	json.Unmarshal([]byte(r.Body), &p)
-	if p.Type != rest.ProblemType(code) {
-		t.Errorf("problem type %s, want %s", p.Type, rest.ProblemType(code))
-	}
-	return p
+	return servicetest.Decode[T](t, r)
 }
 
 // TestProductV1: the contract's example, to the byte.
@@ -89,8 +63,8 @@ func TestProductV1(t *testing.T) {
 	if p.Status != "DISCONTINUED" || !cmp.Equal(p.Links, []link{{"author", "/authors/2"}}) {
 		t.Errorf("discontinued product %+v", p)
 	}
-	wantProblem(t, c.Do(t, "GET", "/products/999", ""), 404, quire.ENOTFOUND)
-	wantProblem(t, c.Do(t, "GET", "/products/abc", ""), 404, quire.ENOTFOUND)
+	servicetest.WantProblem(t, c.Do(t, "GET", "/products/999", ""), 404, quire.ENOTFOUND)
+	servicetest.WantProblem(t, c.Do(t, "GET", "/products/abc", ""), 404, quire.ENOTFOUND)
 }
 
 func TestCatalogLists(t *testing.T) {
@@ -133,23 +107,23 @@ func TestCatalogLists(t *testing.T) {
 	if a.Name != "Herman Melville" || !cmp.Equal(a.Links, []link{{"books", "/authors/3/books"}}) {
 		t.Errorf("author %+v", a)
 	}
-	wantProblem(t, c.Do(t, "GET", "/authors/999", ""), 404, quire.ENOTFOUND)
-	wantProblem(t, c.Do(t, "GET", "/authors/999/books", ""), 404, quire.ENOTFOUND)
-	wantProblem(t, c.Do(t, "GET", "/products?limit=0", ""), 400, quire.EINVALID)
-	wantProblem(t, c.Do(t, "GET", "/products?cursor=!!", ""), 400, quire.EINVALID)
-	wantProblem(t, api.Do(t, "GET", "/products", ""), 401, quire.EUNAUTHORIZED)
+	servicetest.WantProblem(t, c.Do(t, "GET", "/authors/999", ""), 404, quire.ENOTFOUND)
+	servicetest.WantProblem(t, c.Do(t, "GET", "/authors/999/books", ""), 404, quire.ENOTFOUND)
+	servicetest.WantProblem(t, c.Do(t, "GET", "/products?limit=0", ""), 400, quire.EINVALID)
+	servicetest.WantProblem(t, c.Do(t, "GET", "/products?cursor=!!", ""), 400, quire.EINVALID)
+	servicetest.WantProblem(t, api.Do(t, "GET", "/products", ""), 401, quire.EUNAUTHORIZED)
 }
 
 func TestAdminCatalog(t *testing.T) {
 	_, c, a := seeded(t)
-	wantProblem(t, c.Do(t, "POST", "/admin/authors", `{"name":"Mallory"}`), 403, quire.EFORBIDDEN)
-	wantProblem(t, c.Do(t, "POST", "/admin/products", `{}`), 403, quire.EFORBIDDEN)
+	servicetest.WantProblem(t, c.Do(t, "POST", "/admin/authors", `{"name":"Mallory"}`), 403, quire.EFORBIDDEN)
+	servicetest.WantProblem(t, c.Do(t, "POST", "/admin/products", `{}`), 403, quire.EFORBIDDEN)
 
 	r := a.Do(t, "POST", "/admin/authors", `{"name":"  Virginia Woolf "}`)
 	if r.StatusCode != 201 {
 		t.Fatalf("POST /admin/authors = %d %s", r.StatusCode, r.Body)
 	}
-	author := decode[struct {
+	author := servicetest.Decode[struct {
 		ID    int64  `json:"id"`
 		Name  string `json:"name"`
 		Links []link `json:"links"`
@@ -163,7 +137,7 @@ func TestAdminCatalog(t *testing.T) {
 	if r.StatusCode != 201 {
 		t.Fatalf("POST /admin/products = %d %s", r.StatusCode, r.Body)
 	}
-	created := decode[product](t, r)
+	created := servicetest.Decode[product](t, r)
 	if got := ok[product](t, c, "GET", fmt.Sprintf("/products/%d", created.ID), ""); !cmp.Equal(got, created) {
 		t.Errorf("stored %+v, created %+v", got, created)
 	}
@@ -182,7 +156,7 @@ func TestAdminCatalog(t *testing.T) {
 		{`{"name":"X","price":1,"status":"ARCHIVED","author_id":1}`, []string{"/status"}}, // not in v1
 		{`{}`, []string{"/name", "/price", "/status", "/author_id"}},
 	} {
-		p := wantProblem(t, a.Do(t, "POST", "/admin/products", bad.body), 400, quire.EINVALID)
+		p := servicetest.WantProblem(t, a.Do(t, "POST", "/admin/products", bad.body), 400, quire.EINVALID)
 		var got []string
 		for _, f := range p.Errors {
 			got = append(got, f.Pointer)
@@ -192,7 +166,7 @@ func TestAdminCatalog(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`{"name":"X","price":1.001,"status":"AVAILABLE","author_id":1}`, `{"name":"X","price":"1","status":"AVAILABLE","author_id":1}`, `[]`} {
-		wantProblem(t, a.Do(t, "POST", "/admin/products", bad), 400, quire.EINVALID)
+		servicetest.WantProblem(t, a.Do(t, "POST", "/admin/products", bad), 400, quire.EINVALID)
 	}
 	if after := ok[[]product](t, c, "GET", "/products?limit=100", ""); len(after) != len(before) {
 		t.Errorf("refused creations stored products: %d, then %d", len(before), len(after))
@@ -204,8 +178,8 @@ func TestAdminCatalog(t *testing.T) {
 	if got.Name != "Orlando: A Biography" || got.Price != "12.00" || got.Status != "DISCONTINUED" || got.AuthorID != 1 {
 		t.Errorf("replaced %+v", got)
 	}
-	wantProblem(t, a.Do(t, "PUT", "/admin/products/999", `{"name":"X","price":1,"status":"AVAILABLE","author_id":1}`), 404, quire.ENOTFOUND)
-	wantProblem(t, a.Do(t, "PUT", path, `{"name":"X","price":1,"status":"AVAILABLE","author_id":999}`), 400, quire.EINVALID)
+	servicetest.WantProblem(t, a.Do(t, "PUT", "/admin/products/999", `{"name":"X","price":1,"status":"AVAILABLE","author_id":1}`), 404, quire.ENOTFOUND)
+	servicetest.WantProblem(t, a.Do(t, "PUT", path, `{"name":"X","price":1,"status":"AVAILABLE","author_id":999}`), 400, quire.EINVALID)
 	if stored := ok[product](t, c, "GET", fmt.Sprintf("/products/%d", created.ID), ""); stored.Name != "Orlando: A Biography" {
 		t.Errorf("a refused PUT changed the product: %+v", stored)
 	}

@@ -35,18 +35,6 @@ type order struct {
 	CreatedAt string      `json:"created_at"`
 }
 
-func decode[T any](t *testing.T, r servicetest.Response) T {
-	t.Helper()
-	var v T
-	dec := json.NewDecoder(strings.NewReader(r.Body))
-	dec.UseNumber()
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("%s %s: %q: %v", r.Request.Method, r.Request.URL.Path, r.Body, err)
-	}
-	return v
-}
-
 // shop is the demo catalog and a customer with the given balance.
 type shop struct {
 	api      *servicetest.API
@@ -105,7 +93,7 @@ func (s *shop) balance(t *testing.T) string {
 
 func (s *shop) orders(t *testing.T) []order {
 	t.Helper()
-	return decode[[]order](t, s.c.Expect(t, "GET", "/orders", "", 200))
+	return servicetest.Decode[[]order](t, s.c.Expect(t, "GET", "/orders", "", 200))
 }
 
 func (s *shop) cart(t *testing.T) string {
@@ -116,7 +104,7 @@ func (s *shop) cart(t *testing.T) string {
 func TestBuy(t *testing.T) {
 	s := newShop(t, "30")
 	r := s.c.Expect(t, "POST", "/products/1/buy", `{"quantity":2}`, 201)
-	o := decode[order](t, r)
+	o := servicetest.Decode[order](t, r)
 	want := []item{{1, "Frankenstein", "12.99", 2, "25.98"}}
 	if o.UserID != s.id || o.Total != "25.98" || !cmp.Equal(o.Items, want) {
 		t.Errorf("order %+v", o)
@@ -127,7 +115,7 @@ func TestBuy(t *testing.T) {
 	if b := s.balance(t); b != "4.02" {
 		t.Errorf("balance %s, want 4.02", b)
 	}
-	if got := decode[order](t, s.c.Expect(t, "GET", fmt.Sprintf("/orders/%d", o.ID), "", 200)); !cmp.Equal(got, o) {
+	if got := servicetest.Decode[order](t, s.c.Expect(t, "GET", fmt.Sprintf("/orders/%d", o.ID), "", 200)); !cmp.Equal(got, o) {
 		t.Errorf("stored order %+v, want %+v", got, o)
 	}
 	if got := s.orders(t); len(got) != 1 || got[0].ID != o.ID {
@@ -150,7 +138,7 @@ func TestBuy(t *testing.T) {
 
 	// Orders are their buyer's: another customer gets 404, an admin any.
 	s.api.As(t, 2, quire.RoleCustomer).Expect(t, "GET", fmt.Sprintf("/orders/%d", o.ID), "", 404)
-	if got := decode[order](t, s.admin.Expect(t, "GET", fmt.Sprintf("/orders/%d", o.ID), "", 200)); got.ID != o.ID {
+	if got := servicetest.Decode[order](t, s.admin.Expect(t, "GET", fmt.Sprintf("/orders/%d", o.ID), "", 200)); got.ID != o.ID {
 		t.Errorf("admin reads %+v", got)
 	}
 	s.admin.Expect(t, "GET", "/orders/12345", "", 404)
@@ -161,7 +149,7 @@ func TestPay(t *testing.T) {
 	s.refusePay(t, quire.ECARTEMPTY)
 	s.c.Expect(t, "POST", "/cart", `{"product_id":1,"quantity":1}`, 200)
 	s.c.Expect(t, "POST", "/cart", `{"product_id":3,"quantity":2}`, 200)
-	o := decode[order](t, s.pay(t, 201))
+	o := servicetest.Decode[order](t, s.pay(t, 201))
 	want := []item{{1, "Frankenstein", "12.99", 1, "12.99"}, {3, "Pride and Prejudice", "9.99", 2, "19.98"}}
 	if o.Total != "32.97" || !cmp.Equal(o.Items, want) {
 		t.Errorf("order %+v", o)
@@ -254,13 +242,13 @@ func TestOrderPages(t *testing.T) {
 	s := newShop(t, "100")
 	var want []int64
 	for range 5 {
-		want = append(want, decode[order](t, s.c.Expect(t, "POST", "/products/3/buy", `{"quantity":1}`, 201)).ID)
+		want = append(want, servicetest.Decode[order](t, s.c.Expect(t, "POST", "/products/3/buy", `{"quantity":1}`, 201)).ID)
 	}
 	var got []int64
 	next := "/orders?limit=2"
 	for next != "" {
 		r := s.c.Expect(t, "GET", next, "", 200)
-		for _, o := range decode[[]order](t, r) {
+		for _, o := range servicetest.Decode[[]order](t, r) {
 			got = append(got, o.ID)
 		}
 		next = ""

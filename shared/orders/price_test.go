@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
 // TestPriceSeenIsPricePaid: a buyer who sends the ETag they read in
@@ -31,12 +32,12 @@ func TestPriceSeenIsPricePaid(t *testing.T) {
 	s.c.ExpectProblem(t, "POST", "/products/1/buy", `{"quantity":1}`, 412, quire.EPRECONDITION, "If-Match", seen)
 	unchanged("a stale product ETag", "100.00", 0)
 	fresh := s.c.Expect(t, "GET", "/api/v2/products/1", "", 200).Header.Get("ETag") // any version's tag serves
-	o := decode[order](t, s.c.Do(t, "POST", "/products/1/buy", `{"quantity":1}`, "If-Match", fresh))
+	o := servicetest.Decode[order](t, s.c.Do(t, "POST", "/products/1/buy", `{"quantity":1}`, "If-Match", fresh))
 	if want := []item{{1, "Frankenstein", "15.00", 1, "15.00"}}; o.Total != "15.00" || !cmp.Equal(o.Items, want) {
 		t.Errorf("bought with a current ETag: %+v", o)
 	}
 	setPrice("16.00")
-	o = decode[order](t, s.c.Expect(t, "POST", "/products/1/buy", `{"quantity":1}`, 201))
+	o = servicetest.Decode[order](t, s.c.Expect(t, "POST", "/products/1/buy", `{"quantity":1}`, 201))
 	if o.Total != "16.00" || o.Items[0].Price != "16.00" {
 		t.Errorf("bought without If-Match after a price change: %+v", o)
 	}
@@ -60,7 +61,7 @@ func TestPriceSeenIsPricePaid(t *testing.T) {
 	if r.StatusCode != 201 {
 		t.Fatalf("POST /pay with the cart's current ETag = %d %s", r.StatusCode, r.Body)
 	}
-	if o := decode[order](t, r); o.Total != "34.00" || o.Items[0].Price != "17.00" {
+	if o := servicetest.Decode[order](t, r); o.Total != "34.00" || o.Items[0].Price != "17.00" {
 		t.Errorf("paid with a current ETag: %+v", o)
 	}
 	unchanged("the cart paid", "35.00", 3)

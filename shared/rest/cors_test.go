@@ -127,7 +127,7 @@ func TestCORSHandler(t *testing.T) {
 	if rec.Code != http.StatusNoContent || rec.Header().Get("Allow") != "DELETE, GET, HEAD, OPTIONS, PUT" || rec.Header().Get("Access-Control-Allow-Methods") != "" {
 		t.Errorf("OPTIONS without a preflight: %d %v; want 204 with Allow only", rec.Code, rec.Header())
 	}
-	if rec = serve("OPTIONS", "/nowhere", "https://shop.example.com", true); called != 1 {
+	if serve("OPTIONS", "/nowhere", "https://shop.example.com", true); called != 1 {
 		t.Errorf("OPTIONS on an unknown path did not go on to the router's 404")
 	}
 

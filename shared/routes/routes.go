@@ -103,11 +103,11 @@ type Grant struct {
 	Actions []string
 }
 
-// Group is one resource group: one Lambda function and what it may touch.
 // AuthorizerMemoryMB is the memory of the authorizer function, which
 // verifies a token's signature and nothing more.
 const AuthorizerMemoryMB = 256
 
+// Group is one resource group: one Lambda function and what it may touch.
 type Group struct {
 	Name        string
 	Description string

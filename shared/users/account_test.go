@@ -34,7 +34,7 @@ func getAccount(t *testing.T, c *servicetest.Client, path string) account {
 	if r.StatusCode != 200 {
 		t.Fatalf("GET %s = %d %s", path, r.StatusCode, r.Body)
 	}
-	return decode[account](t, r)
+	return servicetest.Decode[account](t, r)
 }
 
 // TestDeposit: an admin records money received for an account; the
@@ -66,14 +66,14 @@ func TestDeposit(t *testing.T) {
 		`{"amount": 5, "x":1}`: 400,
 		`not json`:             400,
 	} {
-		wantProblem(t, a.Do(t, "POST", path, body), status, quire.EINVALID)
+		servicetest.WantProblem(t, a.Do(t, "POST", path, body), status, quire.EINVALID)
 	}
 	// A customer deposits to no account, their own or another's (the same
 	// 403 for any id, so ids cannot be probed); an admin finds no user that
 	// nobody has.
-	wantProblem(t, c.Do(t, "POST", path, `{"amount": 5}`), 403, quire.EFORBIDDEN)
-	wantProblem(t, c.Do(t, "POST", fmt.Sprintf("/users/%d/deposit", other.ID), `{"amount": 5}`), 403, quire.EFORBIDDEN)
-	wantProblem(t, a.Do(t, "POST", fmt.Sprintf("/users/%d/deposit", other.ID+1), `{"amount": 5}`), 404, quire.ENOTFOUND)
+	servicetest.WantProblem(t, c.Do(t, "POST", path, `{"amount": 5}`), 403, quire.EFORBIDDEN)
+	servicetest.WantProblem(t, c.Do(t, "POST", fmt.Sprintf("/users/%d/deposit", other.ID), `{"amount": 5}`), 403, quire.EFORBIDDEN)
+	servicetest.WantProblem(t, a.Do(t, "POST", fmt.Sprintf("/users/%d/deposit", other.ID+1), `{"amount": 5}`), 404, quire.ENOTFOUND)
 	if got := balance(); got != "25.11" {
 		t.Errorf("after refused deposits, balance %s, want 25.11", got)
 	}
@@ -87,13 +87,13 @@ func TestDeposit(t *testing.T) {
 			t.Fatalf("deposit: %d %s", r.StatusCode, r.Body)
 		}
 	}
-	wantProblem(t, a.Do(t, "POST", path, `{"amount": 10000}`), 409, quire.EBALANCELIMIT)
-	if r := a.Do(t, "POST", path, `{"amount": 9974.89}`); r.StatusCode != 200 || decode[account](t, r).Balance != "1000000.00" {
+	servicetest.WantProblem(t, a.Do(t, "POST", path, `{"amount": 10000}`), 409, quire.EBALANCELIMIT)
+	if r := a.Do(t, "POST", path, `{"amount": 9974.89}`); r.StatusCode != 200 || servicetest.Decode[account](t, r).Balance != "1000000.00" {
 		t.Errorf("deposit up to the limit: %d %s", r.StatusCode, r.Body)
 	}
 
 	c.Do(t, "POST", fmt.Sprintf("/users/%d/close", u.ID), "")
-	wantProblem(t, a.Do(t, "POST", path, `{"amount": 1}`), 409, quire.EACCOUNTCLOSED)
+	servicetest.WantProblem(t, a.Do(t, "POST", path, `{"amount": 1}`), 409, quire.EACCOUNTCLOSED)
 	if got := balance(); got != "1000000.00" {
 		t.Errorf("after a deposit to a closed account, balance %s", got)
 	}
@@ -130,15 +130,15 @@ func TestClose(t *testing.T) {
 	if r := c.Do(t, "POST", path, ""); r.StatusCode != 200 {
 		t.Fatalf("close: %d %s", r.StatusCode, r.Body)
 	}
-	wantProblem(t, c.Do(t, "POST", path, ""), 409, quire.EACCOUNTCLOSED)
-	wantProblem(t, as(t, api, signUp(t, api, "eve@example.com")).Do(t, "POST", path, ""), 404, quire.ENOTFOUND)
+	servicetest.WantProblem(t, c.Do(t, "POST", path, ""), 409, quire.EACCOUNTCLOSED)
+	servicetest.WantProblem(t, as(t, api, signUp(t, api, "eve@example.com")).Do(t, "POST", path, ""), 404, quire.ENOTFOUND)
 	// Closed accounts leave the active lists, and an admin may reopen them.
 	a := admin(t, api)
 	if us, _ := listAll(t, a, "/users", 10); len(us) != 1 || us[0].Email != "eve@example.com" {
 		t.Errorf("active users after closing: %+v", us)
 	}
 	r := a.Do(t, "PUT", fmt.Sprintf("/users/%d", u.ID), `{"email":"ada@example.com","first_name":"Ada","last_name":"Lovelace","role":"customer","status":"ACTIVE"}`)
-	if r.StatusCode != 200 || len(decode[account](t, r).Links) != 2 {
+	if r.StatusCode != 200 || len(servicetest.Decode[account](t, r).Links) != 2 {
 		t.Errorf("reopen: %d %s", r.StatusCode, r.Body)
 	}
 }
@@ -154,14 +154,14 @@ func TestProfile(t *testing.T) {
 		if r.StatusCode != 200 {
 			t.Fatalf("GET profile: %d %s", r.StatusCode, r.Body)
 		}
-		return decode[profile](t, r)
+		return servicetest.Decode[profile](t, r)
 	}
 	if p := get(); p != (profile{}) {
 		t.Errorf("new profile %+v, want empty", p)
 	}
 	want := profile{Bio: "Wrote the first program.", Location: "London", Website: "https://example.com/ada", Newsletter: true}
 	body, _ := json.Marshal(want)
-	if r := c.Do(t, "PUT", path, string(body)); r.StatusCode != 200 || decode[profile](t, r) != want {
+	if r := c.Do(t, "PUT", path, string(body)); r.StatusCode != 200 || servicetest.Decode[profile](t, r) != want {
 		t.Fatalf("PUT profile: %d %s", r.StatusCode, r.Body)
 	}
 	if p := get(); p != want {
@@ -175,10 +175,10 @@ func TestProfile(t *testing.T) {
 		`{"newsletter": "yes"}`,
 		`{"twitter": "@ada"}`,
 	} {
-		wantProblem(t, c.Do(t, "PUT", path, bad), 400, quire.EINVALID)
+		servicetest.WantProblem(t, c.Do(t, "PUT", path, bad), 400, quire.EINVALID)
 	}
-	wantProblem(t, c.Do(t, "PUT", fmt.Sprintf("/users/%d/profile", other.ID), `{}`), 404, quire.ENOTFOUND)
-	wantProblem(t, c.Do(t, "GET", fmt.Sprintf("/users/%d/profile", other.ID), ""), 404, quire.ENOTFOUND)
+	servicetest.WantProblem(t, c.Do(t, "PUT", fmt.Sprintf("/users/%d/profile", other.ID), `{}`), 404, quire.ENOTFOUND)
+	servicetest.WantProblem(t, c.Do(t, "GET", fmt.Sprintf("/users/%d/profile", other.ID), ""), 404, quire.ENOTFOUND)
 	if p := get(); p != want {
 		t.Errorf("after refused writes, profile %+v", p)
 	}
@@ -191,11 +191,11 @@ func TestProfile(t *testing.T) {
 		t.Errorf("a user without embed has a profile: %s", r.Body)
 	}
 	r := admin(t, api).Do(t, "GET", "/users?embed=profile", "")
-	list := decode[[]account](t, r)
+	list := servicetest.Decode[[]account](t, r)
 	if len(list) != 2 || list[0].Profile == nil || *list[0].Profile != want || list[1].Profile == nil || *list[1].Profile != (profile{}) {
 		t.Errorf("GET /users?embed=profile = %s", r.Body)
 	}
-	wantProblem(t, c.Do(t, "GET", "/users?embed=orders", ""), 400, quire.EINVALID)
+	servicetest.WantProblem(t, c.Do(t, "GET", "/users?embed=orders", ""), 400, quire.EINVALID)
 	// PUT of the user keeps the profile.
 	c.Do(t, "PUT", fmt.Sprintf("/users/%d", u.ID), `{"email":"ada@example.com","first_name":"Ada","last_name":"King"}`)
 	if p := get(); p != want {
@@ -241,10 +241,10 @@ func TestRoleFilter(t *testing.T) {
 		t.Errorf("?role=customer (-want +got):\n%s", diff)
 	}
 	for _, q := range []string{"/users?role=root", "/users?role=", "/admin/users?role=admin"} {
-		wantProblem(t, a.Do(t, "GET", q, ""), 400, quire.EINVALID)
+		servicetest.WantProblem(t, a.Do(t, "GET", q, ""), 400, quire.EINVALID)
 	}
 	c := api.As(t, quire.ID(customers[0]), quire.RoleCustomer)
-	if r := c.Do(t, "GET", "/users?role=customer", ""); len(decode[[]user](t, r)) != 1 {
+	if r := c.Do(t, "GET", "/users?role=customer", ""); len(servicetest.Decode[[]user](t, r)) != 1 {
 		t.Errorf("a customer's ?role=customer = %s, want themselves", r.Body)
 	}
 	if r := c.Do(t, "GET", "/users?role=admin", ""); r.StatusCode != 200 || r.Body != "[]" {
@@ -280,7 +280,7 @@ func TestUserVersions(t *testing.T) {
 		if r.StatusCode != 200 || r.Header.Get("Content-Type") != get.contentType || r.Header.Get("Vary") != "Accept" {
 			t.Fatalf("GET %s Accept %q = %d %s Vary %q", get.path, get.accept, r.StatusCode, r.Header.Get("Content-Type"), r.Header.Get("Vary"))
 		}
-		v2 := decode[userV2](t, r)
+		v2 := servicetest.Decode[userV2](t, r)
 		if v2.Name != "Ada Lovelace" || v2.FirstName != nil || v2.LastName != nil {
 			t.Errorf("v2 user %s", r.Body)
 		}
@@ -288,27 +288,27 @@ func TestUserVersions(t *testing.T) {
 
 	// A v2 name is a v1 first name and last name.
 	r := c.Do(t, "PUT", "/api/v2/users/"+id, `{"email":"ada@example.com","name":"Augusta Ada King"}`)
-	if r.StatusCode != 200 || decode[userV2](t, r).Name != "Augusta Ada King" {
+	if r.StatusCode != 200 || servicetest.Decode[userV2](t, r).Name != "Augusta Ada King" {
 		t.Fatalf("PUT v2: %d %s", r.StatusCode, r.Body)
 	}
 	v1 := getAccount(t, c, "/users/"+id)
 	if v1.FirstName != "Augusta" || v1.LastName != "Ada King" {
 		t.Errorf("v1 after a v2 PUT: %q %q", v1.FirstName, v1.LastName)
 	}
-	wantProblem(t, c.Do(t, "PUT", "/api/v2/users/"+id, `{"email":"ada@example.com","first_name":"A","last_name":"B"}`), 400, quire.EINVALID)
-	wantProblem(t, c.Do(t, "PUT", "/api/v1/users/"+id, `{"email":"ada@example.com","name":"A B"}`), 400, quire.EINVALID)
-	wantProblem(t, c.Do(t, "GET", "/users/"+id, "", "Accept", "application/vnd.quire.v3+json"), 406, quire.ENOTACCEPTABLE)
+	servicetest.WantProblem(t, c.Do(t, "PUT", "/api/v2/users/"+id, `{"email":"ada@example.com","first_name":"A","last_name":"B"}`), 400, quire.EINVALID)
+	servicetest.WantProblem(t, c.Do(t, "PUT", "/api/v1/users/"+id, `{"email":"ada@example.com","name":"A B"}`), 400, quire.EINVALID)
+	servicetest.WantProblem(t, c.Do(t, "GET", "/users/"+id, "", "Accept", "application/vnd.quire.v3+json"), 406, quire.ENOTACCEPTABLE)
 
 	// Sign-up in v2.
 	r = api.Do(t, "POST", "/api/v2/users", `{"email":"grace@example.com","name":"Grace","password":"correct horse"}`)
 	if r.StatusCode != 201 || !strings.Contains(r.Header.Get("Location"), "/api/v2/users/") {
 		t.Fatalf("POST /api/v2/users = %d %s Location %q", r.StatusCode, r.Body, r.Header.Get("Location"))
 	}
-	g := decode[userV2](t, r)
+	g := servicetest.Decode[userV2](t, r)
 	if g.Name != "Grace" || g.Links == nil || len(g.Links) != 0 {
 		t.Errorf("v2 sign-up: %s; want the name and no links for an anonymous caller", r.Body)
 	}
-	if got := decode[userV2](t, admin(t, api).Do(t, "GET", fmt.Sprintf("/api/v2/users/%d", g.ID), "")); got.Links["deposit"] != fmt.Sprintf("/api/v2/users/%d/deposit", g.ID) {
+	if got := servicetest.Decode[userV2](t, admin(t, api).Do(t, "GET", fmt.Sprintf("/api/v2/users/%d", g.ID), "")); got.Links["deposit"] != fmt.Sprintf("/api/v2/users/%d/deposit", g.ID) {
 		t.Errorf("v2 user as an admin reads it: _links %v, want a deposit link under /api/v2", got.Links)
 	}
 }

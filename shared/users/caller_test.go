@@ -47,7 +47,7 @@ func TestCustomerCannotCreateMoney(t *testing.T) {
 	// The key was not taken: the admin's deposit under the owner's key is
 	// the admin's own (keys belong to their caller) and runs.
 	r := admin(t, api).Do(t, "POST", own+"/deposit", `{"amount": 25.00}`, "Idempotency-Key", "ada-tops-up")
-	if r.StatusCode != 200 || r.Header.Get(rest.ReplayedHeader) != "" || decode[account](t, r).Balance != "45.00" {
+	if r.StatusCode != 200 || r.Header.Get(rest.ReplayedHeader) != "" || servicetest.Decode[account](t, r).Balance != "45.00" {
 		t.Errorf("the admin's deposit = %d %s, replayed %q; want 200 with 45.00, not replayed", r.StatusCode, r.Body, r.Header.Get(rest.ReplayedHeader))
 	}
 }
@@ -151,7 +151,7 @@ func followLinks(t *testing.T, who *servicetest.Client, path string, got account
 		} else {
 			status, next = "CLOSED", nil
 		}
-		answer := decode[account](t, r)
+		answer := servicetest.Decode[account](t, r)
 		if answer.Balance != balance || answer.Status != status {
 			t.Errorf("after %s: balance %s, status %s; want %s, %s", a.rel, answer.Balance, answer.Status, balance, status)
 		}

@@ -57,7 +57,7 @@ func TestCredentialChangesProveThePassword(t *testing.T) {
 			}
 			after := as(t, api, u).Expect(t, "GET", path, "", http.StatusOK).Body
 			if c.status != http.StatusOK {
-				p := wantProblem(t, r, c.status, c.code)
+				p := servicetest.WantProblem(t, r, c.status, c.code)
 				if c.pointer != "" && (len(p.Errors) != 1 || p.Errors[0].Pointer != c.pointer) {
 					t.Errorf("errors %+v, want one for %s", p.Errors, c.pointer)
 				}
@@ -67,7 +67,7 @@ func TestCredentialChangesProveThePassword(t *testing.T) {
 				login(t, api, "ada@example.com", "correct horse", http.StatusOK)
 				return
 			}
-			email := decode[user](t, r).Email
+			email := servicetest.Decode[user](t, r).Email
 			if email != c.email {
 				t.Errorf("email %q, want %q", email, c.email)
 			}

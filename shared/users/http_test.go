@@ -31,33 +31,9 @@ type user struct {
 	Role      string `json:"role"`
 	Status    string `json:"status"`
 	Balance   json.Number
-	CreatedAt string `json:"created_at"`
-	UpdatedAt string `json:"updated_at"`
-}
-
-func decode[T any](t *testing.T, r servicetest.Response) T {
-	t.Helper()
-	var v T
-	dec := json.NewDecoder(strings.NewReader(r.Body))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("%s: body %q: %v", r.Request.URL, r.Body, err)
-	}
-	return v
-}
-
-// wantProblem checks that r is a problem+json response with the status and
-// the problem type of code.
-func wantProblem(t *testing.T, r servicetest.Response, status int, code string) rest.Problem {
-	t.Helper()
-	if r.StatusCode != status || r.Header.Get("Content-Type") != rest.ProblemMediaType {
-		t.Fatalf("%s %s = %d %s %s; want %d problem+json", r.Request.Method, r.Request.URL.Path, r.StatusCode, r.Header.Get("Content-Type"), r.Body, status)
-	}
-	p := decode[rest.Problem](t, r)
-	if p.Type != rest.ProblemType(code) || p.Status != status || p.RequestID == "" {
-		t.Errorf("problem = %+v; want type %s, status %d and a request id", p, rest.ProblemType(code), status)
-	}
-	return p
+	CreatedAt string            `json:"created_at"`
+	UpdatedAt string            `json:"updated_at"`
+	Links     map[string]string `json:"_links"`
 }
 
 // signUp creates a customer through the public sign-up.
@@ -67,7 +43,7 @@ func signUp(t *testing.T, api *servicetest.API, email string) user {
 	if r.StatusCode != http.StatusCreated {
 		t.Fatalf("POST /users = %d %s", r.StatusCode, r.Body)
 	}
-	return decode[user](t, r)
+	return servicetest.Decode[user](t, r)
 }
 
 // admin returns a client with an admin's token.
@@ -94,7 +70,7 @@ func listAll(t *testing.T, c *servicetest.Client, path string, limit int) (all [
 		if r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/json" {
 			t.Fatalf("GET %s = %d %s", next, r.StatusCode, r.Body)
 		}
-		page := decode[[]user](t, r)
+		page := servicetest.Decode[[]user](t, r)
 		if len(page) > limit {
 			t.Fatalf("page of %d users for limit %d", len(page), limit)
 		}
@@ -116,7 +92,7 @@ func TestCreateAndGet(t *testing.T) {
 	if r.StatusCode != 201 || r.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("POST /users = %d %s %s", r.StatusCode, r.Header.Get("Content-Type"), r.Body)
 	}
-	u := decode[user](t, r)
+	u := servicetest.Decode[user](t, r)
 	if u.ID <= 0 || u.ID == 7 || u.Email != "ada@example.com" || u.CreatedAt == "" {
 		t.Errorf("created %+v", u)
 	}
@@ -202,7 +178,7 @@ func TestSignUpPassword(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := api.Do(t, "POST", "/users", `{"email":"ada@example.com","first_name":"Ada","last_name":"L"`+tc.password+`}`)
-			p := wantProblem(t, r, 400, "invalid")
+			p := servicetest.WantProblem(t, r, 400, "invalid")
 			if len(p.Errors) != 1 || p.Errors[0].Pointer != "/password" {
 				t.Errorf("errors = %+v, want one for /password", p.Errors)
 			}
@@ -217,7 +193,7 @@ func TestDuplicateEmail(t *testing.T) {
 	api := servicetest.New(t)
 	signUp(t, api, "ada@example.com")
 	r := api.Do(t, "POST", "/users", `{"email":"ADA@example.com","first_name":"Other","last_name":"One","password":"correct horse"}`)
-	wantProblem(t, r, 409, quire.EEMAILTAKEN)
+	servicetest.WantProblem(t, r, 409, quire.EEMAILTAKEN)
 	if all, _ := listAll(t, admin(t, api), "/admin/users", 10); len(all) != 1 {
 		t.Errorf("%d users stored, want 1", len(all))
 	}
@@ -284,7 +260,7 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 	} {
 		t.Run(tc.method+" "+tc.path+" "+tc.contentType, func(t *testing.T) {
 			r := c.Do(t, tc.method, tc.path, tc.body, "Content-Type", tc.contentType)
-			wantProblem(t, r, tc.status, tc.code)
+			servicetest.WantProblem(t, r, tc.status, tc.code)
 		})
 	}
 	if after := c.Do(t, "GET", path, "").Body; after != before {
@@ -299,7 +275,7 @@ func TestReplaceListsEachInvalidField(t *testing.T) {
 	api := servicetest.New(t)
 	u := signUp(t, api, "ada@example.com")
 	r := admin(t, api).Do(t, "PUT", fmt.Sprintf("/users/%d", u.ID), `{"email":"nope","first_name":" ","last_name":"L","role":"king","status":"ACTIVE"}`)
-	p := wantProblem(t, r, 400, "invalid")
+	p := servicetest.WantProblem(t, r, 400, "invalid")
 	var pointers []string
 	for _, e := range p.Errors {
 		pointers = append(pointers, e.Pointer)
@@ -320,7 +296,7 @@ func TestAdminReplaces(t *testing.T) {
 	if r.StatusCode != 200 {
 		t.Fatalf("PUT = %d %s", r.StatusCode, r.Body)
 	}
-	got := decode[user](t, r)
+	got := servicetest.Decode[user](t, r)
 	want := u
 	want.Email, want.FirstName, want.LastName, want.Role, want.Status = "countess@example.com", "Augusta", "King", "admin", "CLOSED"
 	want.UpdatedAt = got.UpdatedAt
@@ -332,19 +308,19 @@ func TestAdminReplaces(t *testing.T) {
 	}
 	// The old email is free again; the new one is taken.
 	signUp(t, api, "ada@example.com")
-	wantProblem(t, api.Do(t, "POST", "/users", `{"email":"Countess@example.com","first_name":"A","last_name":"B","password":"correct horse"}`), 409, quire.EEMAILTAKEN)
+	servicetest.WantProblem(t, api.Do(t, "POST", "/users", `{"email":"Countess@example.com","first_name":"A","last_name":"B","password":"correct horse"}`), 409, quire.EEMAILTAKEN)
 	// Taking another user's email is refused and changes nothing.
-	wantProblem(t, c.Do(t, "PUT", path, `{"email":"grace@example.com","first_name":"A","last_name":"B","role":"admin","status":"ACTIVE"}`), 409, quire.EEMAILTAKEN)
+	servicetest.WantProblem(t, c.Do(t, "PUT", path, `{"email":"grace@example.com","first_name":"A","last_name":"B","role":"admin","status":"ACTIVE"}`), 409, quire.EEMAILTAKEN)
 	if stored := c.Do(t, "GET", path, ""); stored.Body != r.Body {
 		t.Errorf("a failed PUT changed the user: %s", stored.Body)
 	}
 	// Same email in another case: allowed, stored as sent.
 	r = c.Do(t, "PUT", fmt.Sprintf("/users/%d", other.ID), `{"email":"Grace@Example.com","first_name":"Grace","last_name":"Hopper","role":"customer","status":"ACTIVE"}`)
-	if r.StatusCode != 200 || decode[user](t, r).Email != "Grace@Example.com" {
+	if r.StatusCode != 200 || servicetest.Decode[user](t, r).Email != "Grace@Example.com" {
 		t.Errorf("PUT with the email in another case = %d %s", r.StatusCode, r.Body)
 	}
 	// An admin must send role and status: PUT replaces the whole user.
-	p := wantProblem(t, c.Do(t, "PUT", path, `{"email":"a@example.com","first_name":"A","last_name":"B"}`), 400, "invalid")
+	p := servicetest.WantProblem(t, c.Do(t, "PUT", path, `{"email":"a@example.com","first_name":"A","last_name":"B"}`), 400, "invalid")
 	if len(p.Errors) != 2 {
 		t.Errorf("errors = %+v; want role and status required", p.Errors)
 	}
@@ -361,7 +337,7 @@ func TestCustomerReplacesOwnUser(t *testing.T) {
 	if r.StatusCode != 200 {
 		t.Fatalf("PUT = %d %s", r.StatusCode, r.Body)
 	}
-	got := decode[user](t, r)
+	got := servicetest.Decode[user](t, r)
 	if got.Role != "customer" || got.Status != "ACTIVE" || got.Balance != "0.00" || got.Email != "countess@example.com" {
 		t.Errorf("customer PUT stored %+v; want role, status and balance unchanged", got)
 	}
@@ -388,8 +364,8 @@ func TestCustomersSeeOnlyThemselves(t *testing.T) {
 		{"PUT", `{"email":"mine@example.com","first_name":"A","last_name":"B"}`},
 		{"DELETE", ""},
 	} {
-		p := wantProblem(t, c.Do(t, tc.method, other, tc.body), 404, "not-found")
-		missing := wantProblem(t, c.Do(t, tc.method, "/users/999999", tc.body), 404, "not-found")
+		p := servicetest.WantProblem(t, c.Do(t, tc.method, other, tc.body), 404, "not-found")
+		missing := servicetest.WantProblem(t, c.Do(t, tc.method, "/users/999999", tc.body), 404, "not-found")
 		if strings.ReplaceAll(p.Detail, fmt.Sprint(alan.ID), "999999") != missing.Detail {
 			t.Errorf("%s of another user says %q, of a missing one %q: they must look alike", tc.method, p.Detail, missing.Detail)
 		}
@@ -398,10 +374,10 @@ func TestCustomersSeeOnlyThemselves(t *testing.T) {
 		t.Errorf("another customer changed the user:\n%s\n%s", before, after)
 	}
 	r := c.Do(t, "GET", "/users", "")
-	if got := decode[[]user](t, r); r.StatusCode != 200 || len(got) != 1 || got[0].ID != grace.ID {
+	if got := servicetest.Decode[[]user](t, r); r.StatusCode != 200 || len(got) != 1 || got[0].ID != grace.ID {
 		t.Errorf("GET /users as a customer = %d %s; want only their own user", r.StatusCode, r.Body)
 	}
-	wantProblem(t, c.Do(t, "GET", "/admin/users", ""), 403, "forbidden")
+	servicetest.WantProblem(t, c.Do(t, "GET", "/admin/users", ""), 403, "forbidden")
 }
 
 func TestTokenRequired(t *testing.T) {
@@ -410,7 +386,7 @@ func TestTokenRequired(t *testing.T) {
 	for _, path := range []string{"/users", fmt.Sprintf("/users/%d", u.ID), "/admin/users"} {
 		for _, h := range []string{"", "Bearer", "Bearer nope", "Basic YTpi"} {
 			r := api.Do(t, "GET", path, "", "Authorization", h)
-			wantProblem(t, r, 401, "unauthorized")
+			servicetest.WantProblem(t, r, 401, "unauthorized")
 			if got := r.Header.Get("WWW-Authenticate"); got != rest.BearerChallenge {
 				t.Errorf("GET %s with %q: WWW-Authenticate %q", path, h, got)
 			}
@@ -459,8 +435,8 @@ func TestDelete(t *testing.T) {
 	if r.StatusCode != 204 || r.Body != "" {
 		t.Fatalf("DELETE = %d %q", r.StatusCode, r.Body)
 	}
-	wantProblem(t, c.Do(t, "DELETE", path, ""), 404, "not-found")
-	wantProblem(t, c.Do(t, "GET", path, ""), 404, "not-found")
+	servicetest.WantProblem(t, c.Do(t, "DELETE", path, ""), 404, "not-found")
+	servicetest.WantProblem(t, c.Do(t, "GET", path, ""), 404, "not-found")
 	if r := c.Do(t, "GET", "/users", ""); r.StatusCode != 200 || r.Body != "[]" {
 		t.Errorf("GET /users by a deleted user's token = %d %s", r.StatusCode, r.Body)
 	}
@@ -490,7 +466,7 @@ func TestListPages(t *testing.T) {
 			}
 		}
 	}
-	if r := c.Do(t, "GET", "/users", ""); len(decode[[]user](t, r)) != 7 || r.Header.Get("Link") != "" {
+	if r := c.Do(t, "GET", "/users", ""); len(servicetest.Decode[[]user](t, r)) != 7 || r.Header.Get("Link") != "" {
 		t.Errorf("default page: %s, Link %q", r.Body, r.Header.Get("Link"))
 	}
 }

@@ -159,9 +159,6 @@ type ListQuery struct {
 	Embed     bool       // each user with its profile
 }
 
-// Store keeps users. Its methods return *quire.Error with ENOTFOUND for a
-// missing user, EEMAILTAKEN for an email another user has, and ECONFLICT
-// when another request changed the user meanwhile.
 // Credentials are what proves a user's identity, as stored, for a change
 // of their own email or password: their email, whose failed logins a wrong
 // current password counts one more of, and the password hash.
@@ -170,6 +167,9 @@ type Credentials struct {
 	PasswordHash string
 }
 
+// Store keeps users. Its methods return *quire.Error with ENOTFOUND for a
+// missing user, EEMAILTAKEN for an email another user has, and ECONFLICT
+// when another request changed the user meanwhile.
 type Store interface {
 	// Create stores u under u.ID, or under a new id it sets when u.ID is 0,
 	// with a zero balance, the times and the password hash.

@@ -306,3 +306,32 @@ func Links(body []byte) []string {
 	walk(v)
 	return out
 }
+
+// Decode decodes r's JSON body into a T, which may take only some of its
+// members (Do checks the whole body against the OpenAPI document), failing
+// the test when it does not decode. Numbers decode as json.Number where T
+// takes any.
+func Decode[T any](tb testing.TB, r Response) T {
+	tb.Helper()
+	var v T
+	dec := json.NewDecoder(strings.NewReader(r.Body))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		tb.Fatalf("%s %s: body %q: %v", r.Request.Method, r.Request.URL.Path, r.Body, err)
+	}
+	return v
+}
+
+// WantProblem fails the test unless r is a problem+json answer with status,
+// the problem type of code, and a request id; it returns the problem.
+func WantProblem(tb testing.TB, r Response, status int, code string) rest.Problem {
+	tb.Helper()
+	if r.StatusCode != status || r.Header.Get("Content-Type") != rest.ProblemMediaType {
+		tb.Fatalf("%s %s = %d %s %s; want %d problem+json", r.Request.Method, r.Request.URL.Path, r.StatusCode, r.Header.Get("Content-Type"), r.Body, status)
+	}
+	p := Decode[rest.Problem](tb, r)
+	if p.Type != rest.ProblemType(code) || p.Status != status || p.RequestID == "" {
+		tb.Errorf("problem = %+v; want type %s, status %d and a request id", p, rest.ProblemType(code), status)
+	}
+	return p
+}
