@@ -33,6 +33,14 @@ type Cart struct {
 	Hash     string `json:"-"`
 }
 
+// Emptied returns c as a payment of it leaves it: with no items and their
+// content hash, and c's revision, which the write expects to find.
+func Emptied(c Cart) *Cart {
+	empty := &Cart{UserID: c.UserID, Items: map[quire.ID]int{}, Revision: c.Revision}
+	empty.Hash = quire.ContentHash(empty)
+	return empty
+}
+
 // ProductIDs returns the ids of the cart's products, in order.
 func (c *Cart) ProductIDs() []quire.ID {
 	ids := make([]quire.ID, 0, len(c.Items))

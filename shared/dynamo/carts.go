@@ -110,7 +110,7 @@ func (s *CartStore) modify(ctx context.Context, user quire.ID, out *carts.Cart, 
 		case attempt == maxChangeAttempts:
 			return quire.Errorf(quire.ECONFLICT, "The cart changed during the request; retry it.")
 		}
-		if err := pause(ctx, attempt); err != nil {
+		if err := quire.Pause(ctx, attempt); err != nil {
 			return err
 		}
 	}

@@ -194,7 +194,7 @@ func (s *ConfigStore) Put(ctx context.Context, d config.Document, pre quire.Prec
 			return false, quire.Errorf(quire.ECONFLICT, "The configuration document changed during the request; retry it.")
 		}
 		// Another writer won: read the head again; pre decides.
-		if err := pause(ctx, attempt); err != nil {
+		if err := quire.Pause(ctx, attempt); err != nil {
 			return false, err
 		}
 	}

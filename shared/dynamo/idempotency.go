@@ -79,13 +79,19 @@ func (s *RecordStore) Begin(scope, fingerprint string) *idempotency.Pending {
 	return &idempotency.Pending{Scope: scope, Fingerprint: fingerprint, Expires: s.now().Add(s.ttl), Table: s.table}
 }
 
-// recordPut is the Put of a pending record in a transaction: it succeeds
-// only when the scope has no record, or an expired one.
+// recordPut is the Put of a pending record in a transaction, rendered now
+// (see recordItem).
 func recordPut(p *idempotency.Pending, now time.Time) (types.TransactWriteItem, error) {
 	rec, err := p.Record()
 	if err != nil {
 		return types.TransactWriteItem{}, err
 	}
+	return recordItem(p.Table, rec, now), nil
+}
+
+// recordItem is the Put of rec into table in a transaction: it succeeds
+// only when the scope has no record, or an expired one.
+func recordItem(table string, rec *idempotency.Record, now time.Time) types.TransactWriteItem {
 	header := map[string]types.AttributeValue{}
 	for _, name := range recordedHeaders {
 		if v := rec.Header.Get(name); v != "" {
@@ -104,9 +110,9 @@ func recordPut(p *idempotency.Pending, now time.Time) (types.TransactWriteItem, 
 		item["body"] = &types.AttributeValueMemberB{Value: rec.Body}
 	}
 	return types.TransactWriteItem{Put: &types.Put{
-		TableName:                 &p.Table,
+		TableName:                 &table,
 		Item:                      item,
 		ConditionExpression:       aws.String("attribute_not_exists(pk) OR " + attrExpiresAt + " <= :now"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":now": num(now.Unix())},
-	}}, nil
+	}}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/quireapi/quire/shared/carts"
+	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/orders"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
@@ -17,125 +17,72 @@ import (
 )
 
 // OrderStore keeps orders in the orders table, under their buyer, and
-// makes payments: the debit, the order and the emptied cart commit in one
+// commits payments: the debit, the order and the emptied cart in one
 // TransactWriteItems.
 type OrderStore struct {
-	db                   *dynamodb.Client
-	orders, users, carts string
-	now                  func() time.Time
+	db                            *dynamodb.Client
+	orders, users, carts, records string
 }
 
 // NewOrderStore returns an OrderStore on db with the physical table names t.
 func NewOrderStore(db *dynamodb.Client, t TableNames) *OrderStore {
 	return &OrderStore{
-		db: db, now: time.Now,
-		orders: t.Physical(routes.TableOrders), users: t.Physical(routes.TableUsers),
-		carts: t.Physical(routes.TableCarts),
+		db: db, orders: t.Physical(routes.TableOrders), users: t.Physical(routes.TableUsers),
+		carts: t.Physical(routes.TableCarts), records: t.Physical(routes.TableIdempotency),
 	}
 }
 
-// Pay commits a purchase in one transaction: the debit of the buyer's
-// balance, the new order and, for a cart, its emptying (if its revision is
-// as read). It reads the buyer while purchase reads what is bought, refuses
-// a closed account or a short balance, and conditions the debit on the
-// content hash it read, whose successor it writes: a buyer changed in
-// between (a concurrent payment or deposit) is read again. The products
-// bought are not part of the transaction: buyers of one book never
-// contend, and each pays the price purchase read. When the transaction is
-// cancelled nothing changed.
-func (s *OrderStore) Pay(ctx context.Context, user quire.ID, purchase func(context.Context) (*orders.Purchase, error), o *orders.Order) error {
-	var (
-		p     *orders.Purchase
-		buyer *users.User
-	)
-	err := quire.Concurrently(
-		func() (err error) { p, err = purchase(ctx); return err },
-		func() (err error) { buyer, err = s.buyer(ctx, user); return err },
-	)
-	if err != nil {
-		return err
+// CommitPayment commits pay with rec in one transaction: the debit, over
+// the buyer's content hash as read; the order, under an id no order has;
+// and for a cart, its emptying, over its revision as read. The products
+// bought are not part of it: buyers of one book never contend, and each
+// pays the price they read. When it is cancelled nothing changed.
+func (s *OrderStore) CommitPayment(ctx context.Context, pay orders.Payment, rec *idempotency.Record) error {
+	b, o := pay.Buyer, pay.Order
+	var t tx
+	t.add(orders.StaleBuyer, types.TransactWriteItem{Update: &types.Update{
+		TableName:                &s.users,
+		Key:                      userKey(b.ID),
+		UpdateExpression:         aws.String("SET balance = :balance, updated_at = :now, #hash = :hash"),
+		ConditionExpression:      aws.String("#hash = :read"),
+		ExpressionAttributeNames: map[string]string{"#hash": attrHash},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":balance": num(int64(b.Balance)), ":now": str(b.UpdatedAt.Format(time.RFC3339Nano)),
+			":hash": str(b.Hash), ":read": str(pay.ReadHash),
+		},
+	}})
+	t.add(orders.StaleOrder, types.TransactWriteItem{Put: &types.Put{
+		TableName: &s.orders, Item: orderItem(&o), ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	}})
+	if c := pay.Cart; c != nil {
+		t.add(orders.StaleCart, types.TransactWriteItem{Update: &types.Update{
+			TableName:                &s.carts,
+			Key:                      cartKey(c.UserID),
+			UpdateExpression:         aws.String("SET #items = :empty, updated_at = :now, #hash = :hash ADD revision :one"),
+			ConditionExpression:      aws.String("revision = :revision"),
+			ExpressionAttributeNames: map[string]string{"#items": "items", "#hash": attrHash},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":empty": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}},
+				":now":   str(o.CreatedAt.Format(time.RFC3339Nano)), ":one": num(1), ":revision": num(c.Revision),
+				":hash": str(c.Hash),
+			},
+		}})
 	}
-	for attempt := 1; ; attempt++ {
-		if attempt > 1 {
-			if buyer, err = s.buyer(ctx, user); err != nil {
-				return err
-			}
-		}
-		switch {
-		case buyer.Status != users.StatusActive:
-			return quire.Errorf(quire.EACCOUNTCLOSED, "The account %d is closed: it cannot pay.", user)
-		case buyer.Balance < p.Total:
-			return quire.Errorf(quire.EINSUFFICIENTFUNDS, "The balance is %s, short of the %s to pay: the shop must fund the account first.", buyer.Balance, p.Total)
-		}
-		now := s.now().UTC().Truncate(time.Millisecond)
-		debited := *buyer
-		debited.Balance -= p.Total
-		debited.UpdatedAt = writeTime(now, buyer.UpdatedAt)
-		debited.Hash = quire.ContentHash(&debited)
-		*o = orders.Order{ID: quire.NewID(now), UserID: user, Items: p.Items, Total: p.Total, CreatedAt: now}
-		items := []types.TransactWriteItem{
-			{Update: &types.Update{
-				TableName:                &s.users,
-				Key:                      userKey(user),
-				UpdateExpression:         aws.String("SET balance = :balance, updated_at = :now, #hash = :hash"),
-				ConditionExpression:      aws.String("#hash = :old_hash"),
-				ExpressionAttributeNames: map[string]string{"#hash": attrHash},
-				ExpressionAttributeValues: map[string]types.AttributeValue{
-					":balance": num(int64(debited.Balance)), ":now": str(debited.UpdatedAt.Format(time.RFC3339Nano)),
-					":hash": str(debited.Hash), ":old_hash": str(buyer.Hash),
-				},
-			}},
-			{Put: &types.Put{TableName: &s.orders, Item: orderItem(o), ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-		}
-		if p.Cart != nil {
-			empty := carts.Cart{UserID: user, Items: map[quire.ID]int{}}
-			items = append(items, types.TransactWriteItem{Update: &types.Update{
-				TableName:                &s.carts,
-				Key:                      cartKey(user),
-				UpdateExpression:         aws.String("SET #items = :empty, updated_at = :now, #hash = :hash ADD revision :one"),
-				ConditionExpression:      aws.String("revision = :revision"),
-				ExpressionAttributeNames: map[string]string{"#items": "items", "#hash": attrHash},
-				ExpressionAttributeValues: map[string]types.AttributeValue{
-					":empty": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}},
-					":now":   str(now.Format(time.RFC3339Nano)), ":one": num(1), ":revision": num(p.Cart.Revision),
-					":hash": str(quire.ContentHash(&empty)),
-				},
-			}})
-		}
-		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		failed := cancelled(err)
-		switch {
-		case err == nil:
-			return nil
-		case failed[1] && attempt < maxIDAttempts:
-			continue // the order id was taken in the same millisecond
-		case failed[1]:
-			return fmt.Errorf("pay: no free order id after %d attempts", maxIDAttempts)
-		case failed[0] && attempt < maxChangeAttempts:
-			// The buyer changed since read: read again.
-			if err := pause(ctx, attempt); err != nil {
-				return err
-			}
-			continue
-		case failed[0]:
-			return quire.Errorf(quire.ECONFLICT, "The account changed during the payment; nothing was paid. Pay again.")
-		case len(failed) > 0:
-			return quire.Errorf(quire.ECONFLICT, "The cart changed during the payment; nothing was paid. Check it and pay again.")
-		default:
-			return fmt.Errorf("pay %s for user %d: %w", p.Total, user, err)
-		}
+	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
+		return fmt.Errorf("pay %s for user %d: %w", o.Total, b.ID, err)
 	}
+	return nil
 }
 
-// buyer reads the account that pays, consistently: EACCOUNTCLOSED when it
-// is gone.
-func (s *OrderStore) buyer(ctx context.Context, user quire.ID) (*users.User, error) {
+// Buyer reads the account that pays, consistently: ENOTFOUND when it is
+// gone.
+func (s *OrderStore) Buyer(ctx context.Context, user quire.ID) (*users.User, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.users, Key: userKey(user), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, fmt.Errorf("read buyer %d: %w", user, err)
 	}
 	if out.Item == nil {
-		return nil, quire.Errorf(quire.EACCOUNTCLOSED, "The user %d has no account to pay from.", user)
+		return nil, quire.Errorf(quire.ENOTFOUND, "No user has the id %d.", user)
 	}
 	return parseUser(out.Item)
 }
@@ -203,12 +150,14 @@ func (s *OrderStore) List(ctx context.Context, user, after quire.ID, limit int) 
 
 // PutOrder stores o as it is, for demo data.
 func (s *OrderStore) PutOrder(ctx context.Context, o orders.Order) error {
+	o.Hash = quire.ContentHash(&o)
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.orders, Item: orderItem(&o)}); err != nil {
 		return fmt.Errorf("put order %d: %w", o.ID, err)
 	}
 	return nil
 }
 
+// orderItem is the item of o, with the content hash it carries.
 func orderItem(o *orders.Order) map[string]types.AttributeValue {
 	lines := make([]types.AttributeValue, len(o.Items))
 	for i, it := range o.Items {
@@ -217,7 +166,6 @@ func orderItem(o *orders.Order) map[string]types.AttributeValue {
 			"quantity": num(int64(it.Quantity)), "subtotal": num(int64(it.Subtotal)),
 		}}
 	}
-	o.Hash = quire.ContentHash(o)
 	return map[string]types.AttributeValue{
 		attrPK: str(userPrefix + o.UserID.String()), attrID: num(int64(o.ID)), "user_id": num(int64(o.UserID)), attrHash: str(o.Hash),
 		"items": &types.AttributeValueMemberL{Value: lines}, "total": num(int64(o.Total)),

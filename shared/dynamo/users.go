@@ -443,7 +443,9 @@ func lostRace(id quire.ID, now map[string]types.AttributeValue, pre quire.Precon
 }
 
 // updatedAt is the time of a write over old (see writeTime).
-func (s *UserStore) updatedAt(old *users.User) time.Time { return writeTime(s.now(), old.UpdatedAt) }
+func (s *UserStore) updatedAt(old *users.User) time.Time {
+	return quire.WriteTime(s.now(), old.UpdatedAt)
+}
 
 // change reads the user id, lets apply check and change it, and writes the
 // result in one transaction on the condition that the user is still as
@@ -495,7 +497,7 @@ func (s *UserStore) change(ctx context.Context, id quire.ID, out *users.User, ap
 		case attempt == maxChangeAttempts:
 			return changedMeanwhile(id)
 		}
-		if err := pause(ctx, attempt); err != nil {
+		if err := quire.Pause(ctx, attempt); err != nil {
 			return err
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -33,15 +32,58 @@ const (
 // dozen concurrent changes land (ddbfault's Conflict rule shows it).
 const maxConflictAttempts = maxChangeAttempts
 
-// transact runs a transaction, again after a short random pause when
-// DynamoDB cancels it only because another transaction was writing the
-// same items: concurrent requests then all land, in some order. A
-// transaction still conflicting after maxConflictAttempts is ECONFLICT.
+// transact runs a transaction as run does, with the pending idempotency
+// record ctx carries, rendered just before each run: the effect and the
+// answer commit together or not at all.
+func transact(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWriteItemsInput) error {
+	var record func(time.Time) (types.TransactWriteItem, error)
+	if pending := idempotency.PendingFrom(ctx); pending != nil {
+		if err := pending.Unanswered(); err != nil {
+			return err
+		}
+		record = func(now time.Time) (types.TransactWriteItem, error) { return recordPut(pending, now) }
+	}
+	return run(ctx, db, in, record)
+}
+
+// tx is a transaction whose items are known by name ("buyer", "cart"): a
+// cancelled one says by name, not by position, what was not as read.
+type tx struct {
+	names []string
+	items []types.TransactWriteItem
+}
+
+func (t *tx) add(name string, item types.TransactWriteItem) {
+	t.names = append(t.names, name)
+	t.items = append(t.items, item)
+}
+
+// commit runs the transaction (see run) with rec's Put into the records
+// table when rec is set. When DynamoDB cancels it because an item's
+// condition failed, it returns a *quire.Stale naming the first such item.
+func (t *tx) commit(ctx context.Context, db *dynamodb.Client, records string, rec *idempotency.Record) error {
+	var record func(time.Time) (types.TransactWriteItem, error)
+	if rec != nil {
+		record = func(now time.Time) (types.TransactWriteItem, error) { return recordItem(records, rec, now), nil }
+	}
+	err := run(ctx, db, &dynamodb.TransactWriteItemsInput{TransactItems: t.items}, record)
+	for i, name := range t.names {
+		if reason(err, i) == "ConditionalCheckFailed" {
+			return &quire.Stale{What: name}
+		}
+	}
+	return err
+}
+
+// run runs a transaction, again after a short random pause when DynamoDB
+// cancels it only because another transaction was writing the same items:
+// concurrent requests then all land, in some order. A transaction still
+// conflicting after maxConflictAttempts is ECONFLICT.
 //
-// When ctx carries a pending idempotency record, the record joins the
-// transaction, rendered just before it runs: the effect and the answer
-// commit together or not at all. If another request with the key
-// committed first, transact returns idempotency.ErrRaced.
+// With record, the Put of an idempotency record it returns joins the
+// transaction: if another request with the key committed first, run
+// returns idempotency.ErrRaced, and idempotency.ErrInFlight if that
+// request is committing at the same time.
 //
 // Each run carries a ClientRequestToken of its own, which the SDK's retries
 // of that run repeat: when DynamoDB applied a transaction and its answer was
@@ -49,30 +91,24 @@ const maxConflictAttempts = maxChangeAttempts
 // applies nothing again (DynamoDB keeps tokens for 10 minutes, far longer
 // than a request lives). A run after a conflict is another transaction, with
 // another token.
-func transact(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWriteItemsInput) error {
+func run(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWriteItemsInput, record func(time.Time) (types.TransactWriteItem, error)) error {
 	items := in.TransactItems
-	pending := idempotency.PendingFrom(ctx)
-	if pending != nil {
-		if err := pending.Unanswered(); err != nil {
-			return err
-		}
-	}
 	for attempt := 1; ; attempt++ {
 		in.ClientRequestToken = aws.String(requestToken())
-		if pending != nil {
-			put, err := recordPut(pending, time.Now())
+		if record != nil {
+			put, err := record(time.Now())
 			if err != nil {
 				return err
 			}
 			in.TransactItems = append(slices.Clip(items), put)
 		}
 		_, err := db.TransactWriteItems(ctx, in)
-		if pending != nil {
+		if record != nil {
 			switch reason(err, len(in.TransactItems)-1) {
 			case "ConditionalCheckFailed": // the key has a record now
 				return idempotency.ErrRaced
 			case "TransactionConflict": // the key's first request is committing
-				return quire.Errorf(quire.ECONFLICT, "A request with this idempotency key is still running; retry in a moment.")
+				return idempotency.ErrInFlight
 			}
 		}
 		if !conflicted(err) {
@@ -81,7 +117,7 @@ func transact(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWri
 		if attempt == maxConflictAttempts {
 			return quire.Errorf(quire.ECONFLICT, "Other requests are changing the same data; retry in a moment.")
 		}
-		if err := pause(ctx, attempt); err != nil {
+		if err := quire.Pause(ctx, attempt); err != nil {
 			return err
 		}
 	}
@@ -95,21 +131,8 @@ func requestToken() string {
 }
 
 // maxChangeAttempts bounds how often a read-then-write runs again when its
-// item changed in between: enough for a few dozen concurrent changes of
-// one item to all land.
-const maxChangeAttempts = 40
-
-// pause waits a little, longer with each attempt and at random, so that
-// requests that collided do not collide again.
-func pause(ctx context.Context, attempt int) error {
-	d := time.Duration(min(attempt, 5)*5+rand.IntN(20)) * time.Millisecond
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
-}
+// item changed in between (see quire.MaxAttempts).
+const maxChangeAttempts = quire.MaxAttempts
 
 // conflicted reports whether err is a transaction cancelled for a conflict
 // with another transaction, with no condition failing.
@@ -224,19 +247,9 @@ func batchGetTables(ctx context.Context, db *dynamodb.Client, what string, reque
 		if attempt == maxWriteAttempts {
 			return nil, quire.Errorf(quire.EUNAVAILABLE, "The %s is busy; retry after the time in Retry-After.", what)
 		}
-		if err := pause(ctx, attempt); err != nil {
+		if err := quire.Pause(ctx, attempt); err != nil {
 			return nil, err
 		}
 	}
 	return items, nil
-}
-
-// writeTime is the updated_at of a write at now over an item last written
-// at prev: now to the millisecond, and always after prev.
-func writeTime(now, prev time.Time) time.Time {
-	t := now.UTC().Truncate(time.Millisecond)
-	if !t.After(prev) {
-		t = prev.Add(time.Millisecond)
-	}
-	return t
 }

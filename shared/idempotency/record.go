@@ -99,9 +99,25 @@ func (p *Pending) Record() (*Record, error) {
 	return &Record{Scope: p.Scope, Fingerprint: p.Fingerprint, Response: resp, Expires: p.Expires}, nil
 }
 
+// Answer returns the record of the pending request answered with resp, for
+// the operation to commit in the transaction of its effect. It waits for
+// the lookup as Found does, and returns ErrRaced when the key has a record
+// already (the caller answers with it) or the lookup's error.
+func (p *Pending) Answer(resp Response) (*Record, error) {
+	if err := p.Unanswered(); err != nil {
+		return nil, err
+	}
+	return &Record{Scope: p.Scope, Fingerprint: p.Fingerprint, Response: resp, Expires: p.Expires}, nil
+}
+
 // ErrRaced is what a transaction returns when another request with the
 // same key committed first: the caller answers with that request's record.
 var ErrRaced = errors.New("idempotency: another request with the same key committed first")
+
+// ErrInFlight is what a transaction returns when another request with the
+// same key is committing at the same time: retried in a moment, the request
+// gets that request's answer.
+var ErrInFlight = errors.New("idempotency: a request with the same key is committing")
 
 type pendingKey struct{}
 

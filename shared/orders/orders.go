@@ -5,6 +5,7 @@ package orders
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/users"
 )
 
 // Item is one book of an order, at the price it was bought for.
@@ -45,16 +47,17 @@ type Purchase struct {
 	Cart  *carts.Cart
 }
 
-// Store keeps orders and makes payments.
+// Store keeps orders and commits payments.
 type Store interface {
-	// Pay reads the user's account while purchase reads what is bought,
-	// then debits its total from the balance, creates the order o (which
-	// it fills in before the transaction) and, for a cart, empties it,
-	// all in one transaction. With nothing changed: purchase's error;
-	// EACCOUNTCLOSED when the account is closed (or gone);
-	// EINSUFFICIENTFUNDS when its balance is short; ECONFLICT when the
-	// account or the cart kept changing (a retry reads them again).
-	Pay(ctx context.Context, user quire.ID, purchase func(context.Context) (*Purchase, error), o *Order) error
+	// Buyer reads the account of user, consistently: ENOTFOUND when it is
+	// gone.
+	Buyer(ctx context.Context, user quire.ID) (*users.User, error)
+	// CommitPayment commits pay in one transaction, with rec, the answer to
+	// the request's idempotency key, when it has one. With nothing written,
+	// it returns a *quire.Stale naming StaleBuyer, StaleCart or StaleOrder
+	// when that was not as read, and idempotency.ErrRaced when another
+	// request with rec's key committed first.
+	CommitPayment(ctx context.Context, pay Payment, rec *idempotency.Record) error
 	// Get returns the order id: of the user, or anyone's when anyUser is set.
 	Get(ctx context.Context, user, id quire.ID, anyUser bool) (*Order, error)
 	// List returns the user's orders, newest last, a page at a time.
@@ -172,15 +175,66 @@ func buyable(r *http.Request, p *catalog.Product) error {
 	return nil
 }
 
-// commit pays for what purchase reads and answers 201 with the order.
+// commit pays for what purchase reads, from the caller's balance, and
+// answers 201 with the order: it reads the purchase and the buyer at once,
+// decides the payment (Charge) and commits it with the answer to the
+// request's idempotency key. A buyer that changed meanwhile (a concurrent
+// payment or deposit) is read again, and the payment decided again, as
+// quire.Again does; a cart that changed is a conflict, which the client
+// resolves by reading the cart again.
 func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, purchase func(context.Context) (*Purchase, error)) error {
-	var o Order
-	render := func() (idempotency.Response, error) {
-		return rest.Created(r, "/orders/"+o.ID.String(), o)
-	}
-	return rest.Commit(w, r, render, func(ctx context.Context) error {
-		return h.Store.Pay(ctx, rest.CallerOf(r).ID, purchase, &o)
+	ctx, caller := r.Context(), rest.CallerOf(r).ID
+	var (
+		p     *Purchase
+		buyer *users.User
+		resp  idempotency.Response
+	)
+	err := quire.Again(ctx, func(attempt int) error {
+		read := []func() error{func() (err error) { buyer, err = h.buyer(ctx, caller); return err }}
+		if attempt == 1 {
+			read = append(read, func() (err error) { p, err = purchase(ctx); return err })
+		}
+		if err := quire.Concurrently(read...); err != nil {
+			return err
+		}
+		pay, err := Charge(*buyer, *p, time.Now())
+		if err != nil {
+			return err
+		}
+		if resp, err = rest.Created(r, "/orders/"+pay.Order.ID.String(), pay.Order); err != nil {
+			return err
+		}
+		rec, err := rest.Record(r, resp)
+		if err != nil {
+			return err
+		}
+		err = h.Store.CommitPayment(ctx, pay, rec)
+		if stale, ok := errors.AsType[*quire.Stale](err); ok && stale.What == StaleCart {
+			return quire.Errorf(quire.ECONFLICT, "The cart changed during the payment; nothing was paid. Check it and pay again.")
+		}
+		return err
 	})
+	if stale, ok := errors.AsType[*quire.Stale](err); ok {
+		if stale.What == StaleBuyer {
+			return quire.Errorf(quire.ECONFLICT, "The account changed during the payment; nothing was paid. Pay again.")
+		}
+		return fmt.Errorf("pay %s for user %d: %w", p.Total, caller, err)
+	}
+	if err != nil {
+		return err
+	}
+	rest.Write(w, resp)
+	return nil
+}
+
+// buyer reads the account the caller pays from: EACCOUNTCLOSED when it is
+// gone.
+func (h *Handlers) buyer(ctx context.Context, user quire.ID) (*users.User, error) {
+	u, err := h.Store.Buyer(ctx, user)
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		return nil, quire.Errorf(quire.EACCOUNTCLOSED, "The user %d has no account to pay from.", user)
+	}
+	return u, err
 }
 
 func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {

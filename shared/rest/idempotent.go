@@ -87,6 +87,18 @@ func Commit(w http.ResponseWriter, r *http.Request, render func() (idempotency.R
 	return nil
 }
 
+// Record returns the idempotency record of r answered with resp, for the
+// operation to commit in the transaction of its effect, or nil when r has
+// no idempotency key. It returns idempotency.ErrRaced when the key has an
+// answer already, which the route then sends again.
+func Record(r *http.Request, resp idempotency.Response) (*idempotency.Record, error) {
+	p := idempotency.PendingFrom(r.Context())
+	if p == nil {
+		return nil, nil
+	}
+	return p.Answer(resp)
+}
+
 // idempotent serves a route that takes an idempotency key: without one, h
 // runs as it is (unless the route requires one). With one, h runs with the
 // pending record in its context while the key's record is read in the
@@ -131,6 +143,8 @@ func idempotent(w http.ResponseWriter, r *http.Request, rt routes.Route, records
 		return replay(w, r, rec, fingerprint)
 	}
 	switch code := quire.ErrorCode(err); {
+	case errors.Is(err, idempotency.ErrInFlight):
+		return inFlight(err)
 	case errors.Is(err, idempotency.ErrRaced):
 		rec, err := records.Get(r.Context(), scope)
 		if err != nil || rec == nil {
