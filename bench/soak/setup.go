@@ -174,7 +174,7 @@ func seedCustomers(ctx context.Context, s *dynamo.UserStore, n int) ([]quire.ID,
 		if err := s.Create(ctx, &u, ""); err != nil {
 			return nil, fmt.Errorf("seed customer %d: %w", i, err)
 		}
-		if err := s.Deposit(ctx, u.ID, seedBalance(i), new(users.User)); err != nil {
+		if _, err := users.Fund(ctx, s, u.ID, seedBalance(i)); err != nil {
 			return nil, fmt.Errorf("seed the balance of customer %d: %w", i, err)
 		}
 		ids = append(ids, u.ID)

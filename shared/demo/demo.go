@@ -149,7 +149,7 @@ func Seed(ctx context.Context, s users.Store, o Options) (added int, err error) 
 		case "":
 			added++
 			if u.Role == quire.RoleCustomer {
-				if err := s.Deposit(ctx, u.ID, CustomerBalance, new(users.User)); err != nil {
+				if _, err := users.Fund(ctx, s, u.ID, CustomerBalance); err != nil {
 					return added, fmt.Errorf("seed balance of %s: %w", u.Email, err)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/users"
@@ -26,13 +27,14 @@ type UserStore struct {
 	table    string
 	sessions string
 	carts    string
+	records  string
 	now      func() time.Time
 }
 
 // NewUserStore returns a UserStore on db with the physical table names t.
 func NewUserStore(db *dynamodb.Client, t TableNames) *UserStore {
 	return &UserStore{db: db, table: t.Physical(routes.TableUsers), sessions: t.Physical(routes.TableSessions),
-		carts: t.Physical(routes.TableCarts), now: time.Now}
+		carts: t.Physical(routes.TableCarts), records: t.Physical(routes.TableIdempotency), now: time.Now}
 }
 
 // The partition key values and list partition of the users table.
@@ -447,90 +449,53 @@ func (s *UserStore) updatedAt(old *users.User) time.Time {
 	return quire.WriteTime(s.now(), old.UpdatedAt)
 }
 
-// change reads the user id, lets apply check and change it, and writes the
-// result in one transaction on the condition that the user is still as
-// read, with the updates also makes of the changed user (Close: its
-// email's reservation); a user changed in between is read again. It fills
-// *out with the user as it writes it before the transaction runs, so that
-// the answer can be rendered into an idempotency record of the same
-// transaction.
-func (s *UserStore) change(ctx context.Context, id quire.ID, out *users.User, apply func(*users.User) error, expr string, values func(*users.User) map[string]types.AttributeValue, also ...func(*users.User) *types.Update) error {
-	for attempt := 1; ; attempt++ {
-		u, err := s.Get(ctx, id)
-		if err != nil {
-			return err
-		}
-		old := *u
-		if err := apply(u); err != nil {
-			return err
-		}
-		u.UpdatedAt = s.updatedAt(&old)
-		u.Hash = quire.ContentHash(u)
-		*out = *u
-		vals := values(u)
-		vals[":now"] = str(u.UpdatedAt.Format(time.RFC3339Nano))
-		vals[":hash"] = str(u.Hash)
-		vals[":old_hash"] = str(old.Hash)
-		names := map[string]string{"#hash": attrHash}
-		if strings.Contains(expr, "#status") {
-			names["#status"] = "status"
-		}
-		items := []types.TransactWriteItem{{
-			Update: &types.Update{
-				TableName:                 &s.table,
-				Key:                       userKey(id),
-				UpdateExpression:          aws.String(expr + ", updated_at = :now, #hash = :hash"),
-				ConditionExpression:       aws.String("#hash = :old_hash"),
-				ExpressionAttributeNames:  names,
-				ExpressionAttributeValues: vals,
-			},
-		}}
-		for _, more := range also {
-			items = append(items, types.TransactWriteItem{Update: more(u)})
-		}
-		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		switch {
-		case err == nil:
-			return nil
-		case !cancelled(err)[0]:
-			return fmt.Errorf("change user %d: %w", id, err)
-		case attempt == maxChangeAttempts:
-			return changedMeanwhile(id)
-		}
-		if err := quire.Pause(ctx, attempt); err != nil {
-			return err
-		}
+// CommitDeposit writes the deposit ch with rec in one transaction, over
+// the user as read.
+func (s *UserStore) CommitDeposit(ctx context.Context, ch users.Change, rec *idempotency.Record) error {
+	var t tx
+	t.add(users.StaleUser, s.userUpdate(ch, "SET balance = :balance",
+		map[string]types.AttributeValue{":balance": num(int64(ch.User.Balance))}))
+	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
+		return fmt.Errorf("deposit into user %d: %w", ch.User.ID, err)
 	}
+	return nil
 }
 
-// Deposit adds amount to the balance of the active user id.
-func (s *UserStore) Deposit(ctx context.Context, id quire.ID, amount quire.Money, out *users.User) error {
-	return s.change(ctx, id, out, func(u *users.User) error {
-		switch {
-		case u.Status != users.StatusActive:
-			return quire.Errorf(quire.EACCOUNTCLOSED, "The account %d is closed: it takes no deposits.", id)
-		case u.Balance+amount > users.MaxBalance:
-			return quire.Errorf(quire.EBALANCELIMIT, "A balance may not exceed %s; this account has %s.", users.MaxBalance, u.Balance)
-		}
-		u.Balance += amount
-		return nil
-	}, "SET balance = :balance", func(u *users.User) map[string]types.AttributeValue {
-		return map[string]types.AttributeValue{":balance": num(int64(u.Balance))}
-	})
+// CommitClose writes the closing ch with rec in one transaction, over the
+// user as read: the user leaves the indexes of active users and of roles,
+// its epoch moves on, which ends its sessions, and its email's reservation
+// keeps no credentials, which ends its logins.
+func (s *UserStore) CommitClose(ctx context.Context, ch users.Change, rec *idempotency.Record) error {
+	u := ch.User
+	var t tx
+	t.add(users.StaleUser, s.userUpdate(ch, "REMOVE "+attrActivePK+", "+attrRolePK+" ADD "+attrEpoch+" :one SET #status = :closed",
+		map[string]types.AttributeValue{":closed": str(string(u.Status)), ":one": num(1)}))
+	t.add("email", types.TransactWriteItem{Update: s.credentials(u.Email, u.Role, "")})
+	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
+		return fmt.Errorf("close user %d: %w", u.ID, err)
+	}
+	return nil
 }
 
-// Close closes the active account id, keeping its balance, and ends its
-// sessions.
-func (s *UserStore) Close(ctx context.Context, id quire.ID, out *users.User) error {
-	return s.change(ctx, id, out, func(u *users.User) error {
-		if u.Status != users.StatusActive {
-			return quire.Errorf(quire.EACCOUNTCLOSED, "The account %d is closed already.", id)
-		}
-		u.Status = users.StatusClosed
-		return nil
-	}, "REMOVE "+attrActivePK+", "+attrRolePK+" ADD "+attrEpoch+" :one SET #status = :closed", func(u *users.User) map[string]types.AttributeValue {
-		return map[string]types.AttributeValue{":closed": str(string(users.StatusClosed)), ":one": num(1)}
-	}, func(u *users.User) *types.Update { return s.credentials(u.Email, u.Role, "") })
+// userUpdate is the Update of the user ch changes, with expr and its
+// values, and its new updated_at and content hash, on the condition that
+// the user's content hash is the one read.
+func (s *UserStore) userUpdate(ch users.Change, expr string, values map[string]types.AttributeValue) types.TransactWriteItem {
+	values[":now"] = str(ch.User.UpdatedAt.Format(time.RFC3339Nano))
+	values[":hash"] = str(ch.User.Hash)
+	values[":read"] = str(ch.ReadHash)
+	names := map[string]string{"#hash": attrHash}
+	if strings.Contains(expr, "#status") {
+		names["#status"] = "status"
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName:                 &s.table,
+		Key:                       userKey(ch.User.ID),
+		UpdateExpression:          aws.String(expr + ", updated_at = :now, #hash = :hash"),
+		ConditionExpression:       aws.String("#hash = :read"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	}}
 }
 
 // Delete removes the user id and what belongs only to it: its email's

@@ -68,7 +68,7 @@ func TestRefusalsChangeNothing(t *testing.T) {
 		{"deposit past the cap", func(t *testing.T, s refusalShop) {
 			store := dynamo.NewUserStore(s.api.DB, s.api.Tables)
 			for balance := demo.CustomerBalance; balance+users.MaxDeposit <= users.MaxBalance; balance += users.MaxDeposit {
-				if err := store.Deposit(t.Context(), 2, users.MaxDeposit, new(users.User)); err != nil {
+				if _, err := users.Fund(t.Context(), store, 2, users.MaxDeposit); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -292,8 +292,7 @@ func (h *Handlers) deposit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var u User
-	return rest.Commit(w, r, h.render(r, &u), func(ctx context.Context) error { return h.Store.Deposit(ctx, id, amount, &u) })
+	return h.account(w, r, id, func(u User, now time.Time) (Change, error) { return Credit(u, amount, now) }, h.Store.CommitDeposit)
 }
 
 // close closes an active account; its balance stays, frozen.
@@ -302,15 +301,26 @@ func (h *Handlers) close(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var u User
-	return rest.Commit(w, r, h.render(r, &u), func(ctx context.Context) error { return h.Store.Close(ctx, id, &u) })
+	return h.account(w, r, id, CloseAccount, h.Store.CommitClose)
 }
 
-// render renders *u as the 200 answer to r, when u is filled in.
-func (h *Handlers) render(r *http.Request, u *User) func() (idempotency.Response, error) {
-	return func() (idempotency.Response, error) {
-		return rest.Render(r, http.StatusOK, represent(r, u, false))
+// account changes the account id as decide decides (see Apply), and
+// answers 200 with the user as changed, the answer its idempotency record
+// holds.
+func (h *Handlers) account(w http.ResponseWriter, r *http.Request, id quire.ID,
+	decide func(User, time.Time) (Change, error), commit func(context.Context, Change, *idempotency.Record) error) error {
+	var resp idempotency.Response
+	_, err := Apply(r.Context(), h.Store, id, decide, commit, func(ch Change) (rec *idempotency.Record, err error) {
+		if resp, err = rest.Render(r, http.StatusOK, represent(r, &ch.User, false)); err != nil {
+			return nil, err
+		}
+		return rest.Record(r, resp)
+	})
+	if err != nil {
+		return err
 	}
+	rest.Write(w, resp)
+	return nil
 }
 
 func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) error {

@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
@@ -198,15 +199,16 @@ type Store interface {
 	// ReplaceProfile stores p as the profile of the user id and returns
 	// the user as stored: EPRECONDITION as Replace.
 	ReplaceProfile(ctx context.Context, id quire.ID, p Profile, pre quire.Precondition) (*User, error)
-	// Deposit adds amount to the balance of the active user id, filling
-	// *out with the user as stored before it commits: EACCOUNTCLOSED for
-	// a closed account, EBALANCELIMIT for a balance that would pass
-	// MaxBalance.
-	Deposit(ctx context.Context, id quire.ID, amount quire.Money, out *User) error
-	// Close sets the status of the active user id to CLOSED, keeping its
-	// balance, filling *out as Deposit does: EACCOUNTCLOSED if it is
-	// closed.
-	Close(ctx context.Context, id quire.ID, out *User) error
+	// CommitDeposit writes ch, a deposit (see Credit), with rec, the answer
+	// to the request's idempotency key when it has one. With nothing
+	// written, it returns a *quire.Stale naming StaleUser when the user is
+	// not as read, and idempotency.ErrRaced when another request with
+	// rec's key committed first.
+	CommitDeposit(ctx context.Context, ch Change, rec *idempotency.Record) error
+	// CommitClose writes ch, a closing (see CloseAccount), with rec, as
+	// CommitDeposit does, and in the same transaction ends the account's
+	// sessions and its email's logins.
+	CommitClose(ctx context.Context, ch Change, rec *idempotency.Record) error
 	// Delete removes the user id and frees its email: EPRECONDITION as
 	// Replace.
 	Delete(ctx context.Context, id quire.ID, pre quire.Precondition) error
