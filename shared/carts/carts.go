@@ -53,20 +53,15 @@ func (c *Cart) ProductIDs() []quire.ID {
 
 // Store keeps carts.
 type Store interface {
-	// Get returns the user's cart, empty when they have none.
+	// Get returns the user's cart, read consistently, empty when they have
+	// none.
 	Get(ctx context.Context, user quire.ID) (*Cart, error)
-	// Add adds quantity copies of product to the user's cart, after
-	// prepare has seen (and not refused) the new cart, which it fills in
-	// *out before it commits: ECARTFULL when the book would pass
-	// MaxQuantity or the cart MaxItems. Concurrent additions all land.
-	Add(ctx context.Context, user, product quire.ID, quantity int, prepare func(*Cart) error, out *Cart) error
-	// Remove takes product out of the user's cart: ENOTFOUND when it is
-	// not in it.
-	//
-	// A line of a cart has no representation of its own, so of the
-	// preconditions only If-Match: * (the line exists) can hold:
-	// EPRECONDITION for the others.
-	Remove(ctx context.Context, user, product quire.ID, pre quire.Precondition) error
+	// Commit writes the cart ch decided (see Add and Remove) with rec, the
+	// answer to the request's idempotency key when it has one. With
+	// nothing written, it returns a *quire.Stale naming StaleCart when the
+	// cart is not as read, and idempotency.ErrRaced when another request
+	// with rec's key committed first.
+	Commit(ctx context.Context, ch Change, rec *idempotency.Record) error
 }
 
 // Products finds products by id.
@@ -193,38 +188,41 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := *a.ProductID
-	var c Cart
-	var products map[quire.ID]catalog.Product
-	// The added book is read while the cart is (the catalog's cache then
-	// holds it), and the new cart's books, the added one included, once
-	// the cart is read.
-	added := make(chan error, 1)
+	var (
+		products map[quire.ID]catalog.Product
+		resp     idempotency.Response
+		warm     = make(chan struct{})
+	)
+	// The added book is read while the cart is, so that the catalog's
+	// cache holds it when the new cart's books are read; that read says
+	// what went wrong, if anything did.
 	go func() {
-		_, err := h.Products.ProductsByID(r.Context(), []quire.ID{id})
-		added <- err
+		defer close(warm)
+		h.Products.ProductsByID(r.Context(), []quire.ID{id})
 	}()
-	prepare := func(next *Cart) (err error) {
-		if added != nil {
-			err, added = <-added, nil
-			if err != nil {
-				return err
+	_, err := Apply(r.Context(), h.Store, rest.CallerOf(r).ID, func(c Cart) (Change, error) { return Add(c, id, *a.Quantity) },
+		func(ch Change) (*idempotency.Record, error) {
+			<-warm
+			var err error
+			if products, err = h.Products.ProductsByID(r.Context(), ch.Cart.ProductIDs()); err != nil {
+				return nil, err
 			}
-		}
-		if products, err = h.Products.ProductsByID(r.Context(), next.ProductIDs()); err != nil {
-			return err
-		}
-		switch p, ok := products[id]; {
-		case !ok:
-			return quire.Errorf(quire.ENOTFOUND, "No product has the id %d.", id)
-		case p.Status != catalog.StatusAvailable:
-			return quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d is %s: it cannot be bought.", id, p.Status.In(rest.Version(r)))
-		}
-		return nil
+			switch p, ok := products[id]; {
+			case !ok:
+				return nil, quire.Errorf(quire.ENOTFOUND, "No product has the id %d.", id)
+			case p.Status != catalog.StatusAvailable:
+				return nil, quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d is %s: it cannot be bought.", id, p.Status.In(rest.Version(r)))
+			}
+			if resp, err = rest.Render(r, http.StatusOK, rep(r, &ch.Cart, products)); err != nil {
+				return nil, err
+			}
+			return rest.Record(r, resp)
+		})
+	if err != nil {
+		return err
 	}
-	render := func() (idempotency.Response, error) { return rest.Render(r, http.StatusOK, rep(r, &c, products)) }
-	return rest.Commit(w, r, render, func(ctx context.Context) error {
-		return h.Store.Add(ctx, rest.CallerOf(r).ID, id, *a.Quantity, prepare, &c)
-	})
+	rest.Write(w, resp)
+	return nil
 }
 
 func (h *Handlers) remove(w http.ResponseWriter, r *http.Request) error {
@@ -236,7 +234,7 @@ func (h *Handlers) remove(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Store.Remove(r.Context(), rest.CallerOf(r).ID, id, pre); err != nil {
+	if _, err := Apply(r.Context(), h.Store, rest.CallerOf(r).ID, func(c Cart) (Change, error) { return Remove(c, id, pre) }, nil); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

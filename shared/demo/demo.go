@@ -254,7 +254,7 @@ func SeedShop(ctx context.Context, cs carts.Store, os Orders) error {
 		return err
 	}
 	for _, id := range []quire.ID{3, 5} {
-		if err := cs.Add(ctx, 2, id, 1, func(*carts.Cart) error { return nil }, new(carts.Cart)); err != nil {
+		if _, err := carts.Apply(ctx, cs, 2, func(c carts.Cart) (carts.Change, error) { return carts.Add(c, id, 1) }, nil); err != nil {
 			return fmt.Errorf("seed cart: %w", err)
 		}
 	}

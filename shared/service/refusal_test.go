@@ -90,7 +90,7 @@ func TestRefusalsChangeNothing(t *testing.T) {
 				if err := store.PutProduct(t.Context(), p, 0); err != nil {
 					t.Fatal(err)
 				}
-				if err := cs.Add(t.Context(), 2, p.ID, 1, func(*carts.Cart) error { return nil }, new(carts.Cart)); err != nil {
+				if _, err := carts.Apply(t.Context(), cs, 2, func(c carts.Cart) (carts.Change, error) { return carts.Add(c, p.ID, 1) }, nil); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -1,0 +1,87 @@
+package carts_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quireapi/quire/shared/carts"
+	"github.com/quireapi/quire/shared/quire"
+)
+
+// cartOf is the cart of user 7 with items, as stored at revision.
+func cartOf(revision int64, items map[quire.ID]int) carts.Cart {
+	c := carts.Cart{UserID: 7, Items: items, Revision: revision}
+	c.Hash = quire.ContentHash(&c)
+	return c
+}
+
+// full is a cart of MaxItems different books, one copy each.
+func full() map[quire.ID]int {
+	items := map[quire.ID]int{}
+	for id := range quire.ID(carts.MaxItems) {
+		items[id+1] = 1
+	}
+	return items
+}
+
+// Additions and removals are decided with no store: the limits, a missing
+// line and its preconditions, and for a change the cart as written, with
+// the next revision and its content hash, over the revision read.
+func TestCartDecisions(t *testing.T) {
+	add := func(id quire.ID, n int) func(carts.Cart) (carts.Change, error) {
+		return func(c carts.Cart) (carts.Change, error) { return carts.Add(c, id, n) }
+	}
+	remove := func(id quire.ID, pre quire.Precondition) func(carts.Cart) (carts.Change, error) {
+		return func(c carts.Cart) (carts.Change, error) { return carts.Remove(c, id, pre) }
+	}
+	for _, tc := range []struct {
+		name   string
+		read   carts.Cart
+		decide func(carts.Cart) (carts.Change, error)
+		code   string
+		detail string
+		want   map[quire.ID]int
+	}{
+		{name: "to no cart yet", read: cartOf(0, map[quire.ID]int{}), decide: add(3, 2), want: map[quire.ID]int{3: 2}},
+		{name: "more copies", read: cartOf(4, map[quire.ID]int{3: 2}), decide: add(3, 5), want: map[quire.ID]int{3: 7}},
+		{name: "up to the copies a book may have", read: cartOf(4, map[quire.ID]int{3: 90}), decide: add(3, 9), want: map[quire.ID]int{3: 99}},
+		{name: "past the copies a book may have", read: cartOf(4, map[quire.ID]int{3: 90}), decide: add(3, 10),
+			code: quire.ECARTFULL, detail: "A cart holds at most 99 copies of a book; it has 90 of product 3."},
+		{name: "a new book to a full cart", read: cartOf(9, full()), decide: add(carts.MaxItems+1, 1),
+			code: quire.ECARTFULL, detail: "A cart holds at most 50 different books."},
+		{name: "a book a full cart holds", read: cartOf(9, full()), decide: add(1, 1),
+			want: func() map[quire.ID]int { m := full(); m[1] = 2; return m }()},
+		{name: "a removal", read: cartOf(4, map[quire.ID]int{3: 2, 5: 1}), decide: remove(3, quire.Precondition{}), want: map[quire.ID]int{5: 1}},
+		{name: "the last book", read: cartOf(4, map[quire.ID]int{3: 2}), decide: remove(3, quire.Precondition{Exists: true}), want: map[quire.ID]int{}},
+		{name: "a book not in the cart", read: cartOf(4, map[quire.ID]int{3: 2}), decide: remove(5, quire.Precondition{}),
+			code: quire.ENOTFOUND, detail: "The product 5 is not in the cart."},
+		{name: "a line with an ETag", read: cartOf(4, map[quire.ID]int{3: 2}), decide: remove(3, quire.Precondition{Match: []string{"abc"}}),
+			code: quire.EPRECONDITION, detail: "The resource changed since the ETag in If-Match was sent; nothing was changed. GET it again and retry."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			items := map[quire.ID]int{}
+			for k, v := range tc.read.Items {
+				items[k] = v
+			}
+			ch, err := tc.decide(tc.read)
+			if tc.code != "" {
+				if e, ok := err.(*quire.Error); !ok || e.Code != tc.code || e.Message != tc.detail {
+					t.Fatalf("= %v, want %s: %q", err, tc.code, tc.detail)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := carts.Cart{UserID: 7, Items: tc.want, Revision: tc.read.Revision + 1}
+			want.Hash = quire.ContentHash(&want)
+			if diff := cmp.Diff(carts.Change{Cart: want, ReadRevision: tc.read.Revision}, ch); diff != "" {
+				t.Errorf("change (-want +got):\n%s", diff)
+			}
+			if !cmp.Equal(items, tc.read.Items) {
+				t.Errorf("the cart as read changed: %v", tc.read.Items)
+			}
+		})
+	}
+}
