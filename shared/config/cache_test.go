@@ -55,7 +55,7 @@ func putElsewhere(t *testing.T, api *servicetest.API, doc string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dynamo.NewConfigStore(api.DB, api.Tables).Put(context.Background(), d, quire.Precondition{}); err != nil {
+	if _, err := config.Put(context.Background(), dynamo.NewConfigStore(api.DB, api.Tables), d, quire.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
 	return rest.Tag(d.Hash, 1, false)

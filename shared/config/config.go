@@ -54,10 +54,10 @@ type Store interface {
 	Head(ctx context.Context) (Head, error)
 	// Gzip returns the compressed document h names, or ErrReplaced.
 	Gzip(ctx context.Context, h Head) ([]byte, error)
-	// Put stores d over the stored document, if pre holds, on the
-	// condition that the stored content hash is still the one checked:
-	// EPRECONDITION otherwise. created reports whether there was none.
-	Put(ctx context.Context, d Document, pre quire.Precondition) (created bool, err error)
+	// Commit writes rep (see Replace) in one transaction: a *quire.Stale
+	// naming StaleHead, with nothing written, when the head is not as
+	// read.
+	Commit(ctx context.Context, rep Replacement) error
 }
 
 // Parse validates body as a configuration document, a JSON object in
@@ -187,7 +187,7 @@ func (h *Handlers) put(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	start := h.now()
-	created, err := h.Store.Put(r.Context(), d, pre)
+	created, err := Put(r.Context(), h.Store, d, pre)
 	if err != nil {
 		return err
 	}

@@ -2,8 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"time"
@@ -143,66 +141,36 @@ func (s *ConfigStore) Gzip(ctx context.Context, h config.Head) ([]byte, error) {
 	return z, nil
 }
 
-// Put stores d over the stored document in one transaction: the new head,
-// on the condition that the stored hash is still the one read and checked
-// against pre, the new chunks, and the deletion of the old ones. A head
-// changed in between is read again, and checked against pre again.
-// Storing the document that is stored already writes nothing.
-func (s *ConfigStore) Put(ctx context.Context, d config.Document, pre quire.Precondition) (created bool, err error) {
-	for attempt := 1; ; attempt++ {
-		old, err := s.Head(ctx)
-		exists := err == nil
-		if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
-			return false, err
-		}
-		if err := pre.Check(old.Hash); err != nil {
-			return false, err
-		}
-		if exists && old.Hash == d.Hash {
-			return false, nil
-		}
-		gen := newGeneration()
-		chunks := (len(d.Gzip) + chunkBytes - 1) / chunkBytes
-		head := map[string]types.AttributeValue{
-			attrPK: str(configHead), attrHash: str(d.Hash), "size": num(int64(d.Size)),
-			"generation": str(gen), "chunks": num(int64(chunks)), "gzip_size": num(int64(len(d.Gzip))),
-			"updated_at": str(s.now().UTC().Format(time.RFC3339Nano)),
-		}
-		put := &types.Put{TableName: &s.table, Item: head, ConditionExpression: aws.String("attribute_not_exists(pk)")}
-		if exists {
-			put.ConditionExpression = aws.String("#hash = :old_hash")
-			put.ExpressionAttributeNames = map[string]string{"#hash": attrHash}
-			put.ExpressionAttributeValues = map[string]types.AttributeValue{":old_hash": str(old.Hash)}
-		}
-		items := []types.TransactWriteItem{{Put: put}}
-		for i := range chunks {
-			item := configChunkKey(gen, i)
-			item["n"] = num(int64(i))
-			item["data"] = &types.AttributeValueMemberB{Value: d.Gzip[i*chunkBytes : min((i+1)*chunkBytes, len(d.Gzip))]}
-			items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item}})
-		}
-		for i := range old.Chunks {
-			items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: configChunkKey(old.Generation, i)}})
-		}
-		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		switch {
-		case err == nil:
-			return !exists, nil
-		case !cancelled(err)[0]:
-			return false, fmt.Errorf("put configuration document: %w", err)
-		case attempt == maxChangeAttempts:
-			return false, quire.Errorf(quire.ECONFLICT, "The configuration document changed during the request; retry it.")
-		}
-		// Another writer won: read the head again; pre decides.
-		if err := quire.Pause(ctx, attempt); err != nil {
-			return false, err
-		}
+// Commit writes rep in one transaction: the new head, on the condition that
+// the stored head is the one read (or, for a first document, that there is
+// none), the new generation's chunks, and the deletion of the old one's.
+func (s *ConfigStore) Commit(ctx context.Context, rep config.Replacement) error {
+	d := rep.Document
+	chunks := (len(d.Gzip) + chunkBytes - 1) / chunkBytes
+	head := map[string]types.AttributeValue{
+		attrPK: str(configHead), attrHash: str(d.Hash), "size": num(int64(d.Size)),
+		"generation": str(rep.Generation), "chunks": num(int64(chunks)), "gzip_size": num(int64(len(d.Gzip))),
+		"updated_at": str(s.now().UTC().Format(time.RFC3339Nano)),
 	}
-}
-
-// newGeneration returns a random generation id.
-func newGeneration() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	put := &types.Put{TableName: &s.table, Item: head, ConditionExpression: aws.String("attribute_not_exists(pk)")}
+	if !rep.Created {
+		put.ConditionExpression = aws.String("#hash = :read")
+		put.ExpressionAttributeNames = map[string]string{"#hash": attrHash}
+		put.ExpressionAttributeValues = map[string]types.AttributeValue{":read": str(rep.Read.Hash)}
+	}
+	var t tx
+	t.add(config.StaleHead, types.TransactWriteItem{Put: put})
+	for i := range chunks {
+		item := configChunkKey(rep.Generation, i)
+		item["n"] = num(int64(i))
+		item["data"] = &types.AttributeValueMemberB{Value: d.Gzip[i*chunkBytes : min((i+1)*chunkBytes, len(d.Gzip))]}
+		t.add("chunk", types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item}})
+	}
+	for i := range rep.Read.Chunks {
+		t.add("old chunk", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: configChunkKey(rep.Read.Generation, i)}})
+	}
+	if err := t.commit(ctx, s.db, "", nil); err != nil {
+		return fmt.Errorf("put configuration document: %w", err)
+	}
+	return nil
 }
