@@ -171,7 +171,8 @@ func seedCustomers(ctx context.Context, s *dynamo.UserStore, n int) ([]quire.ID,
 			Email: fmt.Sprintf("soak-customer-%d@quire.example", i), FirstName: "Soak", LastName: fmt.Sprint("Customer ", i),
 			Role: quire.RoleCustomer, Status: users.StatusActive,
 		}
-		if err := s.Create(ctx, &u, ""); err != nil {
+		u, err := users.Create(ctx, s, u, "", nil)
+		if err != nil {
 			return nil, fmt.Errorf("seed customer %d: %w", i, err)
 		}
 		if _, err := users.Fund(ctx, s, u.ID, seedBalance(i)); err != nil {

@@ -144,7 +144,7 @@ func Seed(ctx context.Context, s users.Store, o Options) (added int, err error) 
 		if u.Role == quire.RoleAdmin {
 			pw = o.AdminPassword
 		}
-		err := s.Create(ctx, &u, argon2id.Hash(pw))
+		_, err := users.Create(ctx, s, u, argon2id.Hash(pw), nil)
 		switch quire.ErrorCode(err) {
 		case "":
 			added++

@@ -58,44 +58,25 @@ func emailKey(email string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: str(emailPrefix + users.EmailKey(email))}
 }
 
-// Create stores u, with a zero balance and the password hash, and reserves
-// its email: under u.ID when it is set (demo data), else under a new id. A
-// taken email is EEMAILTAKEN, a taken preset id ECONFLICT.
-func (s *UserStore) Create(ctx context.Context, u *users.User, passwordHash string) error {
-	now := s.now().UTC().Truncate(time.Millisecond)
-	u.CreatedAt, u.UpdatedAt, u.Balance = now, now, 0
-	preset := u.ID != 0
-	for range maxIDAttempts {
-		if !preset {
-			u.ID = quire.NewID(now)
-		}
-		item := userItem(u)
-		reservation := emailKey(u.Email)
-		reservation["user_id"], reservation["role"] = num(int64(u.ID)), str(string(u.Role))
-		if passwordHash != "" {
-			reservation[attrPassword] = str(passwordHash)
-			item[attrPassword] = str(passwordHash)
-		}
-		err := transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-			{Put: &types.Put{TableName: &s.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-			{Put: &types.Put{TableName: &s.table, Item: reservation, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-		}})
-		switch failed := cancelled(err); {
-		case err == nil:
-			return nil
-		case failed[1]:
-			return emailTaken(u.Email)
-		case failed[0] && preset:
-			// Only the demo data presets ids, never a request: demo.Seed
-			// takes this for a user stored already.
-			return quire.Errorf(quire.ECONFLICT, "The id %d is taken.", u.ID)
-		case failed[0]:
-			continue // the id was taken in the same millisecond: draw again
-		default:
-			return fmt.Errorf("create user: %w", err)
-		}
+// CommitCreate stores u with the password hash, and reserves its email,
+// with rec in one transaction: the user under an id no user has, the
+// reservation under an email no user has (a taken email is reported before
+// a taken id).
+func (s *UserStore) CommitCreate(ctx context.Context, u users.User, passwordHash string, rec *idempotency.Record) error {
+	item := userItem(&u)
+	reservation := emailKey(u.Email)
+	reservation["user_id"], reservation["role"] = num(int64(u.ID)), str(string(u.Role))
+	if passwordHash != "" {
+		reservation[attrPassword] = str(passwordHash)
+		item[attrPassword] = str(passwordHash)
 	}
-	return fmt.Errorf("create user: no free id after %d attempts", maxIDAttempts)
+	var t tx
+	t.add(users.StaleEmail, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: reservation, ConditionExpression: aws.String("attribute_not_exists(pk)")}})
+	t.add(users.StaleUser, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}})
+	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
+		return fmt.Errorf("create user %d: %w", u.ID, err)
+	}
+	return nil
 }
 
 // Get returns the user id, or ENOTFOUND.

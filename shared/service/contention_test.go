@@ -89,7 +89,8 @@ func readers(t *testing.T, api *servicetest.API, buyers, payers int) []reader {
 			Email: fmt.Sprintf("reader-%d@example.com", i), FirstName: "Reader", LastName: fmt.Sprint(i),
 			Role: quire.RoleCustomer, Status: users.StatusActive,
 		}
-		if err := store.Create(t.Context(), &u, ""); err != nil {
+		u, err := users.Create(t.Context(), store, u, "", nil)
+		if err != nil {
 			t.Errorf("create reader %d: %v", i, err)
 			return
 		}

@@ -3,6 +3,7 @@ package users
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/quireapi/quire/shared/idempotency"
@@ -26,6 +27,57 @@ func change(read, u User, now time.Time) Change {
 	u.UpdatedAt = quire.WriteTime(now, read.UpdatedAt)
 	u.Hash = quire.ContentHash(&u)
 	return Change{User: u, ReadHash: read.Hash}
+}
+
+// StaleEmail is what the commit of a new user finds when its email's
+// reservation exists: another user has the email.
+const StaleEmail = "email"
+
+// Signed decides the user u, with a zero balance, stored at now under a new
+// id, or under u.ID when it is set (demo data).
+func Signed(u User, now time.Time) User {
+	now = now.UTC().Truncate(time.Millisecond)
+	u.CreatedAt, u.UpdatedAt, u.Balance = now, now, 0
+	if u.ID == 0 {
+		u.ID = quire.NewID(now)
+	}
+	u.Hash = quire.ContentHash(&u)
+	return u
+}
+
+// Create stores u in s with passwordHash, as Signed decides it, and returns
+// it as stored: EEMAILTAKEN when another user has its email. A new id that
+// is taken (in the same millisecond) is drawn again; a preset id that is
+// taken is ECONFLICT. With answer, it commits u with the record answer
+// returns for it, the answer to the request's idempotency key.
+func Create(ctx context.Context, s Store, u User, passwordHash string, answer func(User) (*idempotency.Record, error)) (User, error) {
+	var stored User
+	err := quire.Again(ctx, func(int) error {
+		stored = Signed(u, time.Now())
+		var rec *idempotency.Record
+		if answer != nil {
+			var err error
+			if rec, err = answer(stored); err != nil {
+				return err
+			}
+		}
+		err := s.CommitCreate(ctx, stored, passwordHash, rec)
+		switch stale, _ := errors.AsType[*quire.Stale](err); {
+		case stale == nil:
+			return err
+		case stale.What == StaleEmail:
+			return quire.Errorf(quire.EEMAILTAKEN, "Another user has the email %s.", u.Email)
+		case u.ID != 0:
+			// Only the demo data presets ids, never a request: demo.Seed
+			// takes this for a user stored already.
+			return quire.Errorf(quire.ECONFLICT, "The id %d is taken.", u.ID)
+		}
+		return err // the new id was taken: draw again
+	})
+	if _, stale := errors.AsType[*quire.Stale](err); stale {
+		return User{}, fmt.Errorf("create user: no free id after %d attempts: %w", quire.MaxAttempts, err)
+	}
+	return stored, err
 }
 
 // Credit decides the deposit of amount into the account u at now. It

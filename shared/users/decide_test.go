@@ -72,3 +72,22 @@ func TestAccountDecisions(t *testing.T) {
 		})
 	}
 }
+
+// A new user is stored with a zero balance whatever it says, its times,
+// its content hash, and a new id unless it has one (demo data).
+func TestSigned(t *testing.T) {
+	now := time.Date(2026, 11, 25, 10, 0, 0, 987654321, time.UTC)
+	in := users.User{Email: "ada@example.com", FirstName: "Ada", Role: quire.RoleCustomer, Status: users.StatusActive, Balance: 99}
+	u := users.Signed(in, now)
+	at := now.Truncate(time.Millisecond)
+	if u.ID <= 0 || u.Balance != 0 || !u.CreatedAt.Equal(at) || !u.UpdatedAt.Equal(at) || u.Hash != quire.ContentHash(&u) {
+		t.Errorf("Signed = %+v", u)
+	}
+	if again := users.Signed(in, now); again.ID == u.ID && users.Signed(in, now).ID == u.ID {
+		t.Errorf("three new users of one millisecond have the id %d", u.ID)
+	}
+	in.ID = 2
+	if u := users.Signed(in, now); u.ID != 2 {
+		t.Errorf("a preset id became %d", u.ID)
+	}
+}

@@ -129,11 +129,18 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	hash := h.Passwords.Hash(*f.Password)
-	render := func() (idempotency.Response, error) {
-		return rest.Created(r, "/users/"+u.ID.String(), represent(r, u, false))
+	var resp idempotency.Response
+	_, err = Create(r.Context(), h.Store, *u, h.Passwords.Hash(*f.Password), func(u User) (rec *idempotency.Record, err error) {
+		if resp, err = rest.Created(r, "/users/"+u.ID.String(), represent(r, &u, false)); err != nil {
+			return nil, err
+		}
+		return rest.Record(r, resp)
+	})
+	if err != nil {
+		return err
 	}
-	return rest.Commit(w, r, render, func(ctx context.Context) error { return h.Store.Create(ctx, u, hash) })
+	rest.Write(w, resp)
+	return nil
 }
 
 // ownID returns the id in the path when the caller may act on that user,

@@ -172,9 +172,13 @@ type Credentials struct {
 // missing user, EEMAILTAKEN for an email another user has, and ECONFLICT
 // when another request changed the user meanwhile.
 type Store interface {
-	// Create stores u under u.ID, or under a new id it sets when u.ID is 0,
-	// with a zero balance, the times and the password hash.
-	Create(ctx context.Context, u *User, passwordHash string) error
+	// CommitCreate stores the new user u (see Signed) with passwordHash,
+	// and reserves its email, with rec, the answer to the request's
+	// idempotency key when it has one. With nothing written, it returns a
+	// *quire.Stale naming StaleUser when u's id is taken, StaleEmail when
+	// its email is, and idempotency.ErrRaced when another request with
+	// rec's key committed first.
+	CommitCreate(ctx context.Context, u User, passwordHash string, rec *idempotency.Record) error
 	Get(ctx context.Context, id quire.ID) (*User, error)
 	// Account returns the login account of email (its password hash) and
 	// the email's failed logins, as login reads them; FailedLogin counts
