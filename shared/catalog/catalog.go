@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/quire"
 )
 
@@ -82,18 +83,21 @@ type Store interface {
 	Authors(ctx context.Context, q ListQuery) ([]Author, quire.ID, error)
 	Product(ctx context.Context, id quire.ID) (*Product, error)
 	Products(ctx context.Context, q ListQuery) ([]Product, quire.ID, error)
-	// CreateAuthor stores a under a new id it sets.
-	CreateAuthor(ctx context.Context, a *Author) error
-	// CreateProduct stores p under a new id it sets: EINVALID when its
-	// author does not exist.
-	CreateProduct(ctx context.Context, p *Product) error
-	// ReplaceProduct stores p's fields over the product p.ID and returns
-	// it as stored: EINVALID when its author does not exist. When
-	// keepArchived is set, a DISCONTINUED status leaves an ARCHIVED
-	// product archived (a v1 client cannot tell the two apart). The write
-	// is conditioned on the stored content hash: EPRECONDITION when the
-	// product fails pre.
-	ReplaceProduct(ctx context.Context, p *Product, keepArchived bool, pre quire.Precondition) (*Product, error)
+	// Current reads the product id (none when 0) and the author authorID
+	// as they are stored now, never from a cache, at once: nil for one
+	// that does not exist. A write reads what it decides on with it.
+	Current(ctx context.Context, id, authorID quire.ID) (*Product, *Author, error)
+	// CommitAuthor stores the new author a (see NewAuthor) with rec, the
+	// answer to the request's idempotency key when it has one. With
+	// nothing written, it returns a *quire.Stale naming StaleID when a's
+	// id is taken, and idempotency.ErrRaced when another request with
+	// rec's key committed first.
+	CommitAuthor(ctx context.Context, a Author, rec *idempotency.Record) error
+	// CommitProduct stores p with rec as CommitAuthor does: a new product
+	// (see NewProduct) when read is "", else over the product whose
+	// content hash is read (see Revise), or, with nothing written, a
+	// *quire.Stale naming StaleProduct.
+	CommitProduct(ctx context.Context, p Product, read string, rec *idempotency.Record) error
 }
 
 // ProductFields are the writable fields of a product in a request body.

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/quireapi/quire/shared/idempotency"
@@ -195,10 +194,17 @@ func (h *Handlers) createAuthor(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	render := func() (idempotency.Response, error) {
-		return rest.Created(r, "/authors/"+a.ID.String(), authorRep(r, a))
+	var resp idempotency.Response
+	if _, err := CreateAuthor(r.Context(), h.Store, *a, func(a Author) (rec *idempotency.Record, err error) {
+		if resp, err = rest.Created(r, "/authors/"+a.ID.String(), authorRep(r, &a)); err != nil {
+			return nil, err
+		}
+		return rest.Record(r, resp)
+	}); err != nil {
+		return err
 	}
-	return rest.Commit(w, r, render, func(ctx context.Context) error { return h.Store.CreateAuthor(ctx, a) })
+	rest.Write(w, resp)
+	return nil
 }
 
 func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request) error {
@@ -210,10 +216,17 @@ func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	render := func() (idempotency.Response, error) {
-		return rest.Created(r, "/products/"+p.ID.String(), productRep(r, p))
+	var resp idempotency.Response
+	if _, err := CreateProduct(r.Context(), h.Store, *p, func(p Product) (rec *idempotency.Record, err error) {
+		if resp, err = rest.Created(r, "/products/"+p.ID.String(), productRep(r, &p)); err != nil {
+			return nil, err
+		}
+		return rest.Record(r, resp)
+	}); err != nil {
+		return err
 	}
-	return rest.Commit(w, r, render, func(ctx context.Context) error { return h.Store.CreateProduct(ctx, p) })
+	rest.Write(w, resp)
+	return nil
 }
 
 // replaceProduct replaces a product's fields, archiving included (v2). A v1
@@ -238,10 +251,10 @@ func (h *Handlers) replaceProduct(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	p.ID = id
-	stored, err := h.Store.ReplaceProduct(r.Context(), p, v < 2, pre)
+	stored, err := ReplaceProduct(r.Context(), h.Store, *p, v < 2, pre)
 	if err != nil {
 		return err
 	}
 	rest.SetETag(w, r, stored.Hash)
-	return rest.JSON(w, r, http.StatusOK, productRep(r, stored))
+	return rest.JSON(w, r, http.StatusOK, productRep(r, &stored))
 }

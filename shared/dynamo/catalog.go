@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/quireapi/quire/shared/catalog"
+	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 )
@@ -28,16 +29,16 @@ import (
 // DynamoDB every time. Writes always go to DynamoDB, and reads that a
 // write conditions on are never cached.
 type CatalogStore struct {
-	db    *dynamodb.Client
-	table string
-	now   func() time.Time
-	cache *recent // nil: no cache
+	db             *dynamodb.Client
+	table, records string
+	now            func() time.Time
+	cache          *recent // nil: no cache
 }
 
 // NewCatalogStore returns a CatalogStore on db with the physical table
 // names t, which reads DynamoDB every time.
 func NewCatalogStore(db *dynamodb.Client, t TableNames) *CatalogStore {
-	return &CatalogStore{db: db, table: t.Physical(routes.TableCatalog), now: time.Now}
+	return &CatalogStore{db: db, table: t.Physical(routes.TableCatalog), records: t.Physical(routes.TableIdempotency), now: time.Now}
 }
 
 // Attribute, index and key names of the catalog table.
@@ -292,127 +293,102 @@ func (s *CatalogStore) pageQuery(index, key string, value types.AttributeValue, 
 	}
 }
 
-// CreateAuthor stores a under a new id.
-func (s *CatalogStore) CreateAuthor(ctx context.Context, a *catalog.Author) error {
-	if err := s.create(ctx, &a.ID, func() map[string]types.AttributeValue { return authorItem(*a) }); err != nil {
-		return err
+// Current reads the product id (none when 0) and the author authorID,
+// consistently and never from the cache, in one request: a GetItem for
+// one, a BatchGetItem for both. The cache forgets the product and every
+// list: the write that reads them makes the instance's next reads current,
+// whether it commits or is refused.
+func (s *CatalogStore) Current(ctx context.Context, id, authorID quire.ID) (*catalog.Product, *catalog.Author, error) {
+	keys := []map[string]types.AttributeValue{authorKey(authorID)}
+	if id != 0 {
+		s.forget(productCacheKey(id))
+		keys = append(keys, productKey(id))
 	}
-	s.forget(authorCacheKey(a.ID))
-	return nil
-}
-
-// CreateProduct stores p under a new id, with its author's name, which it
-// reads first, consistently (never from the cache).
-func (s *CatalogStore) CreateProduct(ctx context.Context, p *catalog.Product) error {
-	as, err := s.readAuthors(ctx, []quire.ID{p.AuthorID})
-	if err != nil {
-		return err
-	}
-	a, ok := as[p.AuthorID]
-	if !ok {
-		return catalog.NoSuchAuthor(p.AuthorID)
-	}
-	p.AuthorName = a.Name
-	if err := s.create(ctx, &p.ID, func() map[string]types.AttributeValue { return productItem(*p, 0) }); err != nil {
-		return err
-	}
-	s.forget(productCacheKey(p.ID))
-	return nil
-}
-
-// create puts the item of a new resource under a new id it sets in *id,
-// drawing again if the id is taken, in a transaction that an idempotency
-// record can join.
-func (s *CatalogStore) create(ctx context.Context, id *quire.ID, item func() map[string]types.AttributeValue) error {
-	for range maxIDAttempts {
-		*id = quire.NewID(s.now())
-		err := transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{
-			Put: &types.Put{TableName: &s.table, Item: item(), ConditionExpression: aws.String("attribute_not_exists(pk)")},
-		}}})
-		switch {
-		case cancelled(err)[0]:
-			continue
-		case err != nil:
-			return fmt.Errorf("create catalog item %d: %w", *id, err)
+	var items []map[string]types.AttributeValue
+	if len(keys) == 1 {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: keys[0], ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return nil, nil, fmt.Errorf("get author %d: %w", authorID, err)
 		}
-		return nil
+		if out.Item != nil {
+			items = append(items, out.Item)
+		}
+	} else {
+		var err error
+		if items, err = batchGet(ctx, s.db, s.table, "catalog", keys); err != nil {
+			return nil, nil, err
+		}
 	}
-	return fmt.Errorf("create catalog item: no free id after %d attempts", maxIDAttempts)
-}
-
-// ReplaceProduct stores p's fields over the product p.ID, reading the
-// product and its author in one BatchGetItem first (never from the cache),
-// and writing on the condition that the product's content hash is still
-// the one read. Whatever the outcome, the cache forgets the product and
-// every list: after a refusal (412, 409) too, the next read is current.
-func (s *CatalogStore) ReplaceProduct(ctx context.Context, p *catalog.Product, keepArchived bool, pre quire.Precondition) (*catalog.Product, error) {
-	defer s.forget(productCacheKey(p.ID))
-	out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-		s.table: {Keys: []map[string]types.AttributeValue{productKey(p.ID), authorKey(p.AuthorID)}, ConsistentRead: aws.Bool(true)},
-	}})
-	if err != nil {
-		return nil, fmt.Errorf("read product %d and author %d: %w", p.ID, p.AuthorID, err)
-	}
-	if len(out.UnprocessedKeys) > 0 {
-		return nil, quire.Errorf(quire.EUNAVAILABLE, "The catalog is busy; retry after the time in Retry-After.")
-	}
-	var old *catalog.Product
-	var author *catalog.Author
-	for _, item := range out.Responses[s.table] {
+	var (
+		p   *catalog.Product
+		a   *catalog.Author
+		err error
+	)
+	for _, item := range items {
 		var r reader
 		if r.str(item, attrKind) == kindAuthor {
-			author, err = parseAuthor(item)
+			a, err = parseAuthor(item)
 		} else {
-			old, err = parseProduct(item)
+			p, err = parseProduct(item)
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	switch {
-	case old == nil:
-		return nil, productNotFound(p.ID)
-	case author == nil:
-		return nil, catalog.NoSuchAuthor(p.AuthorID)
+	return p, a, nil
+}
+
+// CommitAuthor stores the new author a with rec in one transaction, under
+// an id no item has.
+func (s *CatalogStore) CommitAuthor(ctx context.Context, a catalog.Author, rec *idempotency.Record) error {
+	defer s.forget(authorCacheKey(a.ID))
+	return s.create(ctx, a.ID, authorItem(a), rec)
+}
+
+// CommitProduct stores p: a new product with rec in one transaction, under
+// an id no item has, when read is ""; else p's fields over the product
+// whose content hash is read, in one UpdateItem (a PUT, which takes no
+// idempotency key). The cache forgets the product and every list.
+func (s *CatalogStore) CommitProduct(ctx context.Context, p catalog.Product, read string, rec *idempotency.Record) error {
+	defer s.forget(productCacheKey(p.ID))
+	if read == "" {
+		return s.create(ctx, p.ID, productItem(p, 0), rec)
 	}
-	if err := pre.Check(old.Hash); err != nil {
-		return nil, err
-	}
-	if keepArchived && old.Status == catalog.StatusArchived && p.Status == catalog.StatusDiscontinued {
-		p.Status = catalog.StatusArchived
-	}
-	p.AuthorName = author.Name
-	p.Hash = quire.ContentHash(p)
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                &s.table,
 		Key:                      productKey(p.ID),
 		UpdateExpression:         aws.String("SET #name = :name, price = :price, #status = :status, author_id = :author, author_name = :author_name, #hash = :hash"),
-		ConditionExpression:      aws.String("#hash = :old_hash"),
+		ConditionExpression:      aws.String("#hash = :read"),
 		ExpressionAttributeNames: map[string]string{"#name": "name", "#status": "status", "#hash": attrHash},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":name": str(p.Name), ":price": num(int64(p.Price)), ":status": str(string(p.Status)),
 			":author": num(int64(p.AuthorID)), ":author_name": str(p.AuthorName),
-			":hash": str(p.Hash), ":old_hash": str(old.Hash),
+			":hash": str(p.Hash), ":read": str(read),
 		},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	switch now, applied, lost := raced(err, p.Hash); {
-	case applied:
-		return p, nil
+	switch _, applied, lost := raced(err, p.Hash); {
+	case applied: // the write landed; its answer was lost, and the SDK's retry met it
+		return nil
 	case lost:
-		// Changed or deleted since read: gone, failing pre now, or else
-		// changed in between.
-		if now == nil {
-			return nil, productNotFound(p.ID)
-		}
-		if err := pre.Check(hashOf(now)); err != nil {
-			return nil, err
-		}
-		return nil, quire.Errorf(quire.ECONFLICT, "The product %d changed during the request; retry it.", p.ID)
+		return &quire.Stale{What: catalog.StaleProduct}
 	case err != nil:
-		return nil, fmt.Errorf("replace product %d: %w", p.ID, err)
+		return fmt.Errorf("replace product %d: %w", p.ID, err)
 	}
-	return p, nil
+	return nil
+}
+
+// create puts the item of a new author or product, id, with rec, in one
+// transaction on the condition that no item has its id.
+func (s *CatalogStore) create(ctx context.Context, id quire.ID, item map[string]types.AttributeValue, rec *idempotency.Record) error {
+	var t tx
+	t.add(catalog.StaleID, types.TransactWriteItem{Put: &types.Put{
+		TableName: &s.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	}})
+	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
+		return fmt.Errorf("create catalog item %d: %w", id, err)
+	}
+	return nil
 }
 
 // PutAuthor stores a, replacing any author with its id: for demo data.

@@ -76,17 +76,7 @@ func (s *RecordStore) Get(ctx context.Context, scope string) (*idempotency.Recor
 // Begin returns the pending record of scope, expiring after the store's
 // time to live.
 func (s *RecordStore) Begin(scope, fingerprint string) *idempotency.Pending {
-	return &idempotency.Pending{Scope: scope, Fingerprint: fingerprint, Expires: s.now().Add(s.ttl), Table: s.table}
-}
-
-// recordPut is the Put of a pending record in a transaction, rendered now
-// (see recordItem).
-func recordPut(p *idempotency.Pending, now time.Time) (types.TransactWriteItem, error) {
-	rec, err := p.Record()
-	if err != nil {
-		return types.TransactWriteItem{}, err
-	}
-	return recordItem(p.Table, rec, now), nil
+	return &idempotency.Pending{Scope: scope, Fingerprint: fingerprint, Expires: s.now().Add(s.ttl)}
 }
 
 // recordItem is the Put of rec into table in a transaction: it succeeds

@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -122,10 +123,12 @@ func (st *SessionStore) Rotate(ctx context.Context, s login.Session, next string
 // lost answer succeed, where a plain DeleteItem would find nothing and say
 // ENOTFOUND.
 func (st *SessionStore) End(ctx context.Context, user quire.ID, id string) error {
-	err := transact(ctx, st.db, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{
+	var t tx
+	t.add("session", types.TransactWriteItem{
 		Delete: &types.Delete{TableName: &st.sessions, Key: sessionKey(user, id), ConditionExpression: aws.String("attribute_exists(pk)")},
-	}}})
-	if cancelled(err)[0] {
+	})
+	err := t.commit(ctx, st.db, "", nil)
+	if _, gone := errors.AsType[*quire.Stale](err); gone {
 		return quire.Errorf(quire.ENOTFOUND, "No such session.")
 	}
 	if err != nil {

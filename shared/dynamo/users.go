@@ -262,7 +262,7 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 	if sameEmail && revoke {
 		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: append([]types.TransactWriteItem{
 			{Update: update}, {Update: s.credentials(old.Email, stored.Role, passwordHash)},
-		}, proved...)})
+		}, proved...)}, nil)
 		switch failed := cancelled(err); {
 		case err == nil:
 			return &stored, nil
@@ -309,7 +309,7 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 		{Update: update},
 		{Put: &types.Put{TableName: &s.table, Item: reservation, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 		{Delete: &types.Delete{TableName: &s.table, Key: emailKey(old.Email)}},
-	}, proved...)})
+	}, proved...)}, nil)
 	switch failed := cancelled(err); {
 	case err == nil:
 		return &stored, nil
@@ -518,7 +518,7 @@ func (s *UserStore) Delete(ctx context.Context, id quire.ID, pre quire.Precondit
 	for _, key := range sessions {
 		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.sessions, Key: key}})
 	}
-	err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: items}, nil)
 	switch failed := cancelled(err); {
 	case err == nil:
 		if !more {

@@ -32,20 +32,6 @@ const (
 // dozen concurrent changes land (ddbfault's Conflict rule shows it).
 const maxConflictAttempts = maxChangeAttempts
 
-// transact runs a transaction as run does, with the pending idempotency
-// record ctx carries, rendered just before each run: the effect and the
-// answer commit together or not at all.
-func transact(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWriteItemsInput) error {
-	var record func(time.Time) (types.TransactWriteItem, error)
-	if pending := idempotency.PendingFrom(ctx); pending != nil {
-		if err := pending.Unanswered(); err != nil {
-			return err
-		}
-		record = func(now time.Time) (types.TransactWriteItem, error) { return recordPut(pending, now) }
-	}
-	return run(ctx, db, in, record)
-}
-
 // tx is a transaction whose items are known by name ("buyer", "cart"): a
 // cancelled one says by name, not by position, what was not as read.
 type tx struct {
@@ -58,7 +44,7 @@ func (t *tx) add(name string, item types.TransactWriteItem) {
 	t.items = append(t.items, item)
 }
 
-// commit runs the transaction (see run) with rec's Put into the records
+// commit runs the transaction (see transact) with rec's Put into the records
 // table when rec is set. When DynamoDB cancels it because an item's
 // condition failed, it returns a *quire.Stale naming the first such item.
 func (t *tx) commit(ctx context.Context, db *dynamodb.Client, records string, rec *idempotency.Record) error {
@@ -66,7 +52,7 @@ func (t *tx) commit(ctx context.Context, db *dynamodb.Client, records string, re
 	if rec != nil {
 		record = func(now time.Time) (types.TransactWriteItem, error) { return recordItem(records, rec, now), nil }
 	}
-	err := run(ctx, db, &dynamodb.TransactWriteItemsInput{TransactItems: t.items}, record)
+	err := transact(ctx, db, &dynamodb.TransactWriteItemsInput{TransactItems: t.items}, record)
 	for i, name := range t.names {
 		if reason(err, i) == "ConditionalCheckFailed" {
 			return &quire.Stale{What: name}
@@ -75,7 +61,7 @@ func (t *tx) commit(ctx context.Context, db *dynamodb.Client, records string, re
 	return err
 }
 
-// run runs a transaction, again after a short random pause when DynamoDB
+// transact runs a transaction, again after a short random pause when DynamoDB
 // cancels it only because another transaction was writing the same items:
 // concurrent requests then all land, in some order. A transaction still
 // conflicting after maxConflictAttempts is ECONFLICT.
@@ -91,7 +77,7 @@ func (t *tx) commit(ctx context.Context, db *dynamodb.Client, records string, re
 // applies nothing again (DynamoDB keeps tokens for 10 minutes, far longer
 // than a request lives). A run after a conflict is another transaction, with
 // another token.
-func run(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWriteItemsInput, record func(time.Time) (types.TransactWriteItem, error)) error {
+func transact(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWriteItemsInput, record func(time.Time) (types.TransactWriteItem, error)) error {
 	items := in.TransactItems
 	for attempt := 1; ; attempt++ {
 		in.ClientRequestToken = aws.String(requestToken())

@@ -37,17 +37,14 @@ type Store interface {
 }
 
 // Pending is a request with a key whose answer is not stored yet. The
-// operation renders its answer before it commits and writes the record in
-// the same transaction as its effect, so that no failure can keep the
-// effect without the record or the record without the effect.
+// operation renders its answer before it commits, and passes the record of
+// it (see Answer) to the store, which writes it in the same transaction as
+// the effect, so that no failure can keep the effect without the record or
+// the record without the effect.
 type Pending struct {
 	Scope       string
 	Fingerprint string
 	Expires     time.Time
-	// Table is where the store keeps records, for the transaction.
-	Table string
-	// Render returns the answer the operation will send once committed.
-	Render func() (Response, error)
 
 	// The lookup of the key's record, running while the operation reads.
 	found   *Record
@@ -85,18 +82,6 @@ func (p *Pending) Unanswered() error {
 		return ErrRaced
 	}
 	return err
-}
-
-// Record renders the pending answer into its record.
-func (p *Pending) Record() (*Record, error) {
-	if p.Render == nil {
-		return nil, errors.New("idempotency: the operation commits without rendering its answer")
-	}
-	resp, err := p.Render()
-	if err != nil {
-		return nil, err
-	}
-	return &Record{Scope: p.Scope, Fingerprint: p.Fingerprint, Response: resp, Expires: p.Expires}, nil
 }
 
 // Answer returns the record of the pending request answered with resp, for

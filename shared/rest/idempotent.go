@@ -2,7 +2,6 @@ package rest
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,31 +59,6 @@ func Write(w http.ResponseWriter, resp idempotency.Response) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(resp.Body)))
 	w.WriteHeader(resp.Status)
 	w.Write(resp.Body)
-}
-
-// Commit runs an operation with an effect, and answers with what render
-// renders once it has committed. With an idempotency key, the answer is
-// rendered before the commit, and its record commits in the operation's
-// transaction.
-func Commit(w http.ResponseWriter, r *http.Request, render func() (idempotency.Response, error), commit func(context.Context) error) error {
-	p := idempotency.PendingFrom(r.Context())
-	if p != nil {
-		p.Render = render
-	}
-	if err := commit(r.Context()); err != nil {
-		return err
-	}
-	if p != nil { // an operation with nothing to write answers as the key's first request did
-		if err := p.Unanswered(); err != nil {
-			return err
-		}
-	}
-	resp, err := render()
-	if err != nil {
-		return err
-	}
-	Write(w, resp)
-	return nil
 }
 
 // Record returns the idempotency record of r answered with resp, for the

@@ -1,0 +1,135 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/quireapi/quire/shared/idempotency"
+	"github.com/quireapi/quire/shared/quire"
+)
+
+// What the commit of a catalog write may find changed since it was read:
+// the What of its *quire.Stale error.
+const (
+	StaleID      = "id"      // a new author's or product's id, taken in the same millisecond
+	StaleProduct = "product" // the product replaced
+)
+
+// NewAuthor decides the new author a, stored at now under a new id.
+func NewAuthor(a Author, now time.Time) Author {
+	a.ID = quire.NewID(now)
+	a.Hash = quire.ContentHash(&a)
+	return a
+}
+
+// NewProduct decides the new product p by author (nil when no author has
+// p's author id), stored at now under a new id with its author's name:
+// EINVALID naming author_id when there is no such author.
+func NewProduct(p Product, author *Author, now time.Time) (Product, error) {
+	if author == nil {
+		return Product{}, NoSuchAuthor(p.AuthorID)
+	}
+	p.ID, p.AuthorName = quire.NewID(now), author.Name
+	p.Hash = quire.ContentHash(&p)
+	return p, nil
+}
+
+// Revise decides p's fields over the product read (nil when there is none
+// with p's id), by author (nil when no author has p's author id). It
+// refuses a missing product (ENOTFOUND), a missing author (EINVALID naming
+// author_id) and a product that fails pre (EPRECONDITION). With
+// keepArchived (a v1 client, to whom an archived product is DISCONTINUED),
+// a DISCONTINUED status leaves an archived product archived.
+func Revise(read *Product, author *Author, p Product, keepArchived bool, pre quire.Precondition) (Product, error) {
+	switch {
+	case read == nil:
+		return Product{}, quire.Errorf(quire.ENOTFOUND, "No product has the id %d.", p.ID)
+	case author == nil:
+		return Product{}, NoSuchAuthor(p.AuthorID)
+	}
+	if err := pre.Check(read.Hash); err != nil {
+		return Product{}, err
+	}
+	if keepArchived && read.Status == StatusArchived && p.Status == StatusDiscontinued {
+		p.Status = StatusArchived
+	}
+	p.AuthorName = author.Name
+	p.Hash = quire.ContentHash(&p)
+	return p, nil
+}
+
+// CreateAuthor stores a in s under a new id (see NewAuthor) and returns it
+// as stored, with the record answer returns for it when answer is set.
+func CreateAuthor(ctx context.Context, s Store, a Author, answer func(Author) (*idempotency.Record, error)) (Author, error) {
+	var stored Author
+	err := quire.Again(ctx, func(int) error {
+		stored = NewAuthor(a, time.Now())
+		rec, err := record(answer, stored)
+		if err != nil {
+			return err
+		}
+		return s.CommitAuthor(ctx, stored, rec)
+	})
+	return stored, created(err)
+}
+
+// CreateProduct stores p in s under a new id (see NewProduct), reading its
+// author first, and returns it as stored, with the record answer returns
+// for it when answer is set.
+func CreateProduct(ctx context.Context, s Store, p Product, answer func(Product) (*idempotency.Record, error)) (Product, error) {
+	var stored Product
+	err := quire.Again(ctx, func(int) error {
+		_, author, err := s.Current(ctx, 0, p.AuthorID)
+		if err != nil {
+			return err
+		}
+		if stored, err = NewProduct(p, author, time.Now()); err != nil {
+			return err
+		}
+		rec, err := record(answer, stored)
+		if err != nil {
+			return err
+		}
+		return s.CommitProduct(ctx, stored, "", rec)
+	})
+	return stored, created(err)
+}
+
+// ReplaceProduct stores p's fields over the product p.ID in s (see
+// Revise), and returns it as stored: it reads the product and its author,
+// decides, and commits, again when the product changed meanwhile, which
+// checks pre again. A product that keeps changing is ECONFLICT.
+func ReplaceProduct(ctx context.Context, s Store, p Product, keepArchived bool, pre quire.Precondition) (Product, error) {
+	var stored Product
+	err := quire.Again(ctx, func(int) error {
+		read, author, err := s.Current(ctx, p.ID, p.AuthorID)
+		if err != nil {
+			return err
+		}
+		if stored, err = Revise(read, author, p, keepArchived, pre); err != nil {
+			return err
+		}
+		return s.CommitProduct(ctx, stored, read.Hash, nil)
+	})
+	if _, stale := errors.AsType[*quire.Stale](err); stale {
+		return Product{}, quire.Errorf(quire.ECONFLICT, "The product %d changed during the request; retry it.", p.ID)
+	}
+	return stored, err
+}
+
+func record[T any](answer func(T) (*idempotency.Record, error), v T) (*idempotency.Record, error) {
+	if answer == nil {
+		return nil, nil
+	}
+	return answer(v)
+}
+
+// created is the error of a create that drew taken ids every time.
+func created(err error) error {
+	if _, stale := errors.AsType[*quire.Stale](err); stale {
+		return fmt.Errorf("create catalog item: no free id after %d attempts: %w", quire.MaxAttempts, err)
+	}
+	return err
+}
