@@ -118,20 +118,6 @@ func (s *UserStore) unlocked(email string, now time.Time) types.TransactWriteIte
 	}}
 }
 
-// lockedOut is the error of a failed unlocked check, whose count is item:
-// ETHROTTLED with the lock's wait.
-func lockedOut(item map[string]types.AttributeValue, now time.Time) error {
-	tries, err := attempts(item)
-	if err != nil {
-		return err
-	}
-	if locked := tries.Check(now); locked != nil {
-		return locked
-	}
-	// The lock ended between the check and now.
-	return &quire.Error{Code: quire.ETHROTTLED, Message: "Too many failed logins for this email; try again after Retry-After seconds.", RetryAfter: 1}
-}
-
 // attempts reads a failed-login count; none for no item.
 func attempts(item map[string]types.AttributeValue) (login.Attempts, error) {
 	if item == nil {

@@ -163,69 +163,47 @@ func parseKey(item map[string]types.AttributeValue) (*quire.ID, error) {
 	return &id, nil
 }
 
-// Replace stores u over the user u.ID, keeping what Store.Replace says:
-// ENOTFOUND if there is no such user, EEMAILTAKEN if u's email belongs to
-// another user, EPRECONDITION if the user fails pre. The write is
-// conditioned on the content hash read, and a changed email moves its
-// reservation in the same transaction. The user item carries what the
-// reservation needs (the password hash and session epoch): one read before
-// the write. A change that prove passes commits only if the stored email is
-// not locked by failed logins (a check in the same transaction), so that a
-// locked email's right password is refused with ETHROTTLED, as its wrong
-// ones are (see users.Handlers.proveIdentity).
-func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash string, pre quire.Precondition, prove func(users.Credentials) error) (*users.User, error) {
-	now := s.now()
-	item, err := s.item(ctx, u.ID)
+// Stored reads the user id, consistently, with its credentials (see
+// credentialsOf): ENOTFOUND when there is none. The user item carries what
+// its email's reservation does: one read.
+func (s *UserStore) Stored(ctx context.Context, id quire.ID) (users.Stored, error) {
+	item, err := s.item(ctx, id)
 	if err != nil {
-		return nil, err
+		return users.Stored{}, err
 	}
-	old, err := parseUser(item)
+	u, err := parseUser(item)
 	if err != nil {
-		return nil, err
+		return users.Stored{}, err
 	}
-	if err := pre.Check(old.Hash); err != nil {
-		return nil, err
+	c, err := s.credentialsOf(ctx, item, u.Email)
+	if err != nil {
+		return users.Stored{}, err
 	}
-	sameEmail := users.EmailKey(old.Email) == users.EmailKey(u.Email)
-	proof := prove != nil && (passwordHash != "" || !sameEmail)
-	var secret credentials
-	if proof || !sameEmail {
-		if secret, err = s.credentialsOf(ctx, item, old.Email); err != nil {
-			return nil, err
-		}
-	}
-	// proved, when set, is the last item of the write's transaction.
-	var proved []types.TransactWriteItem
-	if proof {
-		if err := prove(users.Credentials{Email: old.Email, PasswordHash: secret.passwordHash}); err != nil {
-			return nil, err
-		}
-		proved = []types.TransactWriteItem{s.unlocked(old.Email, now)}
-	}
-	stored := *u
-	if stored.Role == "" {
-		stored.Role = old.Role
-	}
-	if stored.Status == "" {
-		stored.Status = old.Status
-	}
-	stored.Balance, stored.Profile, stored.CreatedAt = old.Balance, old.Profile, old.CreatedAt
-	stored.UpdatedAt = s.updatedAt(old)
-	stored.Hash = quire.ContentHash(&stored)
+	return users.Stored{User: *u, PasswordHash: c.passwordHash, Epoch: c.epoch}, nil
+}
+
+// CommitRevision writes rev over the user as read. A revision that changes
+// only the user item (no new password, role or status, the same email) is
+// one UpdateItem; any other is one transaction of named items: the user;
+// its email's reservation, updated in place, or put under the new email
+// (no user has it) and deleted under the old one; and for a proved
+// revision, the check that the old email is not locked by failed logins.
+func (s *UserStore) CommitRevision(ctx context.Context, rev users.Revision) error {
+	u := rev.User
 	values := map[string]types.AttributeValue{
-		":email": str(stored.Email), ":first": str(stored.FirstName),
-		":role": str(string(stored.Role)), ":status": str(string(stored.Status)),
-		":now": str(stored.UpdatedAt.Format(time.RFC3339Nano)), ":hash": str(stored.Hash), ":old_hash": str(old.Hash),
+		":email": str(u.Email), ":first": str(u.FirstName),
+		":role": str(string(u.Role)), ":status": str(string(u.Status)),
+		":now": str(u.UpdatedAt.Format(time.RFC3339Nano)), ":hash": str(u.Hash), ":read": str(rev.ReadHash),
 	}
 	set := []string{"email = :email", "first_name = :first", "#role = :role", "#status = :status", "updated_at = :now", "#hash = :hash"}
 	var remove []string
-	if stored.LastName != "" { // a v2 name of one word has no last name
+	if u.LastName != "" { // a v2 name of one word has no last name
 		set = append(set, "last_name = :last")
-		values[":last"] = str(stored.LastName)
+		values[":last"] = str(u.LastName)
 	} else {
 		remove = append(remove, "last_name")
 	}
-	if stored.Status == users.StatusActive {
+	if u.Status == users.StatusActive {
 		set = append(set, attrActivePK+" = :list", attrRolePK+" = :role")
 		values[":list"] = str(listUsers)
 	} else {
@@ -235,16 +213,11 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 	if remove != nil {
 		expr += " REMOVE " + strings.Join(remove, ", ")
 	}
-	// A new password, role or status ends the user's sessions: their
-	// tokens' role or status, or the password that started them, is no
-	// longer the user's. The email's reservation, which login reads, gets
-	// them too (see Account).
-	revoke := passwordHash != "" || stored.Role != old.Role || stored.Status != old.Status
-	if passwordHash != "" {
+	if rev.Password != "" {
 		expr += ", " + attrPassword + " = :password"
-		values[":password"] = str(passwordHash)
+		values[":password"] = str(rev.Password)
 	}
-	if revoke {
+	if rev.EndSessions {
 		expr += " ADD " + attrEpoch + " :one"
 		values[":one"] = num(1)
 	}
@@ -252,76 +225,73 @@ func (s *UserStore) Replace(ctx context.Context, u *users.User, passwordHash str
 		TableName:                 &s.table,
 		Key:                       userKey(u.ID),
 		UpdateExpression:          aws.String(expr),
-		ConditionExpression:       aws.String("#hash = :old_hash"),
+		ConditionExpression:       aws.String("#hash = :read"),
 		ExpressionAttributeNames:  map[string]string{"#role": "role", "#status": "status", "#hash": attrHash},
 		ExpressionAttributeValues: values,
-		// A failed condition returns the user, to say why without reading
-		// it again.
+	}
+	if !rev.MovesEmail() && !rev.EndSessions {
+		return s.updateUser(ctx, update, u)
+	}
+	var t tx
+	t.add(users.StaleUser, types.TransactWriteItem{Update: update})
+	if !rev.MovesEmail() {
+		t.add(users.StaleReservation, types.TransactWriteItem{Update: s.credentials(rev.OldEmail, u.Role, rev.Password)})
+	} else {
+		reservation := emailKey(u.Email)
+		reservation["user_id"], reservation["role"] = num(int64(u.ID)), str(string(u.Role))
+		reservation[attrEpoch] = num(rev.Carried.Epoch)
+		if rev.Carried.PasswordHash != "" {
+			reservation[attrPassword] = str(rev.Carried.PasswordHash)
+		}
+		t.add(users.StaleEmail, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: reservation, ConditionExpression: aws.String("attribute_not_exists(pk)")}})
+		t.add("old email", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: emailKey(rev.OldEmail)}})
+	}
+	if rev.Proved {
+		t.add(users.StaleLock, s.unlocked(rev.OldEmail, u.UpdatedAt))
+	}
+	if err := t.commit(ctx, s.db, "", nil); err != nil {
+		return fmt.Errorf("replace user %d: %w", u.ID, err)
+	}
+	return nil
+}
+
+// CommitProfile writes the profile ch changes over the user as read, in one
+// UpdateItem.
+func (s *UserStore) CommitProfile(ctx context.Context, ch users.Change, _ *idempotency.Record) error {
+	u := ch.User
+	return s.updateUser(ctx, &types.Update{
+		TableName:                &s.table,
+		Key:                      userKey(u.ID),
+		UpdateExpression:         aws.String("SET profile = :p, updated_at = :now, #hash = :hash"),
+		ConditionExpression:      aws.String("#hash = :read"),
+		ExpressionAttributeNames: map[string]string{"#hash": attrHash},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":p": profileItem(u.Profile), ":now": str(u.UpdatedAt.Format(time.RFC3339Nano)),
+			":hash": str(u.Hash), ":read": str(ch.ReadHash),
+		},
+	}, u)
+}
+
+// updateUser runs update, a change of the user u's item alone, as one
+// UpdateItem: a *quire.Stale naming users.StaleUser when its condition
+// fails, unless the item holds u already (the write landed, its answer was
+// lost, and the SDK's retry met the write itself).
+func (s *UserStore) updateUser(ctx context.Context, update *types.Update, u users.User) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: update.TableName, Key: update.Key, UpdateExpression: update.UpdateExpression,
+		ConditionExpression: update.ConditionExpression, ExpressionAttributeNames: update.ExpressionAttributeNames,
+		ExpressionAttributeValues:           update.ExpressionAttributeValues,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	switch _, applied, lost := raced(err, u.Hash); {
+	case applied:
+		return nil
+	case lost:
+		return &quire.Stale{What: users.StaleUser}
+	case err != nil:
+		return fmt.Errorf("update user %d: %w", u.ID, err)
 	}
-	if sameEmail && revoke {
-		err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: append([]types.TransactWriteItem{
-			{Update: update}, {Update: s.credentials(old.Email, stored.Role, passwordHash)},
-		}, proved...)}, nil)
-		switch failed := cancelled(err); {
-		case err == nil:
-			return &stored, nil
-		case proved != nil && failed[2]:
-			return nil, lockedOut(failedItem(err, 2), now)
-		case failed[0]:
-			return nil, lostRace(u.ID, failedItem(err, 0), pre)
-		default:
-			return nil, fmt.Errorf("replace user %d: %w", u.ID, err)
-		}
-	}
-	if sameEmail {
-		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: update.TableName, Key: update.Key, UpdateExpression: update.UpdateExpression,
-			ConditionExpression: update.ConditionExpression, ExpressionAttributeNames: update.ExpressionAttributeNames,
-			ExpressionAttributeValues:           update.ExpressionAttributeValues,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
-		switch now, applied, lost := raced(err, stored.Hash); {
-		case applied:
-			return &stored, nil
-		case lost:
-			return nil, lostRace(u.ID, now, pre)
-		case err != nil:
-			return nil, fmt.Errorf("replace user %d: %w", u.ID, err)
-		}
-		return &stored, nil
-	}
-	// The new reservation carries the old one's password and session
-	// epoch, unless this write changes them.
-	reservation := emailKey(stored.Email)
-	reservation["user_id"], reservation["role"] = num(int64(u.ID)), str(string(stored.Role))
-	reservation[attrEpoch] = num(secret.epoch)
-	if revoke {
-		reservation[attrEpoch] = num(secret.epoch + 1)
-	}
-	if passwordHash == "" {
-		passwordHash = secret.passwordHash
-	}
-	if passwordHash != "" {
-		reservation[attrPassword] = str(passwordHash)
-	}
-	err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: append([]types.TransactWriteItem{
-		{Update: update},
-		{Put: &types.Put{TableName: &s.table, Item: reservation, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-		{Delete: &types.Delete{TableName: &s.table, Key: emailKey(old.Email)}},
-	}, proved...)}, nil)
-	switch failed := cancelled(err); {
-	case err == nil:
-		return &stored, nil
-	case proved != nil && failed[3]:
-		return nil, lockedOut(failedItem(err, 3), now)
-	case failed[1]:
-		return nil, emailTaken(stored.Email)
-	case failed[0]:
-		return nil, lostRace(u.ID, failedItem(err, 0), pre)
-	default:
-		return nil, fmt.Errorf("replace user %d: %w", u.ID, err)
-	}
+	return nil
 }
 
 // credentials are a user's password hash and session epoch, as stored.
@@ -367,69 +337,6 @@ func (s *UserStore) credentials(email string, role quire.Role, passwordHash stri
 	}
 }
 
-// ReplaceProfile stores p as the profile of the user id: ENOTFOUND if there
-// is no such user, EPRECONDITION if it fails pre.
-func (s *UserStore) ReplaceProfile(ctx context.Context, id quire.ID, p users.Profile, pre quire.Precondition) (*users.User, error) {
-	old, err := s.read(ctx, id, pre)
-	if err != nil {
-		return nil, err
-	}
-	stored := *old
-	stored.Profile, stored.UpdatedAt = p, s.updatedAt(old)
-	stored.Hash = quire.ContentHash(&stored)
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                &s.table,
-		Key:                      userKey(id),
-		UpdateExpression:         aws.String("SET profile = :p, updated_at = :now, #hash = :hash"),
-		ConditionExpression:      aws.String("#hash = :old_hash"),
-		ExpressionAttributeNames: map[string]string{"#hash": attrHash},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":p": profileItem(p), ":now": str(stored.UpdatedAt.Format(time.RFC3339Nano)),
-			":hash": str(stored.Hash), ":old_hash": str(old.Hash),
-		},
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	switch now, applied, lost := raced(err, stored.Hash); {
-	case applied:
-		return &stored, nil
-	case lost:
-		return nil, lostRace(id, now, pre)
-	case err != nil:
-		return nil, fmt.Errorf("replace profile of user %d: %w", id, err)
-	}
-	return &stored, nil
-}
-
-// read returns the user id for a write that requires pre: ENOTFOUND if
-// there is no such user, EPRECONDITION if it fails pre.
-func (s *UserStore) read(ctx context.Context, id quire.ID, pre quire.Precondition) (*users.User, error) {
-	u, err := s.Get(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return u, pre.Check(u.Hash)
-}
-
-// lostRace says why a write conditioned on the content hash it read failed,
-// from the user as DynamoDB returned it with the failure (now): the user is
-// gone (ENOTFOUND), or the write's precondition fails now (EPRECONDITION:
-// another writer holding the same ETag won), or else the user changed in
-// between (ECONFLICT).
-func lostRace(id quire.ID, now map[string]types.AttributeValue, pre quire.Precondition) error {
-	if now == nil {
-		return userNotFound(id)
-	}
-	if err := pre.Check(hashOf(now)); err != nil {
-		return err
-	}
-	return changedMeanwhile(id)
-}
-
-// updatedAt is the time of a write over old (see writeTime).
-func (s *UserStore) updatedAt(old *users.User) time.Time {
-	return quire.WriteTime(s.now(), old.UpdatedAt)
-}
-
 // CommitDeposit writes the deposit ch with rec in one transaction, over
 // the user as read.
 func (s *UserStore) CommitDeposit(ctx context.Context, ch users.Change, rec *idempotency.Record) error {
@@ -451,7 +358,7 @@ func (s *UserStore) CommitClose(ctx context.Context, ch users.Change, rec *idemp
 	var t tx
 	t.add(users.StaleUser, s.userUpdate(ch, "REMOVE "+attrActivePK+", "+attrRolePK+" ADD "+attrEpoch+" :one SET #status = :closed",
 		map[string]types.AttributeValue{":closed": str(string(u.Status)), ":one": num(1)}))
-	t.add("email", types.TransactWriteItem{Update: s.credentials(u.Email, u.Role, "")})
+	t.add(users.StaleReservation, types.TransactWriteItem{Update: s.credentials(u.Email, u.Role, "")})
 	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
 		return fmt.Errorf("close user %d: %w", u.ID, err)
 	}
@@ -479,63 +386,56 @@ func (s *UserStore) userUpdate(ch users.Change, expr string, values map[string]t
 	}}
 }
 
-// Delete removes the user id and what belongs only to it: its email's
-// reservation and failed logins, its cart and its sessions, in one
-// transaction; ENOTFOUND if there is no such user, EPRECONDITION if it
-// fails pre, and in either case nothing changes. The user and its
-// sessions are read at once (one round trip); sessions beyond what one
-// transaction holds, rare, are deleted after it (they cannot be resumed
-// once their user is gone). Orders and idempotency records stay (see
-// README).
-func (s *UserStore) Delete(ctx context.Context, id quire.ID, pre quire.Precondition) error {
-	var (
-		old      *users.User
-		sessions []map[string]types.AttributeValue
-		more     bool
-	)
-	err := quire.Concurrently(
-		func() (err error) { old, err = s.read(ctx, id, pre); return err },
-		func() (err error) {
-			sessions, more, err = sessionKeys(ctx, s.db, s.sessions, id, maxSessionDeletes)
-			return err
-		},
-	)
+// Sessions lists the ids of the user's sessions, consistently, as many as
+// a deletion's transaction ends (maxSessionDeletes), and whether there are
+// more.
+func (s *UserStore) Sessions(ctx context.Context, id quire.ID) ([]string, bool, error) {
+	keys, more, err := sessionKeys(ctx, s.db, s.sessions, id, maxSessionDeletes)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
-	items := []types.TransactWriteItem{
-		{Delete: &types.Delete{
-			TableName: &s.table, Key: userKey(id),
-			ConditionExpression:                 aws.String("#hash = :hash"),
-			ExpressionAttributeNames:            map[string]string{"#hash": attrHash},
-			ExpressionAttributeValues:           map[string]types.AttributeValue{":hash": str(old.Hash)},
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		}},
-		{Delete: &types.Delete{TableName: &s.table, Key: emailKey(old.Email)}},
-		{Delete: &types.Delete{TableName: &s.sessions, Key: loginKey(old.Email)}},
-		{Delete: &types.Delete{TableName: &s.carts, Key: cartKey(id)}},
-	}
-	for _, key := range sessions {
-		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.sessions, Key: key}})
-	}
-	err = transact(ctx, s.db, &dynamodb.TransactWriteItemsInput{TransactItems: items}, nil)
-	switch failed := cancelled(err); {
-	case err == nil:
-		if !more {
-			return nil
+	ids := make([]string, 0, len(keys))
+	for _, k := range keys {
+		var r reader
+		sid, _ := strings.CutPrefix(r.str(k, attrSK), "session#")
+		if r.err != nil {
+			return nil, false, fmt.Errorf("read the key of a session: %w", r.err)
 		}
+		ids = append(ids, sid)
+	}
+	return ids, more, nil
+}
+
+// CommitDelete removes d's user, on the condition that it is as read, its
+// email's reservation and failed logins, its cart and d's sessions, in one
+// transaction; then, when d says there are more, the user's other
+// sessions.
+func (s *UserStore) CommitDelete(ctx context.Context, d users.Deletion) error {
+	id := d.User.ID
+	var t tx
+	t.add(users.StaleUser, types.TransactWriteItem{Delete: &types.Delete{
+		TableName: &s.table, Key: userKey(id),
+		ConditionExpression:       aws.String("#hash = :read"),
+		ExpressionAttributeNames:  map[string]string{"#hash": attrHash},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":read": str(d.User.Hash)},
+	}})
+	t.add("reservation", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: emailKey(d.User.Email)}})
+	t.add("failed logins", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.sessions, Key: loginKey(d.User.Email)}})
+	t.add("cart", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.carts, Key: cartKey(id)}})
+	for _, sid := range d.Sessions {
+		t.add("session", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.sessions, Key: sessionKey(id, sid)}})
+	}
+	if err := t.commit(ctx, s.db, "", nil); err != nil {
+		return fmt.Errorf("delete user %d: %w", id, err)
+	}
+	if d.More {
 		if err := endSessions(ctx, s.db, s.sessions, id); err != nil {
 			// Dead already, and DynamoDB's TTL removes them: no reason
 			// to fail a deletion that happened.
 			slog.WarnContext(ctx, "sessions of a deleted user left to expire", "user_id", id, "err", err)
 		}
-		return nil
-	case failed[0]:
-		// Deleted or changed between the read and the write.
-		return lostRace(id, failedItem(err, 0), pre)
-	default:
-		return fmt.Errorf("delete user %d: %w", id, err)
 	}
+	return nil
 }
 
 // maxSessionDeletes is how many sessions a user's deletion ends in its
@@ -544,14 +444,6 @@ const maxSessionDeletes = 90
 
 func userNotFound(id quire.ID) error {
 	return quire.Errorf(quire.ENOTFOUND, "No user has the id %d.", id)
-}
-
-func emailTaken(email string) error {
-	return quire.Errorf(quire.EEMAILTAKEN, "Another user has the email %s.", email)
-}
-
-func changedMeanwhile(id quire.ID) error {
-	return quire.Errorf(quire.ECONFLICT, "The user %d changed during the request; retry it.", id)
 }
 
 // userItem is the item of u, whose content hash it sets.

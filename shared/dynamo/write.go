@@ -17,20 +17,19 @@ import (
 	"github.com/quireapi/quire/shared/quire"
 )
 
-// Bounds on attempts: of a create whose new id was taken, and of a change
-// that finds its item changed between its read and its write.
-const (
-	maxIDAttempts    = 4
-	maxWriteAttempts = 5
-)
+// maxWriteAttempts bounds the requests of a batch whose keys DynamoDB
+// leaves unprocessed, and the writes of a failed login's count that meets
+// another's.
+const maxWriteAttempts = 5
 
 // maxConflictAttempts bounds how often transact runs a transaction that
-// DynamoDB cancelled for a conflict with another one: as often as a
-// read-then-write runs again (maxChangeAttempts), as both are concurrent
-// changes of one item. DynamoDB holds a transaction's items for some tens
-// of milliseconds, so that a few attempts would let only a handful of two
-// dozen concurrent changes land (ddbfault's Conflict rule shows it).
-const maxConflictAttempts = maxChangeAttempts
+// DynamoDB cancelled for a conflict with another one: as often as a read,
+// decide and commit runs again after a stale read (quire.MaxAttempts), as
+// both are concurrent changes of one item. DynamoDB holds a transaction's
+// items for some tens of milliseconds, so that a few attempts would let
+// only a handful of two dozen concurrent changes land (ddbfault's Conflict
+// rule shows it).
+const maxConflictAttempts = quire.MaxAttempts
 
 // tx is a transaction whose items are known by name ("buyer", "cart"): a
 // cancelled one says by name, not by position, what was not as read.
@@ -67,7 +66,7 @@ func (t *tx) commit(ctx context.Context, db *dynamodb.Client, records string, re
 // conflicting after maxConflictAttempts is ECONFLICT.
 //
 // With record, the Put of an idempotency record it returns joins the
-// transaction: if another request with the key committed first, run
+// transaction: if another request with the key committed first, transact
 // returns idempotency.ErrRaced, and idempotency.ErrInFlight if that
 // request is committing at the same time.
 //
@@ -116,10 +115,6 @@ func requestToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// maxChangeAttempts bounds how often a read-then-write runs again when its
-// item changed in between (see quire.MaxAttempts).
-const maxChangeAttempts = quire.MaxAttempts
-
 // conflicted reports whether err is a transaction cancelled for a conflict
 // with another transaction, with no condition failing.
 func conflicted(err error) bool { return cancelledFor(err, "TransactionConflict") }
@@ -153,22 +148,6 @@ func reason(err error, i int) string {
 	return aws.ToString(tce.CancellationReasons[i].Code)
 }
 
-// cancelled reports, for a cancelled transaction, which of its items failed
-// their condition. It is empty for any other error.
-func cancelled(err error) map[int]bool {
-	tce, ok := errors.AsType[*types.TransactionCanceledException](err)
-	if !ok {
-		return nil
-	}
-	failed := map[int]bool{}
-	for i, r := range tce.CancellationReasons {
-		if aws.ToString(r.Code) == "ConditionalCheckFailed" {
-			failed[i] = true
-		}
-	}
-	return failed
-}
-
 // raced inspects the error of a single-item write conditioned on the content
 // hash it read, which sets the hash to written and asks for the item back
 // when its condition fails (ReturnValuesOnConditionCheckFailure ALL_OLD).
@@ -182,17 +161,6 @@ func raced(err error, written string) (current map[string]types.AttributeValue, 
 		return nil, false, false
 	}
 	return ccf.Item, ccf.Item != nil && hashOf(ccf.Item) == written, true
-}
-
-// failedItem returns the item as DynamoDB held it when item i of a cancelled
-// transaction failed its condition, for an item that asked for it (ALL_OLD),
-// and nil otherwise.
-func failedItem(err error, i int) map[string]types.AttributeValue {
-	tce, ok := errors.AsType[*types.TransactionCanceledException](err)
-	if !ok || i >= len(tce.CancellationReasons) {
-		return nil
-	}
-	return tce.CancellationReasons[i].Item
 }
 
 // hashOf returns the content hash of a stored item, "" for none.

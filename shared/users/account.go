@@ -131,7 +131,11 @@ func Apply(ctx context.Context, s Store, id quire.ID, decide func(User, time.Tim
 				return err
 			}
 		}
-		return commit(ctx, ch, rec)
+		err = commit(ctx, ch, rec)
+		if stale, ok := errors.AsType[*quire.Stale](err); ok && stale.What != StaleUser {
+			return fmt.Errorf("change user %d: the %s is not as stored", id, stale.What) // no read again mends it
+		}
+		return err
 	})
 	if _, stale := errors.AsType[*quire.Stale](err); stale {
 		return Change{}, quire.Errorf(quire.ECONFLICT, "The user %d changed during the request; retry it.", id)

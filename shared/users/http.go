@@ -205,12 +205,12 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 	if rest.CallerOf(r).ID == id {
 		prove = func(c Credentials) error { return h.proveIdentity(r, f, c) }
 	}
-	stored, err := h.Store.Replace(r.Context(), u, hash, pre, prove)
+	stored, err := Replace(r.Context(), h.Store, *u, hash, pre, prove)
 	if err != nil {
 		return err
 	}
 	rest.SetETag(w, r, stored.Hash)
-	return rest.JSON(w, r, http.StatusOK, represent(r, stored, false))
+	return rest.JSON(w, r, http.StatusOK, represent(r, &stored, false))
 }
 
 // proveIdentity asks for the current password when the caller changes the
@@ -275,7 +275,7 @@ func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	u, err := h.Store.ReplaceProfile(r.Context(), id, p, pre)
+	u, err := ReplaceProfile(r.Context(), h.Store, id, p, pre)
 	if err != nil {
 		return err
 	}
@@ -339,7 +339,7 @@ func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Store.Delete(r.Context(), id, pre); err != nil {
+	if err := Delete(r.Context(), h.Store, id, pre); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

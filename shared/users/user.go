@@ -189,20 +189,18 @@ type Store interface {
 	// List returns up to q.Limit users ordered by id, after q.After, and
 	// the id the next page starts after, or 0.
 	List(ctx context.Context, q ListQuery) (us []User, next quire.ID, err error)
-	// Replace stores the writable fields of u over the user u.ID, keeping
-	// the stored role and status where u's are zero and the stored
-	// password where passwordHash is "", and returns the user as stored.
-	// The write is conditioned on the stored content hash: EPRECONDITION
-	// when the user fails pre (checked by DynamoDB, so that of two writers
-	// holding the same ETag one wins). When prove is set and the write
-	// changes the email or the password, prove sees the stored
-	// credentials before anything is written, and its error is Replace's;
-	// the write then commits only if the stored email is not locked by
-	// failed logins (ETHROTTLED otherwise).
-	Replace(ctx context.Context, u *User, passwordHash string, pre quire.Precondition, prove func(Credentials) error) (*User, error)
-	// ReplaceProfile stores p as the profile of the user id and returns
-	// the user as stored: EPRECONDITION as Replace.
-	ReplaceProfile(ctx context.Context, id quire.ID, p Profile, pre quire.Precondition) (*User, error)
+	// Stored reads the user id with what its email's reservation carries
+	// (see Stored), consistently: ENOTFOUND when there is none.
+	Stored(ctx context.Context, id quire.ID) (Stored, error)
+	// CommitRevision writes rev (see Revise). With nothing written, it
+	// returns a *quire.Stale naming StaleUser when the user is not as
+	// read, StaleEmail when another user has the new email, StaleLock when
+	// a proved revision finds the old email locked by failed logins, and
+	// StaleReservation when the old email's reservation is gone.
+	CommitRevision(ctx context.Context, rev Revision) error
+	// CommitProfile writes ch, a new profile: a *quire.Stale naming
+	// StaleUser, with nothing written, when the user is not as read.
+	CommitProfile(ctx context.Context, ch Change, rec *idempotency.Record) error
 	// CommitDeposit writes ch, a deposit (see Credit), with rec, the answer
 	// to the request's idempotency key when it has one. With nothing
 	// written, it returns a *quire.Stale naming StaleUser when the user is
@@ -213,9 +211,12 @@ type Store interface {
 	// CommitDeposit does, and in the same transaction ends the account's
 	// sessions and its email's logins.
 	CommitClose(ctx context.Context, ch Change, rec *idempotency.Record) error
-	// Delete removes the user id and frees its email: EPRECONDITION as
-	// Replace.
-	Delete(ctx context.Context, id quire.ID, pre quire.Precondition) error
+	// Sessions lists the ids of the sessions of the user id, as many as
+	// a deletion ends at once, and whether there are more.
+	Sessions(ctx context.Context, id quire.ID) (ids []string, more bool, err error)
+	// CommitDelete removes what d names (see Deletion): a *quire.Stale
+	// naming StaleUser, with nothing removed, when the user is not as read.
+	CommitDelete(ctx context.Context, d Deletion) error
 }
 
 // newUser validates f for a sign-up in API version v: email, names and

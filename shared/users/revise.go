@@ -1,0 +1,208 @@
+package users
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/quireapi/quire/shared/quire"
+)
+
+// Stored is a user as a replacement reads it: the user, and what its
+// email's reservation carries, the password hash and the session epoch,
+// which a moved reservation keeps.
+type Stored struct {
+	User         User
+	PasswordHash string
+	Epoch        int64
+}
+
+// Revision is a decided replacement of a user's fields, for the store to
+// commit whole or not at all: the user as written, only over the user as
+// read (ReadHash); a new password hash, or "" to keep the stored one; the
+// end of the user's sessions (its epoch moves on); the move of the email's
+// reservation from OldEmail, carrying Carried's password hash and epoch;
+// and, for a change proved by the current password, the condition that the
+// old email is not locked by failed logins.
+type Revision struct {
+	User        User
+	ReadHash    string
+	OldEmail    string
+	Password    string
+	EndSessions bool
+	Proved      bool
+	Carried     Stored
+}
+
+// MovesEmail reports whether the revision changes the email, whose
+// reservation then moves.
+func (r Revision) MovesEmail() bool { return EmailKey(r.OldEmail) != EmailKey(r.User.Email) }
+
+// What the commit of a Revision may find, besides a user not as read
+// (StaleUser) and a new email another user has (StaleEmail): the old
+// email locked by failed logins, and its reservation gone.
+const (
+	StaleLock        = "login lock"
+	StaleReservation = "reservation"
+)
+
+// NeedsProof reports whether replacing read with u and a new password
+// (passwordHash, "" for none) changes the email or the password: a user's
+// own change of either needs their current password, so that a stolen
+// access token cannot take the account over.
+func NeedsProof(read, u User, passwordHash string) bool {
+	return passwordHash != "" || EmailKey(read.Email) != EmailKey(u.Email)
+}
+
+// Revise decides u's writable fields, and the new password passwordHash
+// when set, over read at now, proved by the current password or not: the
+// stored role and status stay where u's are zero, the balance, profile and
+// creation time stay, and a new password, role or status ends the user's
+// sessions: their tokens' role or status, or the password that started
+// them, is no longer the user's.
+func Revise(read Stored, u User, passwordHash string, proved bool, now time.Time) Revision {
+	old := read.User
+	if u.Role == "" {
+		u.Role = old.Role
+	}
+	if u.Status == "" {
+		u.Status = old.Status
+	}
+	u.ID, u.Balance, u.Profile, u.CreatedAt = old.ID, old.Balance, old.Profile, old.CreatedAt
+	u.UpdatedAt = quire.WriteTime(now, old.UpdatedAt)
+	u.Hash = quire.ContentHash(&u)
+	r := Revision{
+		User: u, ReadHash: old.Hash, OldEmail: old.Email, Password: passwordHash, Proved: proved,
+		EndSessions: passwordHash != "" || u.Role != old.Role || u.Status != old.Status,
+		Carried:     Stored{PasswordHash: read.PasswordHash, Epoch: read.Epoch},
+	}
+	if passwordHash != "" {
+		r.Carried.PasswordHash = passwordHash
+	}
+	if r.EndSessions {
+		r.Carried.Epoch++
+	}
+	return r
+}
+
+// Replace stores u's writable fields, and the new password passwordHash
+// when set, over the user u.ID in s, if the user holds pre, and returns it
+// as stored. It reads the user, decides (Revise), and commits, again when
+// the user changed meanwhile, which checks pre again. With prove (a user's
+// own change), a change of the email or the password first passes prove
+// with the stored credentials, once for the credentials it proves, and
+// commits only while the email is not locked by failed logins
+// (ETHROTTLED). It returns ENOTFOUND for no such user, EPRECONDITION, and
+// EEMAILTAKEN when another user has u's email.
+func Replace(ctx context.Context, s Store, u User, passwordHash string, pre quire.Precondition, prove func(Credentials) error) (User, error) {
+	var (
+		rev    Revision
+		proven *Credentials
+	)
+	err := quire.Again(ctx, func(int) error {
+		read, err := s.Stored(ctx, u.ID)
+		if err != nil {
+			return err
+		}
+		if err := pre.Check(read.User.Hash); err != nil {
+			return err
+		}
+		proof := prove != nil && NeedsProof(read.User, u, passwordHash)
+		if c := (Credentials{Email: read.User.Email, PasswordHash: read.PasswordHash}); proof && (proven == nil || *proven != c) {
+			if err := prove(c); err != nil {
+				return err
+			}
+			proven = &c
+		}
+		rev = Revise(read, u, passwordHash, proof, time.Now())
+		err = s.CommitRevision(ctx, rev)
+		switch stale, _ := errors.AsType[*quire.Stale](err); {
+		case stale == nil || stale.What == StaleUser:
+			return err
+		case stale.What == StaleEmail:
+			return quire.Errorf(quire.EEMAILTAKEN, "Another user has the email %s.", rev.User.Email)
+		case stale.What == StaleLock:
+			return locked(ctx, s, read.User.Email)
+		default:
+			return fmt.Errorf("replace user %d: the %s is not as stored", u.ID, stale.What)
+		}
+	})
+	if _, stale := errors.AsType[*quire.Stale](err); stale {
+		return User{}, quire.Errorf(quire.ECONFLICT, "The user %d changed during the request; retry it.", u.ID)
+	}
+	return rev.User, err
+}
+
+// locked is the error of a proved change of email's account that found the
+// email locked by failed logins as it committed: ETHROTTLED with the lock's
+// wait.
+func locked(ctx context.Context, s Store, email string) error {
+	_, tries, err := s.Account(ctx, email)
+	if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
+		return err
+	}
+	if err := tries.Check(time.Now()); err != nil {
+		return err
+	}
+	// The lock ended between the commit and now.
+	return &quire.Error{Code: quire.ETHROTTLED, Message: "Too many failed logins for this email; try again after Retry-After seconds.", RetryAfter: 1}
+}
+
+// ReplaceProfile stores p as the profile of the user id in s, if the user
+// holds pre, and returns the user as stored (see Apply): ENOTFOUND for no
+// such user, EPRECONDITION.
+func ReplaceProfile(ctx context.Context, s Store, id quire.ID, p Profile, pre quire.Precondition) (User, error) {
+	ch, err := Apply(ctx, s, id, func(u User, now time.Time) (Change, error) {
+		if err := pre.Check(u.Hash); err != nil {
+			return Change{}, err
+		}
+		changed := u
+		changed.Profile = p
+		return change(u, changed, now), nil
+	}, s.CommitProfile, nil)
+	return ch.User, err
+}
+
+// Deletion is a decided deletion of a user, for the store to commit whole
+// or not at all: the user, only as read (its content hash), what belongs
+// to it alone (its email's reservation and failed logins, its cart), and
+// its sessions, those the store listed; More says it has more, which end
+// after the commit (they cannot be resumed once their user is gone).
+type Deletion struct {
+	User     User
+	Sessions []string
+	More     bool
+}
+
+// Delete removes the user id from s, if it holds pre, with what belongs to
+// it alone (see Deletion): ENOTFOUND for no such user, EPRECONDITION, and
+// in either case nothing changes. Orders and idempotency records stay. The
+// user and its sessions are read at once, and read again when the user
+// changed meanwhile.
+func Delete(ctx context.Context, s Store, id quire.ID, pre quire.Precondition) error {
+	err := quire.Again(ctx, func(int) error {
+		var d Deletion
+		err := quire.Concurrently(
+			func() error {
+				u, err := s.Get(ctx, id)
+				if err == nil {
+					d.User = *u
+				}
+				return err
+			},
+			func() (err error) { d.Sessions, d.More, err = s.Sessions(ctx, id); return err },
+		)
+		if err != nil {
+			return err
+		}
+		if err := pre.Check(d.User.Hash); err != nil {
+			return err
+		}
+		return s.CommitDelete(ctx, d)
+	})
+	if _, stale := errors.AsType[*quire.Stale](err); stale {
+		return quire.Errorf(quire.ECONFLICT, "The user %d changed during the request; retry it.", id)
+	}
+	return err
+}
