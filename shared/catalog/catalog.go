@@ -181,6 +181,16 @@ func (f AuthorFields) author() (*Author, error) {
 
 func checkName(s string) string { return quire.CheckName(s, MaxNameLen) }
 
+// NoProduct says a store's ENOTFOUND for the product id in the catalog's
+// words; any other err stays as it is.
+func NoProduct(err error, id quire.ID) error {
+	return quire.Reword(err, quire.ENOTFOUND, "No product has the id %d.", id)
+}
+
+func noAuthor(err error, id quire.ID) error {
+	return quire.Reword(err, quire.ENOTFOUND, "No author has the id %d.", id)
+}
+
 // NoSuchAuthor is the error for a product whose author_id names no author.
 func NoSuchAuthor(id quire.ID) error {
 	return quire.Invalid(quire.FieldError{Pointer: "/author_id", Detail: fmt.Sprintf("no author has the id %d", id)})

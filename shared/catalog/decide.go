@@ -45,7 +45,7 @@ func NewProduct(p Product, author *Author, now time.Time) (Product, error) {
 func Revise(read *Product, author *Author, p Product, keepArchived bool, pre quire.Precondition) (Product, error) {
 	switch {
 	case read == nil:
-		return Product{}, quire.Errorf(quire.ENOTFOUND, "No product has the id %d.", p.ID)
+		return Product{}, NoProduct(quire.NotFound("product "+p.ID.String()), p.ID)
 	case author == nil:
 		return Product{}, NoSuchAuthor(p.AuthorID)
 	}

@@ -123,7 +123,7 @@ func (h *Handlers) author(w http.ResponseWriter, r *http.Request) error {
 	}
 	a, err := h.Store.Author(r.Context(), id)
 	if err != nil {
-		return err
+		return noAuthor(err, id)
 	}
 	rest.SetETag(w, r, a.Hash)
 	return rest.JSON(w, r, http.StatusOK, authorRep(r, a))
@@ -159,7 +159,7 @@ func (h *Handlers) productPage(w http.ResponseWriter, r *http.Request, q ListQue
 	}
 	if len(ps) == 0 && q.After == 0 && q.AuthorID != 0 {
 		if _, err := h.Store.Author(r.Context(), q.AuthorID); err != nil {
-			return err
+			return noAuthor(err, q.AuthorID)
 		}
 	}
 	out := make([]ProductRep, len(ps))
@@ -179,7 +179,7 @@ func (h *Handlers) product(w http.ResponseWriter, r *http.Request) error {
 	}
 	p, err := h.Store.Product(r.Context(), id)
 	if err != nil {
-		return err
+		return NoProduct(err, id)
 	}
 	rest.SetETag(w, r, p.Hash)
 	return rest.JSON(w, r, http.StatusOK, productRep(r, p))

@@ -121,6 +121,7 @@ func (h *Handlers) current(ctx context.Context, fresh bool) (entry, error) {
 	if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
 		return entry{}, err
 	}
+	err = quire.Reword(err, quire.ENOTFOUND, "No configuration document is stored yet; an admin stores one with PUT /admin/config.")
 	e = h.cache.keep(entry{head: head, missing: err}, now, puts)
 	return e, e.missing
 }

@@ -150,7 +150,7 @@ func (s *CatalogStore) Author(ctx context.Context, id quire.ID) (*catalog.Author
 	}
 	a, ok := as[id]
 	if !ok {
-		return nil, quire.Errorf(quire.ENOTFOUND, "No author has the id %d.", id)
+		return nil, quire.NotFound("author " + id.String())
 	}
 	return &a, nil
 }
@@ -163,7 +163,7 @@ func (s *CatalogStore) Product(ctx context.Context, id quire.ID) (*catalog.Produ
 	}
 	p, ok := ps[id]
 	if !ok {
-		return nil, productNotFound(id)
+		return nil, quire.NotFound("product " + id.String())
 	}
 	return &p, nil
 }
@@ -408,10 +408,6 @@ func (s *CatalogStore) PutProduct(ctx context.Context, p catalog.Product, rank i
 		return fmt.Errorf("put product %d: %w", p.ID, err)
 	}
 	return nil
-}
-
-func productNotFound(id quire.ID) error {
-	return quire.Errorf(quire.ENOTFOUND, "No product has the id %d.", id)
 }
 
 // authorItem is the item of a, with its content hash.

@@ -66,7 +66,7 @@ func (s *ConfigStore) Head(ctx context.Context) (config.Head, error) {
 		return config.Head{}, fmt.Errorf("get configuration head: %w", err)
 	}
 	if out.Item == nil {
-		return config.Head{}, quire.Errorf(quire.ENOTFOUND, "No configuration document is stored yet; an admin stores one with PUT /admin/config.")
+		return config.Head{}, quire.NotFound("configuration document")
 	}
 	return parseConfigHead(out.Item)
 }

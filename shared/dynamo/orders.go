@@ -82,7 +82,7 @@ func (s *OrderStore) Buyer(ctx context.Context, user quire.ID) (*users.User, err
 		return nil, fmt.Errorf("read buyer %d: %w", user, err)
 	}
 	if out.Item == nil {
-		return nil, quire.Errorf(quire.ENOTFOUND, "No user has the id %d.", user)
+		return nil, quire.NotFound("user " + user.String())
 	}
 	return parseUser(out.Item)
 }
@@ -127,7 +127,7 @@ func (s *OrderStore) Get(ctx context.Context, user, id quire.ID, anyUser bool) (
 		item = found
 	}
 	if item == nil {
-		return nil, quire.Errorf(quire.ENOTFOUND, "No order has the id %d.", id)
+		return nil, quire.NotFound("order " + id.String())
 	}
 	return parseOrder(item)
 }

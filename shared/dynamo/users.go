@@ -95,7 +95,7 @@ func (s *UserStore) item(ctx context.Context, id quire.ID) (map[string]types.Att
 		return nil, fmt.Errorf("get user %d: %w", id, err)
 	}
 	if out.Item == nil {
-		return nil, userNotFound(id)
+		return nil, quire.NotFound("user " + id.String())
 	}
 	return out.Item, nil
 }
@@ -441,10 +441,6 @@ func (s *UserStore) CommitDelete(ctx context.Context, d users.Deletion) error {
 // maxSessionDeletes is how many sessions a user's deletion ends in its
 // transaction, beside its 4 other items (DynamoDB takes 100).
 const maxSessionDeletes = 90
-
-func userNotFound(id quire.ID) error {
-	return quire.Errorf(quire.ENOTFOUND, "No user has the id %d.", id)
-}
 
 // userItem is the item of u, whose content hash it sets.
 func userItem(u *users.User) map[string]types.AttributeValue {

@@ -158,7 +158,7 @@ func (h *Handlers) buy(w http.ResponseWriter, r *http.Request) error {
 	return h.commit(w, r, func(ctx context.Context) (*Purchase, error) {
 		p, err := h.Catalog.Product(ctx, id)
 		if err != nil {
-			return nil, err
+			return nil, catalog.NoProduct(err, id)
 		}
 		if err := pre.Check(p.Hash); err != nil {
 			return nil, err
@@ -288,7 +288,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 	c := rest.CallerOf(r)
 	o, err := h.Store.Get(r.Context(), c.ID, id, c.Admin())
 	if err != nil {
-		return err
+		return quire.Reword(err, quire.ENOTFOUND, "No order has the id %d.", id)
 	}
 	rest.SetETag(w, r, o.Hash)
 	return rest.JSON(w, r, http.StatusOK, o)

@@ -78,6 +78,23 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// NotFound is what a store returns for a read of what it does not hold,
+// named by what ("user 42") for the log: ENOTFOUND, whose message the
+// domain says in its own words (see Reword); a general one otherwise.
+func NotFound(what string) *Error {
+	return &Error{Code: ENOTFOUND, Message: "Nothing is stored under this id.", Err: errors.New(what + " is not stored")}
+}
+
+// Reword returns err as an *Error of code with the message format says
+// when err has that code (a store's outcome, said in the domain's words),
+// and err as it is otherwise.
+func Reword(err error, code, format string, args ...any) error {
+	if ErrorCode(err) != code {
+		return err
+	}
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Err: err}
+}
+
 // Invalid returns an EINVALID error listing the invalid fields.
 func Invalid(fields ...FieldError) *Error {
 	return &Error{Code: EINVALID, Message: "The request body has invalid fields.", Fields: fields}

@@ -120,7 +120,7 @@ func Apply(ctx context.Context, s Store, id quire.ID, decide func(User, time.Tim
 	err := quire.Again(ctx, func(int) error {
 		u, err := s.Get(ctx, id)
 		if err != nil {
-			return err
+			return noUser(err, id)
 		}
 		if ch, err = decide(*u, time.Now()); err != nil {
 			return err

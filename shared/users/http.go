@@ -151,9 +151,15 @@ func ownID(r *http.Request) (quire.ID, error) {
 		return 0, err
 	}
 	if !rest.CallerOf(r).Owns(id) {
-		return 0, quire.Errorf(quire.ENOTFOUND, "No user has the id %d.", id)
+		return 0, noUser(quire.NotFound("another user"), id)
 	}
 	return id, nil
+}
+
+// noUser says a store's ENOTFOUND for the user id in the users' words; any
+// other err stays as it is.
+func noUser(err error, id quire.ID) error {
+	return quire.Reword(err, quire.ENOTFOUND, "No user has the id %d.", id)
 }
 
 func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
@@ -167,7 +173,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 	}
 	u, err := h.Store.Get(r.Context(), id)
 	if err != nil {
-		return err
+		return noUser(err, id)
 	}
 	rest.SetETag(w, r, u.Hash)
 	return rest.JSON(w, r, http.StatusOK, represent(r, u, embed))
@@ -253,7 +259,7 @@ func (h *Handlers) getProfile(w http.ResponseWriter, r *http.Request) error {
 	}
 	u, err := h.Store.Get(r.Context(), id)
 	if err != nil {
-		return err
+		return noUser(err, id)
 	}
 	rest.SetETag(w, r, u.Hash)
 	return rest.JSON(w, r, http.StatusOK, u.Profile)

@@ -103,7 +103,7 @@ func Replace(ctx context.Context, s Store, u User, passwordHash string, pre quir
 	err := quire.Again(ctx, func(int) error {
 		read, err := s.Stored(ctx, u.ID)
 		if err != nil {
-			return err
+			return noUser(err, u.ID)
 		}
 		if err := pre.Check(read.User.Hash); err != nil {
 			return err
@@ -186,10 +186,11 @@ func Delete(ctx context.Context, s Store, id quire.ID, pre quire.Precondition) e
 		err := quire.Concurrently(
 			func() error {
 				u, err := s.Get(ctx, id)
-				if err == nil {
-					d.User = *u
+				if err != nil {
+					return noUser(err, id)
 				}
-				return err
+				d.User = *u
+				return nil
 			},
 			func() (err error) { d.Sessions, d.More, err = s.Sessions(ctx, id); return err },
 		)
