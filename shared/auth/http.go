@@ -186,7 +186,7 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 	if !h.Passwords.Match(acct.PasswordHash, *c.Password) {
 		telemetry.Count(r.Context(), telemetry.FailedLogins)
 		if _, err := h.Accounts.FailedLogin(r.Context(), *c.Email, now); err != nil {
-			return err
+			return login.Counted(err)
 		}
 		return errBadCredentials
 	}
@@ -248,7 +248,7 @@ func (h *Handlers) refresh(w http.ResponseWriter, r *http.Request) error {
 	refresh, _, next := newRefreshToken(user, sid)
 	idle := h.clock().Add(login.RefreshIdle)
 	err = h.Sessions.Rotate(r.Context(), session, next, idle)
-	if quire.ErrorCode(err) == quire.ECONFLICT || quire.ErrorCode(err) == quire.ENOTFOUND {
+	if _, rotated := errors.AsType[*quire.Stale](err); rotated || quire.ErrorCode(err) == quire.ENOTFOUND {
 		// The same token, used by another request meanwhile: reuse.
 		return h.revoke(r, session, "refresh token used twice at once")
 	}

@@ -48,7 +48,7 @@ func (s *UserStore) Account(ctx context.Context, email string) (login.Account, l
 	}
 	got := items[s.table]
 	if len(got) == 0 {
-		return login.Account{}, tries, quire.Errorf(quire.ENOTFOUND, "No user has this email.")
+		return login.Account{}, tries, quire.NotFound("an email's account")
 	}
 	var r reader
 	a := login.Account{ID: quire.ID(r.num(got[0], "user_id")), Role: quire.Role(r.str(got[0], "role")),
@@ -100,7 +100,7 @@ func (s *UserStore) FailedLogin(ctx context.Context, email string, now time.Time
 			return attempts(item)
 		}
 	}
-	return login.Attempts{}, quire.Errorf(quire.ECONFLICT, "Other logins of this email are being counted; retry in a moment.")
+	return login.Attempts{}, &quire.Stale{What: login.StaleAttempts}
 }
 
 // unlocked is a transaction's check that email is not locked at now (see

@@ -72,7 +72,7 @@ func (st *SessionStore) Resume(ctx context.Context, user quire.ID, id string) (l
 		return login.Session{}, login.Account{}, err
 	}
 	if len(items[st.sessions]) == 0 || len(items[st.users]) == 0 {
-		return login.Session{}, login.Account{}, quire.Errorf(quire.ENOTFOUND, "No such session.")
+		return login.Session{}, login.Account{}, quire.NotFound("session of user " + user.String())
 	}
 	item, u := items[st.sessions][0], items[st.users][0]
 	var r reader
@@ -88,9 +88,10 @@ func (st *SessionStore) Resume(ctx context.Context, user quire.ID, id string) (l
 }
 
 // Rotate puts next in place of s's token hash, and moves its idle expiry
-// to idleUntil, if the hash is still s's: ECONFLICT when another request
-// rotated it first, ENOTFOUND when the session is gone. A retry of the
-// write whose answer was lost finds next stored, and succeeds.
+// to idleUntil, if the hash is still s's: a *quire.Stale naming
+// login.StaleSession when another request rotated it first, ENOTFOUND when
+// the session is gone. A retry of the write whose answer was lost finds
+// next stored, and succeeds.
 func (st *SessionStore) Rotate(ctx context.Context, s login.Session, next string, idleUntil time.Time) error {
 	s.IdleUntil = idleUntil
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -109,9 +110,9 @@ func (st *SessionStore) Rotate(ctx context.Context, s login.Session, next string
 	case applied:
 		return nil
 	case lost && now == nil:
-		return quire.Errorf(quire.ENOTFOUND, "The session has ended.")
+		return quire.NotFound("session of user " + s.UserID.String())
 	case lost:
-		return quire.Errorf(quire.ECONFLICT, "The refresh token was used by another request.")
+		return &quire.Stale{What: login.StaleSession}
 	case err != nil:
 		return fmt.Errorf("rotate a session of user %d: %w", s.UserID, err)
 	}
@@ -124,12 +125,12 @@ func (st *SessionStore) Rotate(ctx context.Context, s login.Session, next string
 // ENOTFOUND.
 func (st *SessionStore) End(ctx context.Context, user quire.ID, id string) error {
 	var t tx
-	t.add("session", types.TransactWriteItem{
+	t.add(login.StaleSession, types.TransactWriteItem{
 		Delete: &types.Delete{TableName: &st.sessions, Key: sessionKey(user, id), ConditionExpression: aws.String("attribute_exists(pk)")},
 	})
 	err := t.commit(ctx, st.db, "", nil)
 	if _, gone := errors.AsType[*quire.Stale](err); gone {
-		return quire.Errorf(quire.ENOTFOUND, "No such session.")
+		return quire.NotFound("session of user " + user.String())
 	}
 	if err != nil {
 		return fmt.Errorf("end a session of user %d: %w", user, err)

@@ -8,6 +8,7 @@ package login
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -25,6 +26,23 @@ type Account struct {
 	Epoch int64
 }
 
+// What the stores of logins may find changed as they write: the What of
+// their *quire.Stale errors.
+const (
+	StaleSession  = "session"       // a session's refresh token, rotated by another request
+	StaleAttempts = "failed logins" // an email's failed logins, counted by other requests
+)
+
+// Counted is the error of a failed login whose count err did not complete
+// because other failures of the email kept being counted at the same time:
+// ECONFLICT, which the same request sent again gets past.
+func Counted(err error) error {
+	if stale, ok := errors.AsType[*quire.Stale](err); ok && stale.What == StaleAttempts {
+		return &quire.Error{Code: quire.ECONFLICT, Message: "Other logins of this email are being counted; retry in a moment.", Err: err}
+	}
+	return err
+}
+
 // Accounts finds the account of an email, whatever its case, and counts its
 // failed logins (see Attempts).
 type Accounts interface {
@@ -33,7 +51,9 @@ type Accounts interface {
 	// failed logins still.
 	Account(ctx context.Context, email string) (Account, Attempts, error)
 	// FailedLogin counts a failed login of email at now and returns the
-	// count, this one included.
+	// count, this one included: a *quire.Stale naming StaleAttempts when
+	// other failures of the email kept being counted at the same time
+	// (see Counted).
 	FailedLogin(ctx context.Context, email string, now time.Time) (Attempts, error)
 	// ClearLogins forgets email's failed logins.
 	ClearLogins(ctx context.Context, email string) error
@@ -125,7 +145,8 @@ type Sessions interface {
 	Resume(ctx context.Context, user quire.ID, id string) (Session, Account, error)
 	// Rotate replaces the session's token hash with next and its idle
 	// expiry with idleUntil, on the condition that the hash is still
-	// s.TokenHash: ECONFLICT when another request rotated it first.
+	// s.TokenHash: a *quire.Stale naming StaleSession when another request
+	// rotated it first, ENOTFOUND when the session is gone.
 	Rotate(ctx context.Context, s Session, next string, idleUntil time.Time) error
 	// End deletes the session id of user.
 	End(ctx context.Context, user quire.ID, id string) error

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quireapi/quire/shared/idempotency"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
@@ -239,7 +240,7 @@ func (h *Handlers) proveIdentity(r *http.Request, f Fields, c Credentials) error
 	now := time.Now()
 	tries, err := h.Store.FailedLogin(r.Context(), c.Email, now)
 	if err != nil {
-		return err
+		return login.Counted(err)
 	}
 	tries.Failures-- // as it was before this guess
 	if locked := tries.Check(now); locked != nil {
