@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/cache"
 	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/quire"
@@ -35,7 +36,7 @@ func clocked(t *testing.T, clk *quiretest.Clock, opts ...servicetest.Option) []s
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := &config.Handlers{Store: dynamo.NewConfigStore(db, cfg.DynamoDB.Tables), Now: clk.Now}
+		h := &config.Handlers{Store: &cache.Config{Store: dynamo.NewConfigStore(db, cfg.DynamoDB.Tables), Now: clk.Now}}
 		router, err := rest.NewRouter(routes.GroupConfig, h.Routes(), nil)
 		if err != nil {
 			t.Fatal(err)

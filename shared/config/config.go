@@ -50,8 +50,11 @@ var ErrReplaced = errors.New("config: the document was replaced while it was rea
 // Store keeps the configuration document.
 type Store interface {
 	// Head returns the head of the stored document: ENOTFOUND when there
-	// is none.
+	// is none. A cache may answer it (see cache.Config).
 	Head(ctx context.Context) (Head, error)
+	// Current returns the head as stored now, never from a cache, for a
+	// write to decide on: ENOTFOUND when there is none.
+	Current(ctx context.Context) (Head, error)
 	// Gzip returns the compressed document h names, or ErrReplaced.
 	Gzip(ctx context.Context, h Head) ([]byte, error)
 	// Commit writes rep (see Replace) in one transaction: a *quire.Stale
@@ -101,21 +104,31 @@ func Gunzip(z []byte, h Head) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Handlers serves the configuration document from a Store. It keeps, for
-// the function instance, the head it last read or wrote and the current
-// document, compressed as stored: a GET reads the head only when the one
-// held is Staleness old, and the chunks only when the document changed. A
-// PUT holds the document it stored at once, so its instance serves it to
-// the next GET. Holding the document costs its compressed size: at most
-// about 2 MiB, and 1.7 MB for 2 MiB of random ASCII.
+// Handlers serves the configuration document from a Store: the function's
+// wiring hands it one that a cache.Config wraps, so that a GET reads the
+// head only when the one held is Staleness old, and the chunks only when
+// the document changed.
 type Handlers struct {
 	Store Store
-	// Now is the clock that dates the head held; nil is time.Now. Tests
-	// set it to move past Staleness without waiting.
-	Now func() time.Time
-
-	cache cache
 }
+
+// Staleness bounds how old the head GET /config answers from may be: a
+// function instance reads the head again once the head it holds was read
+// (or written, by a PUT in the same instance) Staleness ago. So a document
+// one instance stores is served by every other within Staleness of its
+// commit, and by its own at once; and the head item, one partition key
+// that every GET reads, takes at most one read per warm instance per
+// Staleness, whatever the number of users: with Lambda's default of 1,000
+// concurrent executions per account and Region, at most 1,000 read units
+// a second, a third of the partition's 3,000. (A Lambda instance of a Go
+// function serves one request at a time; the local gateway's concurrent
+// requests may read the head together.)
+//
+// The head is read consistently, 1 unit: with the cache the read is rare,
+// and a consistent read makes Staleness the whole bound, where an
+// eventually consistent one (half a unit) would add a lag DynamoDB does
+// not bound.
+const Staleness = time.Second
 
 // Routes returns the handler of each config route, keyed as in the route
 // table.
@@ -137,32 +150,26 @@ const maxReads = 3
 func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 	gz := rest.AcceptsGzip(r)
 	w.Header().Add("Vary", "Accept-Encoding")
-	fresh := false
 	for range maxReads {
-		e, err := h.current(r.Context(), fresh)
+		head, err := h.Store.Head(r.Context())
+		if err != nil {
+			return quire.Reword(err, quire.ENOTFOUND, "No configuration document is stored yet; an admin stores one with PUT /admin/config.")
+		}
+		if done, err := rest.NotModified(w, r, rest.ETag(r, head.Hash, gz)); done || err != nil {
+			return err
+		}
+		z, err := h.Store.Gzip(r.Context(), head)
+		if errors.Is(err, ErrReplaced) {
+			continue // the head names a replaced document: read the head again
+		}
 		if err != nil {
 			return err
-		}
-		if done, err := rest.NotModified(w, r, rest.ETag(r, e.head.Hash, gz)); done || err != nil {
-			return err
-		}
-		z := e.gzip
-		if z == nil {
-			z, err = h.Store.Gzip(r.Context(), e.head)
-			if errors.Is(err, ErrReplaced) {
-				fresh = true // the head held names a replaced document
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			h.cache.fill(e.head, z)
 		}
 		resp := idempotency.Response{Status: http.StatusOK, Header: http.Header{}, Body: z}
 		resp.Header.Set("Content-Type", rest.MediaType(r))
 		if gz {
 			resp.Header.Set("Content-Encoding", "gzip")
-		} else if resp.Body, err = Gunzip(z, e.head); err != nil {
+		} else if resp.Body, err = Gunzip(z, head); err != nil {
 			return err
 		}
 		rest.Write(w, resp)
@@ -186,14 +193,10 @@ func (h *Handlers) put(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	start := h.now()
 	created, err := Put(r.Context(), h.Store, d, pre)
 	if err != nil {
 		return err
 	}
-	// Held while it is current: a copy, without the spare capacity of the
-	// buffer it was compressed into.
-	h.cache.put(entry{head: d.Head, gzip: bytes.Clone(d.Gzip)}, start)
 	w.Header().Set("ETag", rest.ETag(r, d.Hash, false))
 	if created {
 		w.Header().Set("Location", rest.Location(r, "/config"))

@@ -54,7 +54,7 @@ func Replace(read *Head, d Document, pre quire.Precondition, generation string) 
 func Put(ctx context.Context, s Store, d Document, pre quire.Precondition) (created bool, err error) {
 	err = quire.Again(ctx, func(int) error {
 		var read *Head
-		switch h, err := s.Head(ctx); quire.ErrorCode(err) {
+		switch h, err := s.Current(ctx); quire.ErrorCode(err) {
 		case "":
 			read = &h
 		case quire.ENOTFOUND:

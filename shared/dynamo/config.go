@@ -71,6 +71,9 @@ func (s *ConfigStore) Head(ctx context.Context) (config.Head, error) {
 	return parseConfigHead(out.Item)
 }
 
+// Current returns the head as Head does: the store keeps no cache.
+func (s *ConfigStore) Current(ctx context.Context) (config.Head, error) { return s.Head(ctx) }
+
 // parseConfigHead reads a head item.
 func parseConfigHead(item map[string]types.AttributeValue) (config.Head, error) {
 	var r reader

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/cache"
 	"github.com/quireapi/quire/shared/carts"
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/config"
@@ -187,7 +188,8 @@ func Configuration(c Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return rest.NewRouter(routes.GroupConfig, (&config.Handlers{Store: dynamo.NewConfigStore(db, c.DynamoDB.Tables)}).Routes(), nil)
+	store := &cache.Config{Store: dynamo.NewConfigStore(db, c.DynamoDB.Tables)}
+	return rest.NewRouter(routes.GroupConfig, (&config.Handlers{Store: store}).Routes(), nil)
 }
 
 // Serve is the Lambda handler of group's HTTP handler h: behind the

@@ -1,20 +1,22 @@
-package config
+package cache
 
 import (
 	"testing"
 	"time"
+
+	"github.com/quireapi/quire/shared/config"
 )
 
-// The cache's order of events, which concurrent requests in one instance
+// The order of events of the configuration's cache, which concurrent requests in one instance
 // (the local gateway's) can reach: what the instance stores, it serves at
 // once, whatever reads of the head were under way; and it holds one
 // document.
 func TestCacheOrder(t *testing.T) {
 	t0 := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	old := entry{head: Head{Hash: "old", Size: 3, Generation: "g1", Chunks: 1}}
-	stored := entry{head: Head{Hash: "new", Size: 3}, gzip: []byte("new")}
+	old := entry{head: config.Head{Hash: "old", Size: 3, Generation: "g1", Chunks: 1}}
+	stored := entry{head: config.Head{Hash: "new", Size: 3}, gzip: []byte("new")}
 
-	var c cache
+	var c Config
 	if _, _, ok := c.lookup(t0); ok {
 		t.Fatal("an empty cache serves")
 	}
@@ -30,21 +32,21 @@ func TestCacheOrder(t *testing.T) {
 		t.Fatalf("after a read begun before the PUT, the cache holds %+v (fresh %t), want the PUT's document", e, ok)
 	}
 	// A read of the same head, with its generation, keeps the bytes held.
-	read := entry{head: Head{Hash: "new", Size: 3, Generation: "g2", Chunks: 1}}
-	if got := c.keep(read, t0.Add(Staleness), puts); string(got.gzip) != "new" || got.head.Generation != "g2" {
+	read := entry{head: config.Head{Hash: "new", Size: 3, Generation: "g2", Chunks: 1}}
+	if got := c.keep(read, t0.Add(config.Staleness), puts); string(got.gzip) != "new" || got.head.Generation != "g2" {
 		t.Errorf("a read of the held document answers %+v, want its head with the bytes held", got)
 	}
-	// Fresh until Staleness after the read began.
-	if _, _, ok := c.lookup(t0.Add(2*Staleness - time.Nanosecond)); !ok {
-		t.Error("stale before Staleness has passed")
+	// Fresh until config.Staleness after the read began.
+	if _, _, ok := c.lookup(t0.Add(2*config.Staleness - time.Nanosecond)); !ok {
+		t.Error("stale before config.Staleness has passed")
 	}
-	if _, _, ok := c.lookup(t0.Add(2 * Staleness)); ok {
-		t.Error("fresh once Staleness has passed")
+	if _, _, ok := c.lookup(t0.Add(2 * config.Staleness)); ok {
+		t.Error("fresh once config.Staleness has passed")
 	}
 	// A head with another hash drops the document held.
-	_, puts, _ = c.lookup(t0.Add(2 * Staleness))
-	c.keep(old, t0.Add(2*Staleness), puts)
-	if e, _, _ := c.lookup(t0.Add(2 * Staleness)); e.head.Hash != "old" || e.gzip != nil {
+	_, puts, _ = c.lookup(t0.Add(2 * config.Staleness))
+	c.keep(old, t0.Add(2*config.Staleness), puts)
+	if e, _, _ := c.lookup(t0.Add(2 * config.Staleness)); e.head.Hash != "old" || e.gzip != nil {
 		t.Errorf("after a read of another head, the cache holds %+v, want that head and no document", e)
 	}
 	// A read that began before the one cached keeps nothing.
