@@ -60,7 +60,7 @@ func embedProfile(r *http.Request) (bool, error) {
 // query parameter names, if any), a page at a time, and a customer with
 // their own user (when it has that role).
 func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
-	q, err := listQuery(r)
+	q, embed, err := listQuery(r)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
 	}
 	c := rest.CallerOf(r)
 	if c.Admin() {
-		return h.page(w, r, q)
+		return h.page(w, r, q, embed)
 	}
 	us := []User{}
 	switch u, err := h.Store.Get(r.Context(), c.ID); quire.ErrorCode(err) {
@@ -83,12 +83,12 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return err
 	}
-	return rest.JSON(w, r, http.StatusOK, representAll(r, us, q.Embed))
+	return rest.JSON(w, r, http.StatusOK, representAll(r, us, embed))
 }
 
 // listAll answers every user in any status, a page at a time.
 func (h *Handlers) listAll(w http.ResponseWriter, r *http.Request) error {
-	q, err := listQuery(r)
+	q, embed, err := listQuery(r)
 	if err != nil {
 		return err
 	}
@@ -96,19 +96,21 @@ func (h *Handlers) listAll(w http.ResponseWriter, r *http.Request) error {
 		return quire.Errorf(quire.EINVALID, "The role query parameter filters active users: use GET /users?role=.")
 	}
 	q.AnyStatus = true
-	return h.page(w, r, q)
+	return h.page(w, r, q, embed)
 }
 
-func listQuery(r *http.Request) (ListQuery, error) {
+// listQuery reads a page's query parameters: the page, and whether each
+// user comes with its profile (embed=profile), which every user item holds.
+func listQuery(r *http.Request) (q ListQuery, embed bool, err error) {
 	limit, after, err := rest.ParseIDPage(r)
 	if err != nil {
-		return ListQuery{}, err
+		return ListQuery{}, false, err
 	}
-	embed, err := embedProfile(r)
-	return ListQuery{Limit: limit, After: after, Embed: embed}, err
+	embed, err = embedProfile(r)
+	return ListQuery{Limit: limit, After: after}, embed, err
 }
 
-func (h *Handlers) page(w http.ResponseWriter, r *http.Request, q ListQuery) error {
+func (h *Handlers) page(w http.ResponseWriter, r *http.Request, q ListQuery, embed bool) error {
 	us, next, err := h.Store.List(r.Context(), q)
 	if err != nil {
 		return err
@@ -116,7 +118,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, q ListQuery) err
 	if next != 0 {
 		rest.SetNext(w, r, next.String())
 	}
-	return rest.JSON(w, r, http.StatusOK, representAll(r, us, q.Embed))
+	return rest.JSON(w, r, http.StatusOK, representAll(r, us, embed))
 }
 
 // create signs a new customer up. The route is public: whatever the body

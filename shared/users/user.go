@@ -157,7 +157,6 @@ type ListQuery struct {
 	Limit     int
 	AnyStatus bool       // closed accounts too
 	Role      quire.Role // only active users with this role, when set
-	Embed     bool       // each user with its profile
 }
 
 // Credentials are what proves a user's identity, as stored, for a change
