@@ -75,34 +75,28 @@ func classify(stack *middleware.Stack) error {
 			out, md, err := next.HandleInitialize(ctx, in)
 			if err != nil {
 				// A request past its deadline is rest.Error's to answer.
-				if msg := unavailable(err); msg != "" && ctx.Err() == nil {
+				if unavailable(err) && ctx.Err() == nil {
 					op := middleware.GetOperationName(ctx)
-					err = &quire.Error{Code: quire.EUNAVAILABLE, Message: msg,
-						Err: fmt.Errorf("dynamodb %s on %s: %w", op, tableOf(in.Parameters), err)}
+					err = quire.Busy("service", fmt.Errorf("dynamodb %s on %s: %w", op, tableOf(in.Parameters), err))
 				}
 			}
 			return out, md, err
 		}), middleware.Before)
 }
 
-// unavailable returns what to tell a client when err is DynamoDB's or the
-// network's passing failure (an attempt's timeout included), and "" for any
-// other error.
-func unavailable(err error) string {
-	const busy = "The service is busy; retry after the time in Retry-After."
+// unavailable reports whether err is DynamoDB's or the network's passing
+// failure (an attempt's timeout included).
+func unavailable(err error) bool {
 	if _, ok := errors.AsType[*quire.Error](err); ok {
-		return ""
+		return false
 	}
 	if throttled(err) || throttles.IsErrorThrottle(err) == aws.TrueTernary || transactionConflict(err) == aws.TrueTernary {
-		return busy
+		return true
 	}
 	if ae, ok := errors.AsType[smithy.APIError](err); ok && ae.ErrorFault() == smithy.FaultServer {
-		return busy
+		return true
 	}
-	if retryables.IsErrorRetryable(err) == aws.TrueTernary {
-		return busy
-	}
-	return ""
+	return retryables.IsErrorRetryable(err) == aws.TrueTernary
 }
 
 // throttledTransaction says yes to a throttled transaction, and leaves

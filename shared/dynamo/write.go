@@ -100,7 +100,7 @@ func transact(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWri
 			return err
 		}
 		if attempt == maxConflictAttempts {
-			return quire.Errorf(quire.ECONFLICT, "Other requests are changing the same data; retry in a moment.")
+			return quire.Contended(err)
 		}
 		if err := quire.Pause(ctx, attempt); err != nil {
 			return err
@@ -199,7 +199,7 @@ func batchGetTables(ctx context.Context, db *dynamodb.Client, what string, reque
 			break
 		}
 		if attempt == maxWriteAttempts {
-			return nil, quire.Errorf(quire.EUNAVAILABLE, "The %s is busy; retry after the time in Retry-After.", what)
+			return nil, quire.Busy(what, fmt.Errorf("get %s: keys left unprocessed after %d requests", what, attempt))
 		}
 		if err := quire.Pause(ctx, attempt); err != nil {
 			return nil, err
