@@ -28,6 +28,7 @@ import (
 
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/cache"
 	"github.com/quireapi/quire/shared/ddblocal"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
@@ -77,7 +78,7 @@ func run(ctx context.Context) error {
 		Tokens:      login.TokenConfig{Issuer: login.DefaultIssuer, Audience: login.DefaultAudience, Lifetime: login.DefaultLifetime},
 		SigningKeys: keys,
 		// As deployed: catalog reads served from the instance's cache.
-		CatalogStaleness: dynamo.DefaultCatalogStaleness,
+		CatalogStaleness: cache.DefaultCatalogStaleness,
 	}
 	tokens, err := demoTokens(cfg)
 	if err != nil {

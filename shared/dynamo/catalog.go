@@ -22,17 +22,13 @@ import (
 // kind for the "kind" index. A product carries its author's name, and a
 // featured one its rank in the sparse "featured" index. The "kind" and
 // "featured" indexes hold keys only (see Tables): a list is a Query of
-// keys, then one BatchGetItem of the items.
-//
-// A CatalogStore made by NewCachedCatalogStore serves reads from its
-// instance cache (see CatalogCache); one made by NewCatalogStore reads
-// DynamoDB every time. Writes always go to DynamoDB, and reads that a
-// write conditions on are never cached.
+// keys, then one BatchGetItem of the items. It reads DynamoDB every time:
+// the functions read it through cache.Catalog, which keeps, for the
+// instance, what every user reads.
 type CatalogStore struct {
 	db             *dynamodb.Client
 	table, records string
 	now            func() time.Time
-	cache          *recent // nil: no cache
 }
 
 // NewCatalogStore returns a CatalogStore on db with the physical table
@@ -65,70 +61,35 @@ func productKey(id quire.ID) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: str(productPrefix + id.String())}
 }
 
-// Featured returns up to limit available featured books in rank order.
-func (s *CatalogStore) Featured(ctx context.Context, limit int) ([]catalog.Product, error) {
-	key := fmt.Sprintf("%sfeatured/%d", listKeyPrefix, limit)
-	pg, err := cachedList(ctx, s.cache, key, func(ctx context.Context) (page[catalog.Product], time.Time, error) {
-		ps, expires, err := s.readFeatured(ctx, limit)
-		return page[catalog.Product]{items: ps}, expires, err
-	}, productPageSize)
-	return pg.items, err
-}
-
-// maxFeaturedKeys bounds the featured books the landing page looks at for
-// available ones: a Query of limit keys, then of 100 (a BatchGetItem's
-// most) at a time, at most this many in all.
-const maxFeaturedKeys = 1000
-
-// readFeatured reads the featured index's keys in rank order, limit at
-// first, then 100 at a time, and their products (one BatchGetItem a
-// Query), until it has limit available ones or has looked at
-// maxFeaturedKeys. It returns the time the oldest cached product it used
-// expires, if any.
-func (s *CatalogStore) readFeatured(ctx context.Context, limit int) ([]catalog.Product, time.Time, error) {
+// FeaturedIDs reads up to limit ids of featured books in rank order from
+// the featured index (one Query), from the cursor from (nil: the first,
+// else a cursor it returned), and the cursor after them (nil: no more).
+func (s *CatalogStore) FeaturedIDs(ctx context.Context, from any, limit int) ([]quire.ID, any, error) {
 	in := &dynamodb.QueryInput{
 		TableName:                 &s.table,
 		IndexName:                 aws.String(indexFeatured),
 		KeyConditionExpression:    aws.String(attrFeaturedPK + " = :p"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":p": str(featuredBooks)},
-		Limit:                     aws.Int32(int32(min(limit, maxBatchKeys))),
+		Limit:                     aws.Int32(int32(limit)),
 	}
-	out := []catalog.Product{}
-	var oldest time.Time
-	if limit < 1 {
-		return out, oldest, nil
+	if from != nil {
+		in.ExclusiveStartKey = from.(map[string]types.AttributeValue)
 	}
-	for seen := 0; len(out) < limit && seen < maxFeaturedKeys; {
-		got, err := s.db.Query(ctx, in)
-		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("query featured books: %w", err)
-		}
-		ids := make([]quire.ID, len(got.Items))
-		for i, item := range got.Items {
-			if ids[i], err = productIDOf(item); err != nil {
-				return nil, time.Time{}, err
-			}
-		}
-		ps, expires, err := s.products(ctx, ids)
-		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("read featured books: %w", err)
-		}
-		oldest = earliest(oldest, expires)
-		for _, id := range ids {
-			if p, ok := ps[id]; ok && p.Status == catalog.StatusAvailable && len(out) < limit {
-				out = append(out, p)
-			}
-		}
-		if seen += len(ids); got.LastEvaluatedKey == nil {
-			break
-		}
-		in.ExclusiveStartKey, in.Limit = got.LastEvaluatedKey, aws.Int32(maxBatchKeys)
+	got, err := s.db.Query(ctx, in)
+	if err != nil {
+		return nil, nil, fmt.Errorf("query featured books: %w", err)
 	}
-	return out, oldest, nil
+	ids := make([]quire.ID, len(got.Items))
+	for i, item := range got.Items {
+		if ids[i], err = productIDOf(item); err != nil {
+			return nil, nil, err
+		}
+	}
+	if got.LastEvaluatedKey == nil {
+		return ids, nil, nil
+	}
+	return ids, got.LastEvaluatedKey, nil
 }
-
-// maxBatchKeys is the most keys one BatchGetItem takes.
-const maxBatchKeys = 100
 
 // productIDOf reads the id of a product from its key, "product#<id>": all
 // a keys-only item of the featured index has of it.
@@ -142,38 +103,16 @@ func productIDOf(item map[string]types.AttributeValue) (quire.ID, error) {
 	return quire.ID(id), nil
 }
 
-// Author returns the author id, or ENOTFOUND.
-func (s *CatalogStore) Author(ctx context.Context, id quire.ID) (*catalog.Author, error) {
-	as, _, err := s.authors(ctx, []quire.ID{id})
-	if err != nil {
-		return nil, err
-	}
-	a, ok := as[id]
-	if !ok {
-		return nil, quire.NotFound("author " + id.String())
-	}
-	return &a, nil
-}
-
-// Product returns the product id, or ENOTFOUND.
-func (s *CatalogStore) Product(ctx context.Context, id quire.ID) (*catalog.Product, error) {
-	ps, _, err := s.products(ctx, []quire.ID{id})
-	if err != nil {
-		return nil, err
-	}
-	p, ok := ps[id]
-	if !ok {
-		return nil, quire.NotFound("product " + id.String())
-	}
-	return &p, nil
-}
-
-// ProductsByID returns the products with ids that exist, reading those
-// the cache does not hold in one GetItem, or one BatchGetItem (more when
-// DynamoDB leaves keys unprocessed).
+// ProductsByID reads the products ids that exist, consistently: one GetItem
+// for one id, one BatchGetItem for more (again for keys DynamoDB leaves
+// unprocessed).
 func (s *CatalogStore) ProductsByID(ctx context.Context, ids []quire.ID) (map[quire.ID]catalog.Product, error) {
-	ps, _, err := s.products(ctx, ids)
-	return ps, err
+	return s.readProducts(ctx, ids)
+}
+
+// AuthorsByID reads the authors ids that exist, as ProductsByID does.
+func (s *CatalogStore) AuthorsByID(ctx context.Context, ids []quire.ID) (map[quire.ID]catalog.Author, error) {
+	return s.readAuthors(ctx, ids)
 }
 
 // readProducts reads the products ids that exist, consistently: one
@@ -225,60 +164,21 @@ func readByID[T any](ctx context.Context, s *CatalogStore, ids []quire.ID, what 
 	return out, nil
 }
 
-// Authors returns a page of authors: the kind index's keys (see
-// queryPage), then the authors, in one BatchGetItem of those the cache
-// does not hold.
-func (s *CatalogStore) Authors(ctx context.Context, q catalog.ListQuery) ([]catalog.Author, quire.ID, error) {
-	key := fmt.Sprintf("%sauthors/%d/%d", listKeyPrefix, q.After, q.Limit)
-	pg, err := cachedList(ctx, s.cache, key, func(ctx context.Context) (page[catalog.Author], time.Time, error) {
-		ids, next, err := queryPage(ctx, s.db, s.pageQuery(indexKind, attrKind, str(kindAuthor), q.After), q.Limit, parseKey)
-		if err != nil {
-			return page[catalog.Author]{}, time.Time{}, err
-		}
-		as, expires, err := s.authors(ctx, ids)
-		return page[catalog.Author]{inOrder(ids, as), next}, expires, err
-	}, authorPageSize)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list authors: %w", err)
-	}
-	return pg.items, pg.next, nil
+// AuthorIDs reads a page of authors' ids from the kind index (see
+// queryPage), and the id the next page starts after, or 0.
+func (s *CatalogStore) AuthorIDs(ctx context.Context, q catalog.ListQuery) ([]quire.ID, quire.ID, error) {
+	return queryPage(ctx, s.db, s.pageQuery(indexKind, attrKind, str(kindAuthor), q.After), q.Limit, parseKey)
 }
 
-// Products returns a page of products: the kind index's keys (see
-// queryPage), then the products, in one BatchGetItem of those the cache
-// does not hold; or a page of one author's, from the by_author index,
-// which holds the products whole.
-func (s *CatalogStore) Products(ctx context.Context, q catalog.ListQuery) ([]catalog.Product, quire.ID, error) {
-	key := fmt.Sprintf("%sproducts/%d/%d/%d", listKeyPrefix, q.AuthorID, q.After, q.Limit)
-	pg, err := cachedList(ctx, s.cache, key, func(ctx context.Context) (page[catalog.Product], time.Time, error) {
-		if q.AuthorID != 0 {
-			in := s.pageQuery(indexByAuthor, attrAuthorID, num(int64(q.AuthorID)), q.After)
-			ps, next, err := queryPage(ctx, s.db, in, q.Limit, parseProduct)
-			return page[catalog.Product]{ps, next}, time.Time{}, err
-		}
-		ids, next, err := queryPage(ctx, s.db, s.pageQuery(indexKind, attrKind, str(kindProduct), q.After), q.Limit, parseKey)
-		if err != nil {
-			return page[catalog.Product]{}, time.Time{}, err
-		}
-		ps, expires, err := s.products(ctx, ids)
-		return page[catalog.Product]{inOrder(ids, ps), next}, expires, err
-	}, productPageSize)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list products: %w", err)
-	}
-	return pg.items, pg.next, nil
+// ProductIDs reads a page of products' ids, as AuthorIDs does.
+func (s *CatalogStore) ProductIDs(ctx context.Context, q catalog.ListQuery) ([]quire.ID, quire.ID, error) {
+	return queryPage(ctx, s.db, s.pageQuery(indexKind, attrKind, str(kindProduct), q.After), q.Limit, parseKey)
 }
 
-// inOrder returns the values of ids in byID, in the order of ids; an id
-// without one (an item gone since the Query) is left out.
-func inOrder[T any](ids []quire.ID, byID map[quire.ID]T) []T {
-	out := make([]T, 0, len(ids))
-	for _, id := range ids {
-		if v, ok := byID[id]; ok {
-			out = append(out, v)
-		}
-	}
-	return out
+// ProductsOfAuthor reads a page of q.AuthorID's books from the by_author
+// index, which holds the products whole.
+func (s *CatalogStore) ProductsOfAuthor(ctx context.Context, q catalog.ListQuery) ([]catalog.Product, quire.ID, error) {
+	return queryPage(ctx, s.db, s.pageQuery(indexByAuthor, attrAuthorID, num(int64(q.AuthorID)), q.After), q.Limit, parseProduct)
 }
 
 // pageQuery queries index, whose partition key is key = value, for the
@@ -294,14 +194,11 @@ func (s *CatalogStore) pageQuery(index, key string, value types.AttributeValue, 
 }
 
 // Current reads the product id (none when 0) and the author authorID,
-// consistently and never from the cache, in one request: a GetItem for
-// one, a BatchGetItem for both. The cache forgets the product and every
-// list: the write that reads them makes the instance's next reads current,
-// whether it commits or is refused.
+// consistently, in one request: a GetItem for one, a BatchGetItem for
+// both.
 func (s *CatalogStore) Current(ctx context.Context, id, authorID quire.ID) (*catalog.Product, *catalog.Author, error) {
 	keys := []map[string]types.AttributeValue{authorKey(authorID)}
 	if id != 0 {
-		s.forget(productCacheKey(id))
 		keys = append(keys, productKey(id))
 	}
 	var items []map[string]types.AttributeValue
@@ -341,16 +238,14 @@ func (s *CatalogStore) Current(ctx context.Context, id, authorID quire.ID) (*cat
 // CommitAuthor stores the new author a with rec in one transaction, under
 // an id no item has.
 func (s *CatalogStore) CommitAuthor(ctx context.Context, a catalog.Author, rec *idempotency.Record) error {
-	defer s.forget(authorCacheKey(a.ID))
 	return s.create(ctx, a.ID, authorItem(a), rec)
 }
 
 // CommitProduct stores p: a new product with rec in one transaction, under
 // an id no item has, when read is ""; else p's fields over the product
 // whose content hash is read, in one UpdateItem (a PUT, which takes no
-// idempotency key). The cache forgets the product and every list.
+// idempotency key).
 func (s *CatalogStore) CommitProduct(ctx context.Context, p catalog.Product, read string, rec *idempotency.Record) error {
-	defer s.forget(productCacheKey(p.ID))
 	if read == "" {
 		return s.create(ctx, p.ID, productItem(p, 0), rec)
 	}
@@ -393,7 +288,6 @@ func (s *CatalogStore) create(ctx context.Context, id quire.ID, item map[string]
 
 // PutAuthor stores a, replacing any author with its id: for demo data.
 func (s *CatalogStore) PutAuthor(ctx context.Context, a catalog.Author) error {
-	defer s.forget(authorCacheKey(a.ID))
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: authorItem(a)}); err != nil {
 		return fmt.Errorf("put author %d: %w", a.ID, err)
 	}
@@ -403,7 +297,6 @@ func (s *CatalogStore) PutAuthor(ctx context.Context, a catalog.Author) error {
 // PutProduct stores p, replacing any product with its id, for demo data; a
 // rank above 0 features it on the landing page.
 func (s *CatalogStore) PutProduct(ctx context.Context, p catalog.Product, rank int) error {
-	defer s.forget(productCacheKey(p.ID))
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: productItem(p, rank)}); err != nil {
 		return fmt.Errorf("put product %d: %w", p.ID, err)
 	}

@@ -57,9 +57,9 @@ type Config struct {
 	// (IDEMPOTENCY_TTL).
 	IdempotencyTTL time.Duration
 	// CatalogStaleness is how old a catalog read served from a function
-	// instance's cache may be (see dynamo.CatalogCache); 0, as in tests
+	// instance's cache may be (see cache.CatalogCache); 0, as in tests
 	// that write around the functions, reads DynamoDB every time.
-	// ConfigFromEnv sets dynamo.DefaultCatalogStaleness.
+	// ConfigFromEnv sets cache.DefaultCatalogStaleness.
 	CatalogStaleness time.Duration
 	// CORS names the origins whose pages may call the API from a browser
 	// (CORS_ORIGINS: see rest.ParseCORS); none when unset.
@@ -84,8 +84,8 @@ func (c Config) records(db *dynamodb.Client) *dynamo.RecordStore {
 	return dynamo.NewRecordStore(db, c.DynamoDB.Tables, c.IdempotencyTTL)
 }
 
-func (c Config) catalog(db *dynamodb.Client) *dynamo.CatalogStore {
-	return dynamo.NewCachedCatalogStore(db, c.DynamoDB.Tables, dynamo.CatalogCache{Staleness: c.CatalogStaleness})
+func (c Config) catalog(db *dynamodb.Client) *cache.Catalog {
+	return cache.NewCatalog(dynamo.NewCatalogStore(db, c.DynamoDB.Tables), cache.CatalogCache{Staleness: c.CatalogStaleness})
 }
 
 // ConfigFromEnv reads the configuration through getenv. It returns an error
@@ -118,7 +118,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		SigningKeySecret: getenv("SIGNING_KEY_SECRET"),
 		JWKS:             getenv("JWKS"),
 		IdempotencyTTL:   ttl,
-		CatalogStaleness: dynamo.DefaultCatalogStaleness,
+		CatalogStaleness: cache.DefaultCatalogStaleness,
 	}, nil
 }
 

@@ -1,4 +1,4 @@
-package dynamo
+package cache
 
 import (
 	"container/list"
@@ -27,7 +27,7 @@ type recent struct {
 	mu      sync.Mutex
 	gen     uint64                   // forgets so far: a read begun in another generation keeps nothing
 	bytes   int                      // the size of every entry
-	order   list.List                // of *entry, the most recently used first
+	order   list.List                // of *kept, the most recently used first
 	entries map[string]*list.Element // by key
 	flights map[string]*flight       // reads under way, by key
 	joined  int                      // calls that waited for another's read: for tests
@@ -37,7 +37,7 @@ type recent struct {
 // list element, the map slot and the entry itself.
 const entryBytes = 160
 
-type entry struct {
+type kept struct {
 	key     string
 	val     any
 	size    int
@@ -129,7 +129,7 @@ func (c *recent) claim(keys []string, found func(string, any, time.Time)) (gen u
 	start = c.now()
 	for _, key := range keys {
 		if el, ok := c.entries[key]; ok {
-			e := el.Value.(*entry)
+			e := el.Value.(*kept)
 			if start.Before(e.expires) {
 				c.order.MoveToFront(el)
 				found(key, e.val, e.expires)
@@ -207,7 +207,7 @@ func (c *recent) store(key string, val any, size int, expires time.Time) {
 	if size > c.maxBytes || !expires.After(c.now()) {
 		return
 	}
-	c.entries[key] = c.order.PushFront(&entry{key: key, val: val, size: size, expires: expires})
+	c.entries[key] = c.order.PushFront(&kept{key: key, val: val, size: size, expires: expires})
 	c.bytes += size
 	for c.bytes > c.maxBytes {
 		c.remove(c.order.Back())
@@ -216,7 +216,7 @@ func (c *recent) store(key string, val any, size int, expires time.Time) {
 
 // remove drops an entry. c.mu is held.
 func (c *recent) remove(el *list.Element) {
-	e := c.order.Remove(el).(*entry)
+	e := c.order.Remove(el).(*kept)
 	delete(c.entries, e.key)
 	c.bytes -= e.size
 }

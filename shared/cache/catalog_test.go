@@ -1,4 +1,4 @@
-package dynamo_test
+package cache_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quireapi/quire/shared/cache"
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/demo"
@@ -50,8 +51,8 @@ func newCatalogFixture(t *testing.T) *catalogFixture {
 
 // cached returns a new instance's store, with an empty cache of maxBytes
 // (0: the default).
-func (f *catalogFixture) cached(maxBytes int) *dynamo.CatalogStore {
-	return dynamo.NewCachedCatalogStore(f.counted, f.tables, dynamo.CatalogCache{Staleness: staleness, MaxBytes: maxBytes, Now: f.clock.Now})
+func (f *catalogFixture) cached(maxBytes int) *cache.Catalog {
+	return cache.NewCatalog(dynamo.NewCatalogStore(f.counted, f.tables), cache.CatalogCache{Staleness: staleness, MaxBytes: maxBytes, Now: f.clock.Now})
 }
 
 // ops returns the DynamoDB operations the cached stores made since the
@@ -64,42 +65,42 @@ func (f *catalogFixture) ops() []string {
 // catalogRead is one of the catalog's shared reads, returning what it read.
 type catalogRead struct {
 	name string
-	read func(context.Context, *dynamo.CatalogStore) (any, error)
+	read func(context.Context, *cache.Catalog) (any, error)
 	cold []string // the DynamoDB requests of a cold read
 }
 
 func catalogReads() []catalogRead {
 	page := func(ids []catalog.Product, next quire.ID) any { return fmt.Sprint(ids, next) }
 	return []catalogRead{
-		{"landing", func(ctx context.Context, s *dynamo.CatalogStore) (any, error) {
+		{"landing", func(ctx context.Context, s *cache.Catalog) (any, error) {
 			return s.Featured(ctx, catalog.MaxFeatured)
 		}, []string{"Query", "BatchGetItem"}},
-		{"a page of authors", func(ctx context.Context, s *dynamo.CatalogStore) (any, error) {
+		{"a page of authors", func(ctx context.Context, s *cache.Catalog) (any, error) {
 			as, next, err := s.Authors(ctx, catalog.ListQuery{Limit: 2})
 			return fmt.Sprint(as, next), err
 		}, []string{"Query", "BatchGetItem"}},
-		{"an author", func(ctx context.Context, s *dynamo.CatalogStore) (any, error) {
+		{"an author", func(ctx context.Context, s *cache.Catalog) (any, error) {
 			return s.Author(ctx, 1)
 		}, []string{"GetItem"}},
-		{"a page of products", func(ctx context.Context, s *dynamo.CatalogStore) (any, error) {
+		{"a page of products", func(ctx context.Context, s *cache.Catalog) (any, error) {
 			ps, next, err := s.Products(ctx, catalog.ListQuery{Limit: 2})
 			return page(ps, next), err
 		}, []string{"Query", "BatchGetItem"}},
-		{"a page of an author's books", func(ctx context.Context, s *dynamo.CatalogStore) (any, error) {
+		{"a page of an author's books", func(ctx context.Context, s *cache.Catalog) (any, error) {
 			ps, next, err := s.Products(ctx, catalog.ListQuery{Limit: 10, AuthorID: 2})
 			return page(ps, next), err
 		}, []string{"Query"}},
-		{"a product", func(ctx context.Context, s *dynamo.CatalogStore) (any, error) {
+		{"a product", func(ctx context.Context, s *cache.Catalog) (any, error) {
 			return s.Product(ctx, 1)
 		}, []string{"GetItem"}},
-		{"no such product", func(ctx context.Context, s *dynamo.CatalogStore) (any, error) {
+		{"no such product", func(ctx context.Context, s *cache.Catalog) (any, error) {
 			_, err := s.Product(ctx, 99)
 			if quire.ErrorCode(err) == quire.ENOTFOUND {
 				return "not found", nil
 			}
 			return nil, fmt.Errorf("product 99: %v, want ENOTFOUND", err)
 		}, []string{"GetItem"}},
-		{"products by id (a cart)", func(ctx context.Context, s *dynamo.CatalogStore) (any, error) {
+		{"products by id (a cart)", func(ctx context.Context, s *cache.Catalog) (any, error) {
 			return s.ProductsByID(ctx, []quire.ID{1, 3, 5, 99})
 		}, []string{"BatchGetItem"}},
 	}
@@ -300,7 +301,7 @@ func TestCatalogCacheOneRequestForConcurrentMisses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := dynamo.NewCachedCatalogStore(slow, tables, dynamo.CatalogCache{Staleness: time.Hour})
+	s := cache.NewCatalog(dynamo.NewCatalogStore(slow, tables), cache.CatalogCache{Staleness: time.Hour})
 	const each = 10
 	var wg sync.WaitGroup
 	for range each {
