@@ -190,7 +190,7 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request) error {
 	id := *a.ProductID
 	var (
 		products map[quire.ID]catalog.Product
-		resp     idempotency.Response
+		answer   = rest.NewAnswer(r)
 		warm     = make(chan struct{})
 	)
 	// The added book is read while the cart is, so that the catalog's
@@ -213,15 +213,12 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request) error {
 			case p.Status != catalog.StatusAvailable:
 				return nil, quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d is %s: it cannot be bought.", id, p.Status.In(rest.Version(r)))
 			}
-			if resp, err = rest.Render(r, http.StatusOK, rep(r, &ch.Cart, products)); err != nil {
-				return nil, err
-			}
-			return rest.Record(r, resp)
+			return answer.Record(rest.Render(r, http.StatusOK, rep(r, &ch.Cart, products)))
 		})
 	if err != nil {
 		return err
 	}
-	rest.Write(w, resp)
+	answer.Write(w)
 	return nil
 }
 

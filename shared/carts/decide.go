@@ -83,11 +83,9 @@ func Apply(ctx context.Context, s Store, user quire.ID, decide func(Cart) (Chang
 		if ch, err = decide(*c); err != nil {
 			return err
 		}
-		var rec *idempotency.Record
-		if answer != nil {
-			if rec, err = answer(ch); err != nil {
-				return err
-			}
+		rec, err := idempotency.RecordOf(answer, ch)
+		if err != nil {
+			return err
 		}
 		return s.Commit(ctx, ch, rec)
 	})

@@ -66,7 +66,7 @@ func CreateAuthor(ctx context.Context, s Store, a Author, answer func(Author) (*
 	var stored Author
 	err := quire.Again(ctx, func(int) error {
 		stored = NewAuthor(a, time.Now())
-		rec, err := record(answer, stored)
+		rec, err := idempotency.RecordOf(answer, stored)
 		if err != nil {
 			return err
 		}
@@ -88,7 +88,7 @@ func CreateProduct(ctx context.Context, s Store, p Product, answer func(Product)
 		if stored, err = NewProduct(p, author, time.Now()); err != nil {
 			return err
 		}
-		rec, err := record(answer, stored)
+		rec, err := idempotency.RecordOf(answer, stored)
 		if err != nil {
 			return err
 		}
@@ -117,13 +117,6 @@ func ReplaceProduct(ctx context.Context, s Store, p Product, keepArchived bool, 
 		return Product{}, quire.Errorf(quire.ECONFLICT, "The product %d changed during the request; retry it.", p.ID)
 	}
 	return stored, err
-}
-
-func record[T any](answer func(T) (*idempotency.Record, error), v T) (*idempotency.Record, error) {
-	if answer == nil {
-		return nil, nil
-	}
-	return answer(v)
 }
 
 // created is the error of a create that drew taken ids every time.

@@ -194,16 +194,13 @@ func (h *Handlers) createAuthor(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var resp idempotency.Response
-	if _, err := CreateAuthor(r.Context(), h.Store, *a, func(a Author) (rec *idempotency.Record, err error) {
-		if resp, err = rest.Created(r, "/authors/"+a.ID.String(), authorRep(r, &a)); err != nil {
-			return nil, err
-		}
-		return rest.Record(r, resp)
+	answer := rest.NewAnswer(r)
+	if _, err := CreateAuthor(r.Context(), h.Store, *a, func(a Author) (*idempotency.Record, error) {
+		return answer.Record(rest.Created(r, "/authors/"+a.ID.String(), authorRep(r, &a)))
 	}); err != nil {
 		return err
 	}
-	rest.Write(w, resp)
+	answer.Write(w)
 	return nil
 }
 
@@ -216,16 +213,13 @@ func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var resp idempotency.Response
-	if _, err := CreateProduct(r.Context(), h.Store, *p, func(p Product) (rec *idempotency.Record, err error) {
-		if resp, err = rest.Created(r, "/products/"+p.ID.String(), productRep(r, &p)); err != nil {
-			return nil, err
-		}
-		return rest.Record(r, resp)
+	answer := rest.NewAnswer(r)
+	if _, err := CreateProduct(r.Context(), h.Store, *p, func(p Product) (*idempotency.Record, error) {
+		return answer.Record(rest.Created(r, "/products/"+p.ID.String(), productRep(r, &p)))
 	}); err != nil {
 		return err
 	}
-	rest.Write(w, resp)
+	answer.Write(w)
 	return nil
 }
 

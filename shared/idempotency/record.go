@@ -95,6 +95,16 @@ func (p *Pending) Answer(resp Response) (*Record, error) {
 	return &Record{Scope: p.Scope, Fingerprint: p.Fingerprint, Response: resp, Expires: p.Expires}, nil
 }
 
+// RecordOf returns the record answer gives for v, the answer to the
+// request's idempotency key, or nil when answer is nil (a write with no
+// request behind it: demo data, tests).
+func RecordOf[T any](answer func(T) (*Record, error), v T) (*Record, error) {
+	if answer == nil {
+		return nil, nil
+	}
+	return answer(v)
+}
+
 // ErrRaced is what a transaction returns when another request with the
 // same key committed first: the caller answers with that request's record.
 var ErrRaced = errors.New("idempotency: another request with the same key committed first")

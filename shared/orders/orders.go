@@ -228,9 +228,9 @@ func buyable(r *http.Request, p *catalog.Product) error {
 func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, purchase func(context.Context) (*Purchase, error)) error {
 	ctx, caller := r.Context(), rest.CallerOf(r).ID
 	var (
-		p     *Purchase
-		buyer *users.User
-		resp  idempotency.Response
+		p      *Purchase
+		buyer  *users.User
+		answer = rest.NewAnswer(r)
 	)
 	err := quire.Again(ctx, func(attempt int) error {
 		read := []func() error{func() (err error) { buyer, err = h.buyer(ctx, caller); return err }}
@@ -244,10 +244,7 @@ func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, purchase func(
 		if err != nil {
 			return err
 		}
-		if resp, err = rest.Created(r, "/orders/"+pay.Order.ID.String(), pay.Order); err != nil {
-			return err
-		}
-		rec, err := rest.Record(r, resp)
+		rec, err := answer.Record(rest.Created(r, "/orders/"+pay.Order.ID.String(), pay.Order))
 		if err != nil {
 			return err
 		}
@@ -266,7 +263,7 @@ func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, purchase func(
 	if err != nil {
 		return err
 	}
-	rest.Write(w, resp)
+	answer.Write(w)
 	return nil
 }
 

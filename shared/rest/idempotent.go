@@ -61,17 +61,36 @@ func Write(w http.ResponseWriter, resp idempotency.Response) {
 	w.Write(resp.Body)
 }
 
-// Record returns the idempotency record of r answered with resp, for the
-// operation to commit in the transaction of its effect, or nil when r has
-// no idempotency key. It returns idempotency.ErrRaced when the key has an
-// answer already, which the route then sends again.
-func Record(r *http.Request, resp idempotency.Response) (*idempotency.Record, error) {
-	p := idempotency.PendingFrom(r.Context())
+// Answer is the answer to a write, rendered before the write commits so
+// that its idempotency record commits in the transaction of the effect:
+// Record keeps the answer as rendered and returns its record, and Write
+// sends the answer kept once the write committed.
+type Answer struct {
+	r    *http.Request
+	resp idempotency.Response
+}
+
+// NewAnswer returns the answer to r, not rendered yet.
+func NewAnswer(r *http.Request) *Answer { return &Answer{r: r} }
+
+// Record keeps resp, rendered with err (by Render or Created), as the
+// answer, and returns its idempotency record, or nil when the request has
+// no idempotency key. It returns err, and idempotency.ErrRaced when the
+// key has an answer already, which the route then sends again.
+func (a *Answer) Record(resp idempotency.Response, err error) (*idempotency.Record, error) {
+	if err != nil {
+		return nil, err
+	}
+	a.resp = resp
+	p := idempotency.PendingFrom(a.r.Context())
 	if p == nil {
 		return nil, nil
 	}
 	return p.Answer(resp)
 }
+
+// Write sends the answer kept.
+func (a *Answer) Write(w http.ResponseWriter) { Write(w, a.resp) }
 
 // idempotent serves a route that takes an idempotency key: without one, h
 // runs as it is (unless the route requires one). With one, h runs with the

@@ -54,14 +54,11 @@ func Create(ctx context.Context, s Store, u User, passwordHash string, answer fu
 	var stored User
 	err := quire.Again(ctx, func(int) error {
 		stored = Signed(u, time.Now())
-		var rec *idempotency.Record
-		if answer != nil {
-			var err error
-			if rec, err = answer(stored); err != nil {
-				return err
-			}
+		rec, err := idempotency.RecordOf(answer, stored)
+		if err != nil {
+			return err
 		}
-		err := s.CommitCreate(ctx, stored, passwordHash, rec)
+		err = s.CommitCreate(ctx, stored, passwordHash, rec)
 		switch stale, _ := errors.AsType[*quire.Stale](err); {
 		case stale == nil:
 			return err
@@ -125,11 +122,9 @@ func Apply(ctx context.Context, s Store, id quire.ID, decide func(User, time.Tim
 		if ch, err = decide(*u, time.Now()); err != nil {
 			return err
 		}
-		var rec *idempotency.Record
-		if answer != nil {
-			if rec, err = answer(ch); err != nil {
-				return err
-			}
+		rec, err := idempotency.RecordOf(answer, ch)
+		if err != nil {
+			return err
 		}
 		err = commit(ctx, ch, rec)
 		if stale, ok := errors.AsType[*quire.Stale](err); ok && stale.What != StaleUser {

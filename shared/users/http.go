@@ -132,17 +132,14 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var resp idempotency.Response
-	_, err = Create(r.Context(), h.Store, *u, h.Passwords.Hash(*f.Password), func(u User) (rec *idempotency.Record, err error) {
-		if resp, err = rest.Created(r, "/users/"+u.ID.String(), represent(r, &u, false)); err != nil {
-			return nil, err
-		}
-		return rest.Record(r, resp)
+	answer := rest.NewAnswer(r)
+	_, err = Create(r.Context(), h.Store, *u, h.Passwords.Hash(*f.Password), func(u User) (*idempotency.Record, error) {
+		return answer.Record(rest.Created(r, "/users/"+u.ID.String(), represent(r, &u, false)))
 	})
 	if err != nil {
 		return err
 	}
-	rest.Write(w, resp)
+	answer.Write(w)
 	return nil
 }
 
@@ -325,17 +322,14 @@ func (h *Handlers) close(w http.ResponseWriter, r *http.Request) error {
 // holds.
 func (h *Handlers) account(w http.ResponseWriter, r *http.Request, id quire.ID,
 	decide func(User, time.Time) (Change, error), commit func(context.Context, Change, *idempotency.Record) error) error {
-	var resp idempotency.Response
-	_, err := Apply(r.Context(), h.Store, id, decide, commit, func(ch Change) (rec *idempotency.Record, err error) {
-		if resp, err = rest.Render(r, http.StatusOK, represent(r, &ch.User, false)); err != nil {
-			return nil, err
-		}
-		return rest.Record(r, resp)
+	answer := rest.NewAnswer(r)
+	_, err := Apply(r.Context(), h.Store, id, decide, commit, func(ch Change) (*idempotency.Record, error) {
+		return answer.Record(rest.Render(r, http.StatusOK, represent(r, &ch.User, false)))
 	})
 	if err != nil {
 		return err
 	}
-	rest.Write(w, resp)
+	answer.Write(w)
 	return nil
 }
 
