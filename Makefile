@@ -5,8 +5,8 @@ SHELL := bash
 
 GROUPS := $(notdir $(wildcard functions/*))
 BOOTSTRAPS := $(GROUPS:%=build/%/bootstrap)
-DDB_LOCAL := .cache/dynamodb-local/DynamoDBLocal.jar
-DOCS_ASSETS := shared/docs/assets/swagger-ui-bundle.js.gz shared/docs/assets/swagger-ui.css.gz
+DDB_LOCAL := .cache/dynamodb-local/Loopback.class
+DOCS_ASSETS := shared/swaggerui/assets/swagger-ui-bundle.js.gz shared/swaggerui/assets/swagger-ui.css.gz
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export GOFLAGS := -buildvcs=false
 
@@ -27,10 +27,10 @@ node_modules/.installed: package.json package-lock.json
 
 # Swagger UI's files, from the pinned swagger-ui-dist, built into the health
 # function for its docs page (GET /docs).
-shared/docs/assets/%.gz: node_modules/.installed
+shared/swaggerui/assets/%.gz: node_modules/.installed
 	gzip -9nc node_modules/swagger-ui-dist/$* > $@
 
-$(DDB_LOCAL):
+$(DDB_LOCAL): scripts/install-dynamodb-local.sh shared/ddblocal/Loopback.java
 	scripts/install-dynamodb-local.sh
 
 run: deps ## serve the whole API on PORT (default 8080) with DynamoDB Local

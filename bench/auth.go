@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -43,7 +42,6 @@ func authorizerCosts(cfg service.Config, token string) ([]verifyCost, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.Log = slog.New(slog.DiscardHandler)
 	ev := authorizerEvent(token)
 	if _, err := a.Handle(context.Background(), ev); err != nil {
 		return nil, fmt.Errorf("authorizer: %w", err)
@@ -87,7 +85,7 @@ type loginTime struct {
 // session is then refreshed (POST /tokens) and ended (DELETE /session with
 // the refreshed access token), each timed too.
 func loginTimes(cfg service.Config) ([]loginTime, error) {
-	gw, err := api.Gateway(cfg, slog.New(slog.DiscardHandler))
+	gw, err := api.Gateway(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -74,6 +74,7 @@ var trafficMix = []mixEntry{
 	{"GET /health", "", 2},
 	{"GET /status", "", 1},
 	{"GET /openapi.json", "", 1},
+	{"GET /", "", 0.1},
 	{"GET /docs", "", 0.5},
 	{"GET /docs/{file}", "Swagger UI's script", 1},
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -49,6 +48,7 @@ func cases() ([]requestCase, error) {
 		{"GET /health", "", "GET", "/health", "", "", 200, 1, nil},
 		{"GET /status", "", "GET", "/status", "", "", 200, 1, nil},
 		{"GET /openapi.json", "", "GET", "/openapi.json", "", "", 200, 0, nil},
+		{"GET /", "", "GET", "/", "", "", 302, 0, nil},
 		{"GET /docs", "", "GET", "/docs", "", "", 200, 0, nil},
 		{"GET /docs/{file}", "Swagger UI's script", "GET", "/docs/swagger-ui-bundle.js", "", "", 200, 0, nil},
 		{"POST /login", "success", "POST", "/login", login(demo.CustomerEmail, demo.CustomerPassword), "", 200, 2, nil},
@@ -273,7 +273,7 @@ func newLocalAPI(cfg service.Config, record bool) (*localAPI, error) {
 		cfg.DynamoDBOptions = append(cfg.DynamoDBOptions, r.Option)
 	}
 	var err error
-	if l.gw, err = api.Gateway(cfg, slog.New(slog.DiscardHandler)); err != nil {
+	if l.gw, err = api.Gateway(cfg); err != nil {
 		return nil, err
 	}
 	if l.tokens, err = demoTokens(cfg); err != nil {

@@ -9,7 +9,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -260,6 +259,10 @@ func replay(t *testing.T, s sample, ev events.APIGatewayProxyRequest) (events.AP
 		if resp.Body != "" {
 			t.Errorf("%d with a body: %q", resp.StatusCode, resp.Body)
 		}
+	case resp.StatusCode == http.StatusFound:
+		if resp.Body != "" || http.Header(resp.MultiValueHeaders).Get("Location") == "" {
+			t.Errorf("302 with the body %q and Location %q, want no body and a Location", resp.Body, http.Header(resp.MultiValueHeaders).Get("Location"))
+		}
 	case resp.StatusCode >= 400 && ct != rest.ProblemMediaType,
 		resp.StatusCode < 400 && ct != successType(s.event):
 		t.Errorf("status %d with Content-Type %q", resp.StatusCode, ct)
@@ -322,7 +325,6 @@ func TestAuthorizerEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Log = slog.New(slog.DiscardHandler)
 	keys, _ := auth.ParseKeySet([]byte(cfg.SigningKeys))
 	issuer, _ := auth.NewIssuer(keys, cfg.Tokens)
 	tokens := map[string]string{}

@@ -122,7 +122,7 @@ func TestSAMEnvironment(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", fn, err)
 		}
-		if c.DynamoDB.Endpoint != "http://"+api.SAMHost+":41999" {
+		if c.DynamoDB.Endpoint != "http://127.0.0.1:41999" {
 			t.Errorf("%s: DynamoDB at %q", fn, c.DynamoDB.Endpoint)
 		}
 		for _, gr := range g.Grants {
@@ -159,9 +159,8 @@ func mapEnv(env map[string]string) func(string) string {
 // (its tables and demo data) and the --env-vars file it writes: each
 // function of the template, with the environment the SAM CLI gives it,
 // answers its event with the outcome in events/<group>/expected.json. The
-// container reaches the machine as api.SAMHost, which --add-host must
-// define for a function that reads DynamoDB; this process reaches it as
-// 127.0.0.1.
+// container reaches DynamoDB Local, which listens on 127.0.0.1 only, when
+// it shares the machine's network: --docker-network host.
 func TestSAMRecipe(t *testing.T) {
 	endpoint := dynamotest.Endpoint(t)
 	_, res := template(t)
@@ -207,11 +206,8 @@ func TestSAMRecipe(t *testing.T) {
 			t.Errorf("%s: want -t %s and --env-vars %s", cmd, samTemplate, api.SAMEnvFile)
 		}
 		env := samEnv(t, res, inv.function, envFile)
-		if u, err := url.Parse(env["DYNAMODB_ENDPOINT"]); err == nil && u.Hostname() == api.SAMHost {
-			if inv.addHost != api.SAMHost+":host-gateway" {
-				t.Errorf("%s: reads DynamoDB at %s without --add-host %s:host-gateway", cmd, u.Host, api.SAMHost)
-			}
-			env["DYNAMODB_ENDPOINT"] = strings.Replace(env["DYNAMODB_ENDPOINT"], api.SAMHost, "127.0.0.1", 1)
+		if u, err := url.Parse(env["DYNAMODB_ENDPOINT"]); err == nil && u.Host != "" && inv.network != "host" {
+			t.Errorf("%s: reads DynamoDB at %s, which the container reaches only with --docker-network host", cmd, u.Host)
 		}
 		event, from := written[inv.event], source[inv.event]
 		if from == "" {
@@ -251,13 +247,13 @@ var (
 	samLine = regexp.MustCompile(`^(?:(\w+)=\$\()?sam local invoke ([^|)]+?)((?: \| [^)]+)?)\)?$`)
 )
 
-type invocation struct{ template, function, event, envVars, addHost string }
+type invocation struct{ template, function, event, envVars, network string }
 
 func parseInvoke(t *testing.T, args []string) invocation {
 	t.Helper()
 	var inv invocation
 	for i := 0; i < len(args); i++ {
-		flag := map[string]*string{"-t": &inv.template, "-e": &inv.event, "--env-vars": &inv.envVars, "--add-host": &inv.addHost}
+		flag := map[string]*string{"-t": &inv.template, "-e": &inv.event, "--env-vars": &inv.envVars, "--docker-network": &inv.network}
 		if p, ok := flag[args[i]]; ok && i+1 < len(args) {
 			*p = args[i+1]
 			i++

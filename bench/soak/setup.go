@@ -105,7 +105,7 @@ func start(ctx context.Context, o options) (_ *env, err error) {
 		Tokens:      login.TokenConfig{Issuer: login.DefaultIssuer, Audience: login.DefaultAudience, Lifetime: login.MaxLifetime},
 		SigningKeys: keys,
 	}
-	gw, err := api.Gateway(cfg, slog.New(e.logs))
+	gw, err := api.Gateway(cfg)
 	if err != nil {
 		return nil, err
 	}

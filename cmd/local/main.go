@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -23,12 +24,11 @@ import (
 	"github.com/quireapi/quire/shared/api"
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
-	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/ddblocal"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/service"
 )
 
@@ -39,13 +39,21 @@ const localOrigins = "http://localhost:*,http://127.0.0.1:*"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Getenv); err != nil {
-		fmt.Fprintln(os.Stderr, "quire:", err)
+	if err := run(ctx, os.Getenv, os.Stderr); err != nil {
+		slog.Error("quire stopped", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, getenv func(string) string) error {
+// run serves the API until ctx is done. Every line it prints, to out, is
+// one of slog's default logger (which it sets): the steps, the request
+// lines of the functions and the gateway's own, all in LOG_FORMAT.
+func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
+	log, err := logger(getenv("LOG_FORMAT"), out)
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(log)
 	// Listen first: a port in use is the most common failure, and should
 	// not wait for DynamoDB Local to start.
 	ln, err := listen(getenv)
@@ -74,24 +82,25 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	if cfg.DynamoDB.Endpoint == "" {
 		dataDir := getenv("DATA_DIR")
-		where := "in memory"
+		where := "memory"
 		if dataDir != "" {
-			where = "in " + dataDir
+			where = dataDir
 		}
-		step("starting DynamoDB Local (%s)", where)
+		slog.Info("starting DynamoDB Local", "data", where)
 		srv, err := ddblocal.Start(ctx, ddblocal.Options{DataDir: dataDir})
 		if err != nil {
 			return fmt.Errorf("start DynamoDB Local: %w", err)
 		}
 		defer srv.Stop()
 		cfg.DynamoDB.Endpoint = srv.Endpoint()
+		slog.Info("DynamoDB Local answers this machine alone, and no browser", "endpoint", srv.Endpoint())
+	} else {
+		slog.Info("using DynamoDB", "endpoint", cfg.DynamoDB.Endpoint)
 	}
-	step("using DynamoDB at %s", cfg.DynamoDB.Endpoint)
 	db, err := dynamo.NewClient(cfg.DynamoDB)
 	if err != nil {
 		return err
 	}
-	step("creating tables")
 	if err := dynamo.CreateTables(ctx, db, cfg.DynamoDB.Tables); err != nil {
 		return err
 	}
@@ -99,7 +108,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	step("loaded demo data: %d users added, %d books, a cart, an order and a login session", added, len(demo.Products()))
+	slog.Info("tables ready with the demo data", "users_added", added, "books", len(demo.Products()))
 	if err := writeSAMEnv(cfg); err != nil {
 		return err
 	}
@@ -115,19 +124,15 @@ func run(ctx context.Context, getenv func(string) string) error {
 		defer proxy.Close()
 		cfg.DynamoDB.Endpoint = proxy.URL()
 		for _, r := range rules {
-			step("injecting DynamoDB fault: %s", r)
+			slog.Info("injecting a DynamoDB fault", "rule", r.String())
 		}
 	}
 
-	log, err := logger(getenv("LOG_FORMAT"))
-	if err != nil {
-		return err
-	}
-	cfg.Log, cfg.LogJSON = log, getenv("LOG_FORMAT") == "json"
+	cfg.LogJSON = getenv("LOG_FORMAT") == "json"
 	if !cfg.LogJSON {
 		cfg.MetricsNamespace = "" // metrics in embedded metric format are JSON
 	}
-	gw, err := api.Gateway(cfg, log)
+	gw, err := api.Gateway(cfg)
 	if err != nil {
 		return err
 	}
@@ -148,61 +153,29 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	if gw.BasePath != "" {
 		base += gw.BasePath
-		step("serving under the base path %s, as a custom domain's mapping would (BASE_PATH)", gw.BasePath)
+		slog.Info("serving under a base path, as a custom domain's mapping would (BASE_PATH)", "base_path", gw.BasePath)
 	}
 	if addr.IP.IsLoopback() {
-		step("listening on %s only: this machine alone can reach it (HOST=0.0.0.0 opens it to the network)", ln.Addr())
+		slog.Info("listening on loopback: this machine alone can reach it (HOST=0.0.0.0 opens it to the network)", "addr", ln.Addr().String())
 	} else {
-		step("listening on %s: reachable from the network, with the demo accounts' well-known passwords", ln.Addr())
+		slog.Warn("listening beyond loopback: reachable from the network, with the demo accounts' published passwords", "addr", ln.Addr().String())
 	}
-	step("pages of %s may call it from a browser (CORS_ORIGINS)", strings.Join(cfg.CORS.Origins(), ", "))
-	fmt.Fprintf(os.Stderr, `
-Quire is ready at %[1]s (Ctrl-C stops it)
-
-Read and try it in a browser at %[1]s/docs: log in there with POST /login
-and the demo admin's email and password below, and the page uses the token.
-
-Log in as the demo admin (%[2]s, password %[3]s),
-list the users, and record 20.00 that Grace paid the shop outside the API
-(deposits are the back office's; a customer cannot make one):
-
-  TOKEN=$(curl -s %[1]s/login -H 'Content-Type: application/json' \
-       -d '{"email":"%[2]s","password":"%[3]s"}' | jq -r .access_token)
-  curl -i %[1]s/users -H "Authorization: Bearer $TOKEN"
-  curl -i %[1]s/admin/users -H "Authorization: Bearer $TOKEN"
-  curl -i -X POST %[1]s/users/2/deposit -H "Authorization: Bearer $TOKEN" \
-       -H 'Content-Type: application/json' -d '{"amount": 20.00}'
-
-As the demo customer (%[4]s, password %[5]s), see her cart and pay it
-from her balance:
-
-  TOKEN=$(curl -s %[1]s/login -H 'Content-Type: application/json' \
-       -d '{"email":"%[4]s","password":"%[5]s"}' | jq -r .access_token)
-  curl -i %[1]s/cart -H "Authorization: Bearer $TOKEN"
-  curl -i -X POST %[1]s/pay -H "Authorization: Bearer $TOKEN" -H 'Idempotency-Key: my-first-payment'
-  curl -i %[1]s/users/2 -H "Authorization: Bearer $TOKEN" -H 'Accept: application/vnd.quire.v2+json'
-
-Every resource has an ETag: revalidate instead of downloading again (304),
-and write only over what you read (412 if it changed meanwhile):
-
-  curl -i %[1]s/config -H "Authorization: Bearer $TOKEN" -H 'If-None-Match: %[6]s'
-  curl -si %[1]s/config -H "Authorization: Bearer $TOKEN" -H 'Accept-Encoding: gzip' | head -12
-
-Public routes need no token:
-
-  curl -i %[1]s/landing
-  curl -i %[1]s/health
-  curl -s %[1]s/openapi.json | jq .info
-  curl -i -X POST %[1]s/users -H 'Content-Type: application/json' \
-       -d '{"email":"you@example.com","first_name":"Your","last_name":"Name","password":"a long passphrase"}'
-
-`, base, seed.AdminEmail, seed.AdminPassword, demo.CustomerEmail, demo.CustomerPassword, demoConfigTag())
+	slog.Info("pages of these origins may call it from a browser (CORS_ORIGINS)", "origins", strings.Join(cfg.CORS.Origins(), ","))
+	password := seed.AdminPassword
+	if password != demo.AdminPassword {
+		password = "(SEED_ADMIN_PASSWORD)" // not published: not printed
+	}
+	slog.Info("Quire is ready: open the docs page, log in there with POST /login and a demo account, and try every route (Ctrl-C stops it)",
+		"url", base, "docs", base+"/docs")
+	slog.Info("demo account", "role", quire.RoleAdmin, "email", seed.AdminEmail, "password", password)
+	slog.Info("demo account", "role", quire.RoleCustomer, "email", demo.CustomerEmail, "password", demo.CustomerPassword,
+		"refresh_token", demo.CustomerRefreshToken)
 	select {
 	case err := <-served:
 		return err
 	case <-ctx.Done():
 	}
-	step("stopping")
+	slog.Info("stopping")
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
@@ -211,14 +184,14 @@ Public routes need no token:
 	return nil
 }
 
-// logger writes readable lines, or with LOG_FORMAT=json the JSON lines a
-// deployed function writes, with their metrics.
-func logger(format string) (*slog.Logger, error) {
+// logger writes readable lines to out, or with LOG_FORMAT=json the JSON
+// lines a deployed function writes, with their metrics.
+func logger(format string, out io.Writer) (*slog.Logger, error) {
 	switch format {
 	case "", "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, nil)), nil
+		return slog.New(slog.NewTextHandler(out, nil)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, nil)), nil
+		return slog.New(slog.NewJSONHandler(out, nil)), nil
 	}
 	return nil, fmt.Errorf("LOG_FORMAT %q: want text or json", format)
 }
@@ -240,15 +213,6 @@ func listen(getenv func(string) string) (net.Listener, error) {
 	return ln, nil
 }
 
-// demoConfigTag is the ETag of the demo configuration document in v1.
-func demoConfigTag() string {
-	d, err := config.Parse([]byte(demo.Config))
-	if err != nil {
-		return err.Error()
-	}
-	return rest.Tag(d.Hash, 1, false)
-}
-
 // devKeys returns the development signing keys kept in file (default
 // .cache/signing-keys.json), generating them on first use. They never
 // leave this machine; a deployed stack keeps its keys in Secrets Manager.
@@ -257,7 +221,7 @@ func devKeys(file string) (string, error) {
 		file = filepath.Join(".cache", "signing-keys.json")
 	}
 	if b, err := os.ReadFile(file); err == nil {
-		step("using the signing keys in %s", file)
+		slog.Info("using the development signing keys", "file", file)
 		return string(b), nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", err
@@ -276,7 +240,7 @@ func devKeys(file string) (string, error) {
 	if err := os.WriteFile(file, b, 0o600); err != nil {
 		return "", fmt.Errorf("write development signing key: %w", err)
 	}
-	step("generated a development signing key in %s", file)
+	slog.Info("generated a development signing key", "file", file)
 	return string(b), nil
 }
 
@@ -294,10 +258,6 @@ func writeSAMEnv(cfg service.Config) error {
 	if err := os.WriteFile(api.SAMEnvFile, b, 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", api.SAMEnvFile, err)
 	}
-	step("wrote %s: sam local invoke's --env-vars for this DynamoDB and these keys", api.SAMEnvFile)
+	slog.Info("wrote sam local invoke's --env-vars for this DynamoDB and these keys", "file", api.SAMEnvFile)
 	return nil
-}
-
-func step(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "quire: "+format+"\n", args...)
 }

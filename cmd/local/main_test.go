@@ -1,8 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/quireapi/quire/shared/ddblocal"
+	"github.com/quireapi/quire/shared/demo"
 )
 
 // make run listens on loopback unless HOST says otherwise.
@@ -24,4 +36,142 @@ func TestListen(t *testing.T) {
 			t.Errorf("%v: listens on %v, want loopback %v", c.env, ip, c.loopback)
 		}
 	}
+}
+
+// textLine is a line of slog's text handler.
+var textLine = regexp.MustCompile(`^time=\S+ level=(DEBUG|INFO|WARN|ERROR) msg=`)
+
+// TestRun serves the API as `make run` does, with its own DynamoDB Local,
+// in each log format: every line it prints is in that format, from the
+// first step to the last request; it prints the demo accounts, the refresh
+// token included; the address it prints leads a browser to the docs page;
+// and a HEAD request is logged under its route.
+func TestRun(t *testing.T) {
+	dir, err := ddblocal.Find()
+	if err != nil {
+		if os.Getenv("QUIRE_REQUIRE_DYNAMODB_LOCAL") != "1" {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	t.Setenv("DYNAMODB_LOCAL_DIR", dir)
+	t.Chdir(t.TempDir()) // where it writes build/sam-env.json
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			lines := serve(t, format)
+			ready, demoAccounts, head := map[string]any{}, 0, false
+			for _, line := range lines {
+				var rec map[string]any
+				if format == "json" {
+					if err := json.Unmarshal([]byte(line), &rec); err != nil || rec["msg"] == nil || rec["level"] == nil {
+						t.Errorf("a line that is not slog's JSON: %s", line)
+						continue
+					}
+				} else {
+					if !textLine.MatchString(line) {
+						t.Errorf("a line that is not slog's text: %s", line)
+						continue
+					}
+					if rec = parseText(line); rec == nil {
+						t.Errorf("a line this test cannot read: %s", line)
+						continue
+					}
+				}
+				switch {
+				case strings.HasPrefix(rec["msg"].(string), "Quire is ready"):
+					ready = rec
+				case rec["msg"] == "demo account":
+					demoAccounts++
+					if rec["role"] == "customer" && rec["refresh_token"] != demo.CustomerRefreshToken {
+						t.Errorf("the demo customer's line has no refresh token: %s", line)
+					}
+				case rec["msg"] == "request" && rec["route"] == "HEAD /landing":
+					head = true
+				}
+			}
+			if ready["url"] == nil || ready["docs"] != ready["url"].(string)+"/docs" {
+				t.Errorf("the ready line names no address and docs page: %v", ready)
+			}
+			if demoAccounts != 2 {
+				t.Errorf("%d demo accounts printed, want the admin and the customer", demoAccounts)
+			}
+			if !head {
+				t.Errorf("no request line with route \"HEAD /landing\" in:\n%s", strings.Join(lines, "\n"))
+			}
+		})
+	}
+}
+
+// serve runs the local server in format until it is ready, sends it GET /
+// and HEAD /landing, stops it, and returns what it printed, line by line.
+func serve(t *testing.T, format string) []string {
+	out := &syncBuffer{}
+	ctx, cancel := context.WithCancel(t.Context())
+	env := map[string]string{"PORT": "0", "LOG_FORMAT": format, "KEYS_FILE": t.TempDir() + "/keys.json"}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, func(k string) string { return env[k] }, out) }()
+	url := ""
+	for deadline := time.Now().Add(60 * time.Second); url == "" && time.Now().Before(deadline); {
+		if m := regexp.MustCompile(`"?url"?[=:]"?(http://[^" ]+)`).FindStringSubmatch(out.String()); m != nil {
+			url = m[1]
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("run returned before it was ready: %v\n%s", err, out)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if url == "" {
+		t.Fatalf("not ready after 60 s:\n%s", out)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != url+"/docs" {
+		t.Errorf("GET %s/ = %d to %q, want 302 to the docs page", url, resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if resp, err = client.Head(url + "/landing"); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("run: %v", err)
+	}
+	return strings.Split(strings.TrimSpace(out.String()), "\n")
+}
+
+// parseText reads the keys and values of a line of slog's text handler.
+func parseText(line string) map[string]any {
+	rec := map[string]any{}
+	for _, m := range regexp.MustCompile(`(\w+)=("(?:[^"\\]|\\.)*"|\S*)`).FindAllStringSubmatch(line, -1) {
+		v := m[2]
+		if strings.HasPrefix(v, `"`) {
+			if err := json.Unmarshal([]byte(v), &v); err != nil {
+				return nil
+			}
+		}
+		rec[m[1]] = v
+	}
+	return rec
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

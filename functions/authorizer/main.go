@@ -15,10 +15,10 @@ import (
 )
 
 func main() {
-	log := slog.New(lambdacontext.NewLogHandler())
-	a, err := auth.AuthorizerFromEnv(os.Getenv, log)
+	slog.SetDefault(slog.New(lambdacontext.NewLogHandler()))
+	a, err := auth.AuthorizerFromEnv(os.Getenv)
 	if err != nil {
-		log.Error("init failed", "err", err)
+		slog.Error("init failed", "err", err)
 		os.Exit(1)
 	}
 	lambda.Start(a.Handle)

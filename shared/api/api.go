@@ -93,7 +93,7 @@ func Authorizer(c service.Config) (*auth.Authorizer, error) {
 	if set == "" {
 		set = c.SigningKeys
 	}
-	return auth.NewAuthorizer(set, c.Tokens, slog.Default())
+	return auth.NewAuthorizer(set, c.Tokens)
 }
 
 // Handlers builds the Lambda handler of every group in the route table, as
@@ -132,9 +132,9 @@ func Handler(c service.Config, group string) (apigw.Handler, error) {
 }
 
 // Gateway builds the local gateway in front of every group's handler and
-// the authorizer, whose decisions it caches as the stack does, both logging
-// to log: what `make run`, the integration tests and the benchmarks serve.
-func Gateway(c service.Config, log *slog.Logger) (*apigw.Gateway, error) {
+// the authorizer, whose decisions it caches as the stack does: what `make
+// run`, the integration tests and the benchmarks serve.
+func Gateway(c service.Config) (*apigw.Gateway, error) {
 	fns, err := Handlers(c)
 	if err != nil {
 		return nil, err
@@ -143,8 +143,7 @@ func Gateway(c service.Config, log *slog.Logger) (*apigw.Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.Log = log
-	return &apigw.Gateway{Functions: fns, Authorizer: a.Handle, AuthorizerTTL: auth.CacheTTL(c.Tokens.Lifetime), CORS: c.CORS, Log: log}, nil
+	return &apigw.Gateway{Functions: fns, Authorizer: a.Handle, AuthorizerTTL: auth.CacheTTL(c.Tokens.Lifetime), CORS: c.CORS}, nil
 }
 
 // RunAuth is the main of the auth function: login and the public keys.

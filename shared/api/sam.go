@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/url"
 
 	"github.com/quireapi/quire/shared/auth"
@@ -15,11 +14,6 @@ import (
 // invoke` (see SAMEnv).
 const SAMEnvFile = "build/sam-env.json"
 
-// SAMHost is the name a function in the SAM CLI's container reaches the
-// machine that runs it by: Docker Desktop's, which `--add-host
-// host.docker.internal:host-gateway` gives on Linux too.
-const SAMHost = "host.docker.internal"
-
 // SAMEnv returns the --env-vars file with which `sam local invoke` runs a
 // function of the synthesized template against the API c configures, as
 // `make run` serves it. The SAM CLI passes a function only the variables its
@@ -28,7 +22,8 @@ const SAMHost = "host.docker.internal"
 // SIGNING_KEYS for the auth function, so that this file, in SAM's
 // CloudFormation parameter file format (its Parameters override each
 // function's variables of the same name), can give them: DynamoDB at c's
-// endpoint as the container reaches the machine (SAMHost), each table's
+// endpoint (127.0.0.1 for `make run`, whose DynamoDB Local listens there
+// only: the container reaches it with --docker-network host), each table's
 // physical name, c's signing keys for the auth function and their public
 // half for the authorizer, and the issuer and audience of c's tokens. It
 // returns an error when c has no endpoint or no valid signing keys.
@@ -36,9 +31,6 @@ func SAMEnv(c service.Config) ([]byte, error) {
 	endpoint, err := url.Parse(c.DynamoDB.Endpoint)
 	if err != nil || endpoint.Host == "" {
 		return nil, fmt.Errorf("sam env: DynamoDB endpoint %q: want a URL", c.DynamoDB.Endpoint)
-	}
-	if ip := net.ParseIP(endpoint.Hostname()); endpoint.Hostname() == "localhost" || ip != nil && (ip.IsLoopback() || ip.IsUnspecified()) {
-		endpoint.Host = net.JoinHostPort(SAMHost, endpoint.Port())
 	}
 	keys, err := auth.ParseKeySet([]byte(c.SigningKeys))
 	if err != nil {

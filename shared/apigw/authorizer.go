@@ -2,6 +2,7 @@ package apigw
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -76,7 +77,7 @@ func (g *Gateway) authorize(r *http.Request, path, template string, params map[s
 		case err != nil && err.Error() == "Unauthorized":
 			return nil, deny(quire.EUNAUTHORIZED, DetailUnauthorized, http.StatusUnauthorized)
 		case err != nil:
-			g.Log.Error("authorizer failed", "request_id", requestID, "err", err)
+			slog.Error("authorizer failed", "request_id", requestID, "err", err)
 			return nil, deny(quire.EGATEWAY, "The authorizer failed; see its log.", http.StatusInternalServerError)
 		}
 		d = decision{resp: resp, expires: time.Now().Add(g.AuthorizerTTL)}

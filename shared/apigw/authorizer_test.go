@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -62,7 +61,7 @@ func authGateway(t *testing.T, a *fakeAuthorizer, ttl time.Duration) (*httptest.
 	for _, g := range routes.Groups() {
 		fns[g.Name] = f.handle
 	}
-	srv := httptest.NewServer(&Gateway{Functions: fns, Authorizer: a.handle, AuthorizerTTL: ttl, Log: slog.New(slog.DiscardHandler)})
+	srv := httptest.NewServer(&Gateway{Functions: fns, Authorizer: a.handle, AuthorizerTTL: ttl})
 	t.Cleanup(srv.Close)
 	return srv, f
 }

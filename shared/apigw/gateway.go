@@ -56,7 +56,6 @@ type Gateway struct {
 	// with the route's resource and parameters, and a path outside it is
 	// 404. See ParseBasePath.
 	BasePath string
-	Log      *slog.Logger
 
 	mu        sync.Mutex
 	decisions map[string]decision
@@ -74,11 +73,14 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.CORS.Apply(w.Header(), r)      // on the gateway's own errors too, as the stack's gateway responses
 	answer := func(p rest.Problem) { // the gateway's own answer, which no function logs
 		p.Instance, p.RequestID = r.URL.Path, requestID
-		g.Log.Info("gateway answered", "method", r.Method, "path", r.URL.Path, "status", p.Status, "problem", p.Type, "request_id", requestID)
+		slog.Info("gateway answered", "method", r.Method, "path", r.URL.Path, "status", p.Status, "problem", p.Type, "request_id", requestID)
 		rest.WriteProblem(w, p)
 	}
 	fail := func(code, detail string) { answer(rest.NewProblem(code, detail)) }
 	path, inBase := strings.CutPrefix(r.URL.Path, g.BasePath)
+	if inBase && path == "" {
+		path = "/" // the base path alone is the API's root, as on a custom domain
+	}
 	template, params, ok := routes.Match(path)
 	if !inBase || !strings.HasPrefix(path, "/") || !ok {
 		fail(quire.ENOTFOUND, "No resource at this path.")
@@ -124,23 +126,23 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	resp, err := g.invoke(r.Context(), fn, ev)
 	if errors.Is(err, errTimedOut) {
-		g.Log.Error("function timed out", "group", group, "request_id", requestID, "after", time.Since(start))
+		slog.Error("function timed out", "group", group, "request_id", requestID, "after", time.Since(start))
 		fail(quire.EGATEWAY, "The function did not answer in time.")
 		return
 	}
 	if err != nil {
-		g.Log.Error("function failed", "group", group, "request_id", requestID, "err", err)
+		slog.Error("function failed", "group", group, "request_id", requestID, "err", err)
 		fail(quire.EGATEWAY, "The function failed; see its log.")
 		return
 	}
 	if err := writeResponse(w, r.Method, resp); err != nil {
-		g.Log.Error("bad function response", "group", group, "request_id", requestID, "err", err)
+		slog.Error("bad function response", "group", group, "request_id", requestID, "err", err)
 		fail(quire.EGATEWAY, "The function returned a malformed response.")
 		return
 	}
 	// The function wrote the request's line; the gateway's own answers
 	// above are the ones it logs.
-	g.Log.Debug("invoked", "method", r.Method, "path", r.URL.Path, "status", resp.StatusCode,
+	slog.Debug("invoked", "method", r.Method, "path", r.URL.Path, "status", resp.StatusCode,
 		"function", group, "ms", time.Since(start).Milliseconds(), "request_id", requestID)
 }
 

@@ -98,13 +98,18 @@ func routePath(ev events.APIGatewayProxyRequest) string {
 
 // routeOf names the route a request took, as its line and metrics do:
 // the route table's route without its version prefix ("GET /users/{id}"),
-// or for the methods any path takes one name each, "HEAD" and "OPTIONS"
-// (a browser's preflight), and "other" for a method the path does not
-// have, so that the names, and the metrics per name, are few.
+// HEAD under its GET route's path ("HEAD /users/{id}"), a browser's
+// preflight on any path as "OPTIONS", and "other" for a method the path
+// does not have, so that the names, and the metrics per name, are few.
 func routeOf(method, resource string) string {
 	switch method {
-	case http.MethodHead, http.MethodOptions:
+	case http.MethodOptions:
 		return method
+	case http.MethodHead:
+		if r, ok := routes.Find(http.MethodGet, resource); ok {
+			return method + " " + r.Resource().Path
+		}
+		return "other"
 	}
 	if r, ok := routes.Find(method, resource); ok {
 		return r.Resource().Key()

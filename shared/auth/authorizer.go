@@ -33,13 +33,12 @@ var ErrUnauthorized = errors.New("Unauthorized")
 // call. A customer's cached policy thus still denies /admin routes.
 type Authorizer struct {
 	Verifier *Verifier
-	Log      *slog.Logger
 }
 
 // NewAuthorizer returns the authorizer that verifies tokens of tokens'
-// issuer and audience with the public keys of jwks, a JWK Set, and logs to
-// log. It returns an error when jwks is empty or not a JWK Set.
-func NewAuthorizer(jwks string, tokens login.TokenConfig, log *slog.Logger) (*Authorizer, error) {
+// issuer and audience with the public keys of jwks, a JWK Set. It returns
+// an error when jwks is empty or not a JWK Set.
+func NewAuthorizer(jwks string, tokens login.TokenConfig) (*Authorizer, error) {
 	if jwks == "" {
 		return nil, errors.New("authorizer: set JWKS")
 	}
@@ -47,18 +46,18 @@ func NewAuthorizer(jwks string, tokens login.TokenConfig, log *slog.Logger) (*Au
 	if err != nil {
 		return nil, fmt.Errorf("authorizer: %w", err)
 	}
-	return &Authorizer{Verifier: NewVerifier(keys, tokens, nil), Log: log}, nil
+	return &Authorizer{Verifier: NewVerifier(keys, tokens, nil)}, nil
 }
 
 // AuthorizerFromEnv is NewAuthorizer with what the authorizer function's
 // environment says: the keys in JWKS, the issuer and audience in
 // TOKEN_ISSUER and TOKEN_AUDIENCE.
-func AuthorizerFromEnv(getenv func(string) string, log *slog.Logger) (*Authorizer, error) {
+func AuthorizerFromEnv(getenv func(string) string) (*Authorizer, error) {
 	tokens, err := login.TokenConfigFromEnv(getenv)
 	if err != nil {
 		return nil, err
 	}
-	return NewAuthorizer(getenv("JWKS"), tokens, log)
+	return NewAuthorizer(getenv("JWKS"), tokens)
 }
 
 // MaxCacheTTL bounds how long API Gateway keeps an authorizer decision.
@@ -77,12 +76,12 @@ func CacheTTL(lifetime time.Duration) time.Duration { return min(lifetime, MaxCa
 func (a *Authorizer) Handle(ctx context.Context, ev events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
 	token, ok := BearerToken(header(ev.Headers, "Authorization"))
 	if !ok {
-		a.Log.InfoContext(ctx, "unauthorized", "reason", "no bearer token", "request_id", ev.RequestContext.RequestID)
+		slog.InfoContext(ctx, "unauthorized", "reason", "no bearer token", "request_id", ev.RequestContext.RequestID)
 		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
 	}
 	id, err := a.Verifier.Verify(token)
 	if err != nil {
-		a.Log.InfoContext(ctx, "unauthorized", "reason", err.Error(), "request_id", ev.RequestContext.RequestID)
+		slog.InfoContext(ctx, "unauthorized", "reason", err.Error(), "request_id", ev.RequestContext.RequestID)
 		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
 	}
 	policy, err := Policy(ev.MethodArn, id.Role)

@@ -78,13 +78,14 @@ func FuzzBearerToken(f *testing.F) {
 	})
 }
 
-// testAuthorizer verifies tokens of keys at testNow and logs to log.
+// testAuthorizer verifies tokens of keys at testNow; what is logged until
+// the test ends goes to log.
 func testAuthorizer(t *testing.T, keys KeySet, log *bytes.Buffer) *Authorizer {
 	t.Helper()
-	return &Authorizer{
-		Verifier: NewVerifier(keys, testConfig, func() time.Time { return testNow }),
-		Log:      slog.New(slog.NewTextHandler(log, nil)),
-	}
+	was := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(log, nil)))
+	t.Cleanup(func() { slog.SetDefault(was) })
+	return &Authorizer{Verifier: NewVerifier(keys, testConfig, func() time.Time { return testNow })}
 }
 
 func issue(t *testing.T, keys KeySet, id quire.ID, role quire.Role, at time.Time) string {

@@ -41,6 +41,50 @@ func mustStart(t *testing.T, opts Options) *Server {
 	return s
 }
 
+// TestNotReachableFromOutside: the tables of `make run` (password hashes
+// among them) are no one else's to read. The server refuses a connection to
+// any address of this machine but 127.0.0.1, and a browser's preflight from
+// any page.
+func TestNotReachableFromOutside(t *testing.T) {
+	s := mustStart(t, Options{})
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.Endpoint(), "http://"))
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tried := 0
+	for _, a := range addrs {
+		ip, ok := a.(*net.IPNet)
+		if !ok || ip.IP.IsLoopback() || ip.IP.IsLinkLocalUnicast() {
+			continue
+		}
+		tried++
+		if c, err := net.DialTimeout("tcp", net.JoinHostPort(ip.IP.String(), port), 2*time.Second); err == nil {
+			c.Close()
+			t.Errorf("DynamoDB Local answers on %s, port %s: want 127.0.0.1 only", ip.IP, port)
+		}
+	}
+	if tried == 0 {
+		t.Log("this machine has no address but loopback to try")
+	}
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodOptions, s.Endpoint()+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Origin", "https://any.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "content-type,x-amz-target,authorization")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "" {
+		t.Errorf("a preflight from a page: %s with Access-Control-Allow-Origin %q, want none", resp.Status, got)
+	}
+}
+
 func TestStartStop(t *testing.T) {
 	s := mustStart(t, Options{})
 	if !strings.HasPrefix(s.Endpoint(), "http://127.0.0.1:") {
@@ -114,22 +158,30 @@ func newClient(t *testing.T, endpoint string) *dynamodb.Client {
 	return db
 }
 
+// brokenInstall returns a directory with a jar and a launcher that are not.
+func brokenInstall(t *testing.T) string {
+	dir := t.TempDir()
+	for _, f := range []string{jarName, launcher + ".class"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("not a "+f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 func TestStartReportsEarlyExit(t *testing.T) {
 	if _, err := exec.LookPath("java"); err != nil {
 		t.Skip("no java on PATH")
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, jarName), []byte("not a jar"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := brokenInstall(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	_, err := Start(ctx, Options{Dir: dir})
 	if err == nil {
 		t.Fatal("Start with a broken jar succeeded")
 	}
-	if !strings.Contains(err.Error(), "exited before answering") || !strings.Contains(err.Error(), "jarfile") {
-		t.Errorf("Start with a broken jar: %v\nwant the exit and java's complaint about the jar", err)
+	if !strings.Contains(err.Error(), "exited before answering") || !strings.Contains(err.Error(), launcher) {
+		t.Errorf("Start with a broken install: %v\nwant the exit and java's complaint about the main class", err)
 	}
 }
 
@@ -137,10 +189,7 @@ func TestStartPortInUse(t *testing.T) {
 	if _, err := exec.LookPath("java"); err != nil {
 		t.Skip("no java on PATH")
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, jarName), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := brokenInstall(t)
 	l, err := net.Listen("tcp", ":0")
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,9 @@ const (
 	installDir = ".cache/dynamodb-local"
 	jarName    = "DynamoDBLocal.jar"
 	libDir     = "DynamoDBLocal_lib"
+	// launcher is the main class compiled from Loopback.java next to the
+	// jar by the install script.
+	launcher = "Loopback"
 )
 
 // fix says how to get a DynamoDB to test or run against.

@@ -63,6 +63,7 @@ func operations() map[string]operation {
 		"GET /health":       {summary: "Health check for load balancers", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
 		"GET /status":       {summary: "Health check (the same as /health)", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
 		"GET /openapi.json": {summary: "This document", status: 200, result: same(schema{"type": "object"}), headers: []string{"Cache-Control"}},
+		"GET /":             {summary: "The API's address: a redirect (302) to its docs page", status: http.StatusFound, headers: []string{"Location", "Cache-Control"}},
 		"GET /docs":         {summary: "This document as a page to read and try in a browser (Swagger UI)", status: 200, media: []string{"text/html"}, headers: []string{"Cache-Control", "ETag"}, revalidated: true},
 		"GET /docs/{file}":  {summary: "A file of the docs page: its script or style sheet", status: 200, media: []string{"text/javascript", "text/css"}, headers: []string{"Cache-Control", "ETag"}, gzip: true, revalidated: true},
 		"POST /login": {summary: "Trade an email and password for an access token and a refresh token: a new session",
@@ -389,6 +390,9 @@ func content(r routes.Route, s versioned) schema {
 // "getV2UsersId" for GET /api/v2/users/{id}.
 func operationID(r routes.Route) string {
 	id := strings.ToLower(r.Method)
+	if r.Path == "/" {
+		return id + "Root"
+	}
 	if r.Version != 0 {
 		id += fmt.Sprintf("V%d", r.Version)
 	}

@@ -100,12 +100,10 @@ func basePath(r *http.Request) string {
 	if !ok {
 		return ""
 	}
-	// API Gateway serves a path with a trailing slash as the one without.
-	sent := rc.Path
-	if len(sent) > 1 {
-		sent = strings.TrimSuffix(sent, "/")
-	}
-	prefix, found := strings.CutSuffix(sent, r.URL.Path)
+	// API Gateway serves a path with a trailing slash as the one without
+	// (and the root, "/", as the base path alone).
+	sent := strings.TrimSuffix(rc.Path, "/")
+	prefix, found := strings.CutSuffix(sent, strings.TrimSuffix(r.URL.Path, "/"))
 	if !found || strings.ContainsAny(prefix, "?#") {
 		return ""
 	}

@@ -129,6 +129,7 @@ var all = expand(
 		{Method: "GET", Path: "/health", Group: GroupHealth, Access: Public},
 		{Method: "GET", Path: "/status", Group: GroupHealth, Access: Public},
 		{Method: "GET", Path: "/openapi.json", Group: GroupHealth, Access: Public},
+		{Method: "GET", Path: "/", Group: GroupHealth, Access: Public},
 		{Method: "GET", Path: "/docs", Group: GroupHealth, Access: Public},
 		{Method: "GET", Path: "/docs/{file}", Group: GroupHealth, Access: Public},
 
@@ -383,6 +384,9 @@ func PathAccess(path string) Access {
 // values of its parameters. ok is false when no template matches. Literal
 // segments take precedence over parameters, as in API Gateway.
 func Match(path string) (template string, params map[string]string, ok bool) {
+	if !strings.HasPrefix(path, "/") {
+		return "", nil, false
+	}
 	segs := split(path)
 	best, bestScore := 0, -1
 	x := index()

@@ -22,7 +22,7 @@ func TestMatch(t *testing.T) {
 		{"/health", "/health", map[string]string{}, true},
 		{"/users/", "", nil, false},
 		{"/users/42/x", "", nil, false},
-		{"/", "", nil, false},
+		{"/", "/", map[string]string{}, true},
 		{"/nope", "", nil, false},
 		{"", "", nil, false},
 	} {

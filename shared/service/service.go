@@ -24,7 +24,6 @@ import (
 	"github.com/quireapi/quire/shared/carts"
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/config"
-	"github.com/quireapi/quire/shared/docs"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/health"
 	"github.com/quireapi/quire/shared/idempotency"
@@ -34,6 +33,7 @@ import (
 	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/swaggerui"
 	"github.com/quireapi/quire/shared/telemetry"
 	"github.com/quireapi/quire/shared/users"
 )
@@ -64,12 +64,11 @@ type Config struct {
 	// CORS names the origins whose pages may call the API from a browser
 	// (CORS_ORIGINS: see rest.ParseCORS); none when unset.
 	CORS rest.CORS
-	// Log gets each request's line (see telemetry.Logger); nil means
-	// slog.Default(). LogJSON says it writes JSON, which can carry the
-	// request's metrics, in the CloudWatch namespace MetricsNamespace
+	// LogJSON says slog's default logger, which gets each request's line
+	// (see telemetry.Logger), writes JSON, which can carry the request's
+	// metrics, in the CloudWatch namespace MetricsNamespace
 	// (METRICS_NAMESPACE, default telemetry.DefaultNamespace; none when
 	// empty).
-	Log              *slog.Logger
 	LogJSON          bool
 	MetricsNamespace string
 }
@@ -145,7 +144,7 @@ func Health(c Config) (http.Handler, error) {
 	}
 	hs := (&health.Handlers{DB: dynamo.NewPinger(db, c.DynamoDB.Tables)}).Routes()
 	hs["GET /openapi.json"] = openapi.Handler
-	maps.Copy(hs, docs.Routes())
+	maps.Copy(hs, swaggerui.Routes())
 	return rest.NewRouter(routes.GroupHealth, hs, nil)
 }
 
@@ -197,7 +196,7 @@ func Configuration(c Config) (http.Handler, error) {
 // with a line per request.
 func (c Config) Serve(group string, h http.Handler) apigw.Handler {
 	return apigw.NewHandler(c.CORS.Handler(h), &telemetry.Logger{
-		Log: c.Log, JSON: c.LogJSON, Function: group, Namespace: c.MetricsNamespace, Metrics: os.Stdout,
+		JSON: c.LogJSON, Function: group, Namespace: c.MetricsNamespace, Metrics: os.Stdout,
 	})
 }
 

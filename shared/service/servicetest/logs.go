@@ -60,12 +60,10 @@ func Line(tb testing.TB, requestID string) map[string]any {
 // Lines returns every line logged so far, as written.
 func Lines() [][]byte { return bytes.Split(bytes.TrimSpace(sink.bytes()), []byte("\n")) }
 
-// logger is where the functions, the gateway and slog's default logger
-// write while tests run: JSON, from DEBUG up, into sink.
-var logger = sync.OnceValue(func() *slog.Logger {
-	l := slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	slog.SetDefault(l)
-	return l
+// captureLogs makes slog's default logger, where the functions and the
+// gateway write, write JSON from DEBUG up into sink while tests run.
+var captureLogs = sync.OnceFunc(func() {
+	slog.SetDefault(slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: slog.LevelDebug})))
 })
 
 var sink = &buffer{}

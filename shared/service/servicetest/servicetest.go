@@ -42,6 +42,7 @@ type API struct {
 // Local with a new signing key, with the client and the tables.
 func Config(tb testing.TB) (service.Config, *dynamodb.Client, dynamo.TableNames) {
 	tb.Helper()
+	captureLogs()
 	db, tables := dynamotest.New(tb)
 	key, err := auth.GenerateKey(time.Now())
 	if err != nil {
@@ -59,7 +60,6 @@ func Config(tb testing.TB) (service.Config, *dynamodb.Client, dynamo.TableNames)
 		DynamoDB:         dynamo.Config{Endpoint: dynamotest.Endpoint(tb), Tables: tables},
 		Tokens:           tokens,
 		SigningKeys:      string(keys),
-		Log:              logger(),
 		LogJSON:          true,
 		MetricsNamespace: namespace,
 	}, db, tables
@@ -86,7 +86,7 @@ func New(tb testing.TB, opts ...Option) *API {
 			o.Config(&cfg)
 		}
 	}
-	gw, err := api.Gateway(cfg, logger())
+	gw, err := api.Gateway(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -182,8 +182,12 @@ func (c *Client) ExpectProblem(tb testing.TB, method, path, body string, status 
 }
 
 // client sends requests as they are: it neither asks for gzip nor
-// decompresses, so tests see the Content-Encoding the API chose.
-var client = &http.Client{Transport: &http.Transport{DisableCompression: true}}
+// decompresses, so tests see the Content-Encoding the API chose, nor
+// follows a redirect, so tests see it.
+var client = &http.Client{
+	Transport:     &http.Transport{DisableCompression: true},
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
 
 // Response is a response with its body read.
 type Response struct {

@@ -1,4 +1,4 @@
-package docs_test
+package swaggerui_test
 
 import (
 	"bytes"
@@ -9,12 +9,27 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quireapi/quire/shared/docs"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service/servicetest"
+	"github.com/quireapi/quire/shared/swaggerui"
 )
 
 func TestMain(m *testing.M) { servicetest.Main(m) }
+
+// TestRoot: a person who opens the API's address (the one `make run`
+// prints, or a stage's, with or without a base path) is sent to the docs
+// page, without a token.
+func TestRoot(t *testing.T) {
+	for _, base := range []string{"", "/shop"} {
+		api := servicetest.New(t, servicetest.Option{BasePath: base})
+		for _, path := range []string{"/", ""} {
+			r := api.Do(t, "GET", path, "")
+			if r.StatusCode != 302 || r.Header.Get("Location") != api.URL+"/docs" || r.Body != "" {
+				t.Errorf("GET %q under %q = %d, Location %q, body %q; want 302 to %s/docs", path, base, r.StatusCode, r.Header.Get("Location"), r.Body, api.URL)
+			}
+		}
+	}
+}
 
 // TestPage: GET /docs is public, an HTML page under a Content-Security-
 // Policy that allows only the API's own files, each of which it names is
@@ -25,7 +40,7 @@ func TestPage(t *testing.T) {
 	if r.StatusCode != 200 || r.Header.Get("Content-Type") != "text/html; charset=utf-8" {
 		t.Fatalf("GET /docs = %d %s: %.200s", r.StatusCode, r.Header.Get("Content-Type"), r.Body)
 	}
-	if got := r.Header.Get("Content-Security-Policy"); got != docs.Policy || !strings.Contains(got, "script-src 'self';") {
+	if got := r.Header.Get("Content-Security-Policy"); got != swaggerui.Policy || !strings.Contains(got, "script-src 'self';") {
 		t.Errorf("Content-Security-Policy %q", got)
 	}
 	if r.Header.Get("X-Content-Type-Options") != "nosniff" || r.Header.Get("Cache-Control") != "public, max-age=300" {

@@ -1,8 +1,8 @@
-// Package docs serves the API's docs page: GET /docs is Swagger UI (from the
+// Package swaggerui serves the API's docs page: GET /docs is Swagger UI (from the
 // pinned npm package swagger-ui-dist, built into the function, never fetched
 // from elsewhere at run time) over GET /openapi.json, where a reader can log
 // in and try every route; GET /docs/{file} serves the page's files.
-package docs
+package swaggerui
 
 import (
 	"bytes"
@@ -83,9 +83,15 @@ var files = sync.OnceValues(func() (map[string]*file, error) {
 })
 
 // Routes returns the handlers of the docs routes, keyed as in the route
-// table.
+// table: GET / sends a person who opens the API's address to the docs page.
 func Routes() rest.Handlers {
 	return rest.Handlers{
+		"GET /": func(w http.ResponseWriter, r *http.Request) error {
+			w.Header().Set("Location", rest.URL(r, "/docs"))
+			w.Header().Set("Cache-Control", "public, max-age=300")
+			w.WriteHeader(http.StatusFound)
+			return nil
+		},
 		"GET /docs":        func(w http.ResponseWriter, r *http.Request) error { return serve(w, r, "") },
 		"GET /docs/{file}": func(w http.ResponseWriter, r *http.Request) error { return serve(w, r, r.PathValue("file")) },
 	}
