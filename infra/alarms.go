@@ -24,8 +24,8 @@ import (
 // when unset (subscribe a pager or chat to the topic instead).
 const contextAlarmEmail = "quire:alarmEmail"
 
-// thresholds are every alarm's limits, in one place; the README's table of
-// alarms says the same. Every alarm judges one-minute periods.
+// thresholds are every alarm's limits, in one place; docs/operating.md's table
+// of alarms says the same. Every alarm judges one-minute periods.
 var thresholds = struct {
 	// MinRequests: a minute with fewer API requests judges no error rate,
 	// so that 1 error in 3 requests at night pages no one.

@@ -110,9 +110,10 @@ func newDashboard(stack awscdk.Stack, name string, api awsapigateway.RestApi, fn
 	return dash
 }
 
-// newQueries saves the Logs Insights queries of the README's "Finding a
-// request", named "<stack>/...", over the access log and the functions'
-// logs, so that an operator finds them in the console ready to run.
+// newQueries saves the Logs Insights queries of docs/operating.md's
+// "Finding a request", named "<stack>/...", over the access log and the
+// functions' logs, so that an operator finds them in the console ready to
+// run.
 func newQueries(stack awscdk.Stack, name string, accessLogs awslogs.ILogGroup, fns map[string]awslambda.Function) {
 	groups := []interfacesawslogs.ILogGroupRef{accessLogs}
 	for _, n := range sortedKeys(fns) {

@@ -471,7 +471,7 @@ func TestDashboard(t *testing.T) {
 	main.HasOutput(jsii.String("AlarmTopicArn"), map[string]any{})
 }
 
-// TestQueries: the README's Logs Insights queries are saved, over the
+// TestQueries: docs/operating.md's Logs Insights queries are saved, over the
 // access log and every served function's log group.
 func TestQueries(t *testing.T) {
 	_, res := opsTemplate(t)

@@ -25,7 +25,7 @@ const (
 	// contextThrottleBurst is the stage's default burst, in requests.
 	contextThrottleBurst = "quire:throttleBurst"
 	// contextWAF switches the web ACL on ("true"); it is off by default,
-	// as AWS WAF bills by the month (see the README).
+	// as AWS WAF bills by the month (see docs/deploying.md).
 	contextWAF = "quire:waf"
 )
 

@@ -154,9 +154,9 @@ func mapEnv(env map[string]string) func(string) string {
 	return func(k string) string { return env[k] }
 }
 
-// TestSAMRecipe replays the commands of the README's `sam local invoke`
-// recipe as the SAM CLI would run them, with `make run`'s DynamoDB Local
-// (its tables and demo data) and the --env-vars file it writes: each
+// TestSAMRecipe replays the commands of docs/testing.md's `sam local
+// invoke` recipe as the SAM CLI would run them, with `make run`'s DynamoDB
+// Local (its tables and demo data) and the --env-vars file it writes: each
 // function of the template, with the environment the SAM CLI gives it,
 // answers its event with the outcome in events/<group>/expected.json. The
 // container reaches DynamoDB Local, which listens on 127.0.0.1 only, when
@@ -198,7 +198,7 @@ func TestSAMRecipe(t *testing.T) {
 		}
 		m := samLine.FindStringSubmatch(cmd)
 		if m == nil {
-			t.Fatalf("the README's recipe has a command this test cannot replay: %s", cmd)
+			t.Fatalf("docs/testing.md's recipe has a command this test cannot replay: %s", cmd)
 		}
 		variable, args, pipe := m[1], strings.Fields(m[2]), m[3]
 		inv := parseInvoke(t, args)
@@ -231,12 +231,12 @@ func TestSAMRecipe(t *testing.T) {
 			}
 			vars[variable] = body.AccessToken
 		default:
-			t.Fatalf("the README's recipe pipes into what this test cannot replay: %s", pipe)
+			t.Fatalf("docs/testing.md's recipe pipes into what this test cannot replay: %s", pipe)
 		}
 		invoked++
 	}
 	if invoked < 2 {
-		t.Fatalf("the README's recipe invokes %d functions", invoked)
+		t.Fatalf("docs/testing.md's recipe invokes %d functions", invoked)
 	}
 }
 
@@ -267,17 +267,17 @@ func parseInvoke(t *testing.T, args []string) invocation {
 	return inv
 }
 
-// readmeRecipe returns the commands of the README's code block that
+// readmeRecipe returns the commands of docs/testing.md's code block that
 // follows the comment naming this test, with continued lines joined.
 func readmeRecipe(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "docs", "testing.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, after, ok := strings.Cut(string(b), "<!-- infra/sam_test.go replays the commands of the next block")
 	if !ok {
-		t.Fatal("README.md has no recipe for this test to replay")
+		t.Fatal("docs/testing.md has no recipe for this test to replay")
 	}
 	_, block, _ := strings.Cut(after, "```sh\n")
 	block, _, _ = strings.Cut(block, "```")

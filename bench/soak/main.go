@@ -9,10 +9,10 @@
 // authorizer, behind the local gateway) listens on a loopback port, and
 // concurrent clients send it a mix of reads, cart additions, payments,
 // deposits (by the admin: money comes from the back office) and sign-ups
-// over real HTTP, each write with an Idempotency-Key. Clients retry as the
-// README tells a client to: on a 503, or an answer with Retry-After, they
-// wait (at most -max-wait, plus jitter) and send the same request with the
-// same key again, up to -tries times.
+// over real HTTP, each write with an Idempotency-Key. Clients retry as
+// docs/faults.md tells a client to: on a 503, or an answer with
+// Retry-After, they wait (at most -max-wait, plus jitter) and send the same
+// request with the same key again, up to -tries times.
 //
 // It prints a Markdown report: requests by status, 5xx answers (any but a
 // 503 with Retry-After fails the run), latencies per request and per

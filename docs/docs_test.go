@@ -1,0 +1,126 @@
+// Package docs holds Quire's manual, one topic a page, and the tests that
+// keep it true.
+package docs
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// pages returns README.md and every page of docs/, by path from here.
+func pages(t *testing.T) []string {
+	t.Helper()
+	found, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{filepath.Join("..", "README.md")}, found...)
+}
+
+var (
+	// link is an inline Markdown link or image: [text](target).
+	link = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	// fence opens or closes a code block, whose text holds no links.
+	fence   = regexp.MustCompile("^\\s*```")
+	heading = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*\s*$`)
+)
+
+// TestLinks: every relative link of README.md and docs/ names a file of the
+// repository, and its anchor a heading of that file.
+func TestLinks(t *testing.T) {
+	checked := 0
+	for _, page := range pages(t) {
+		for _, target := range links(t, page) {
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			checked++
+			file, anchor, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), filepath.FromSlash(file))
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s: the link %s names no file of the repository", page, target)
+				continue
+			}
+			if anchor != "" && !anchors(t, path)[anchor] {
+				t.Errorf("%s: the link %s names no heading of %s", page, target, path)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no relative link checked")
+	}
+}
+
+// links returns the targets of the links of a Markdown file, outside code.
+func links(t *testing.T, path string) []string {
+	var out []string
+	code := false
+	for _, line := range lines(t, path) {
+		if fence.MatchString(line) {
+			code = !code
+			continue
+		}
+		if code {
+			continue
+		}
+		line = regexp.MustCompile("`[^`]*`").ReplaceAllString(line, "")
+		for _, m := range link.FindAllStringSubmatch(line, -1) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// anchors returns the anchors GitHub gives the headings of a Markdown
+// file: lower case, punctuation dropped, spaces as hyphens, and -1, -2...
+// after a repeated one.
+func anchors(t *testing.T, path string) map[string]bool {
+	out := map[string]bool{}
+	if !strings.HasSuffix(path, ".md") {
+		return out
+	}
+	code := false
+	for _, line := range lines(t, path) {
+		if fence.MatchString(line) {
+			code = !code
+		}
+		m := heading.FindStringSubmatch(line)
+		if code || m == nil {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(m[1]) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		slug := b.String()
+		for n, s := 1, slug; ; n++ {
+			if !out[s] {
+				out[s] = true
+				break
+			}
+			s = slug + "-" + strconv.Itoa(n)
+		}
+	}
+	return out
+}
+
+func lines(t *testing.T, path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(string(b), "\n")
+}
