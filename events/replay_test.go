@@ -248,6 +248,16 @@ func replay(t *testing.T, s sample, ev events.APIGatewayProxyRequest) (events.AP
 	if resp.StatusCode != s.status {
 		t.Errorf("status %d, want %d; body %s", resp.StatusCode, s.status, resp.Body)
 	}
+	// No answer is to be sniffed, and one with a body says how long it
+	// may be kept: a write's (a sign-up, a deposit, a payment, a login:
+	// someone's data or tokens) not at all.
+	h := http.Header(resp.MultiValueHeaders)
+	if h.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("X-Content-Type-Options %q, want nosniff", h.Get("X-Content-Type-Options"))
+	}
+	if cc := h.Get("Cache-Control"); resp.Body != "" && (cc == "" || ev.HTTPMethod != "GET" && ev.HTTPMethod != "HEAD" && cc != "no-store") {
+		t.Errorf("%s answered %d with Cache-Control %q", ev.HTTPMethod, resp.StatusCode, cc)
+	}
 	if s.code != "" {
 		var p rest.Problem
 		if err := json.Unmarshal(body, &p); err != nil || p.Type != rest.ProblemType(s.code) {

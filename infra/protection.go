@@ -222,6 +222,7 @@ func rateRule(c costlyRoute, paths []string, priority int) *awswafv2.CfnWebACL_R
 				ResponseHeaders: []any{
 					&awswafv2.CfnWebACL_CustomHTTPHeaderProperty{Name: jsii.String("Retry-After"), Value: jsii.String(strconv.Itoa(wafWindow))},
 					&awswafv2.CfnWebACL_CustomHTTPHeaderProperty{Name: jsii.String("Cache-Control"), Value: jsii.String("no-store")},
+					&awswafv2.CfnWebACL_CustomHTTPHeaderProperty{Name: jsii.String("X-Content-Type-Options"), Value: jsii.String("nosniff")},
 				},
 			},
 		}},

@@ -298,6 +298,7 @@ func TestWebACLRateRules(t *testing.T) {
 			"ResponseHeaders": []any{
 				map[string]any{"Name": "Retry-After", "Value": "300"},
 				map[string]any{"Name": "Cache-Control", "Value": "no-store"},
+				map[string]any{"Name": "X-Content-Type-Options", "Value": "nosniff"},
 			},
 		}}}
 		if diff := cmp.Diff(wantAction, rule["Action"]); diff != "" {

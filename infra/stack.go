@@ -361,8 +361,9 @@ func gatewayResponses() []gatewayResponse {
 func addGatewayResponses(api awsapigateway.RestApi, cors map[string]string) {
 	for _, g := range gatewayResponses() {
 		headers := map[string]*string{
-			"Content-Type":  jsii.String("'" + rest.ProblemMediaType + "'"),
-			"Cache-Control": jsii.String("'no-store'"),
+			"Content-Type":           jsii.String("'" + rest.ProblemMediaType + "'"),
+			"Cache-Control":          jsii.String("'no-store'"),
+			"X-Content-Type-Options": jsii.String("'nosniff'"),
 		}
 		for k, v := range g.headers {
 			headers[k] = jsii.String("'" + v + "'")

@@ -508,7 +508,8 @@ func TestGatewayResponses(t *testing.T) {
 			"ResponseType": typ,
 			"StatusCode":   status,
 			"ResponseParameters": assertions.Match_ObjectLike(&map[string]any{
-				"gatewayresponse.header.Content-Type": "'application/problem+json'",
+				"gatewayresponse.header.Content-Type":           "'application/problem+json'",
+				"gatewayresponse.header.X-Content-Type-Options": "'nosniff'",
 			}),
 			"ResponseTemplates": map[string]any{
 				"application/json": assertions.Match_StringLikeRegexp(jsii.String(`"status":` + status + `,`)),
@@ -519,7 +520,8 @@ func TestGatewayResponses(t *testing.T) {
 		tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::GatewayResponse"), map[string]any{
 			"ResponseType": typ,
 			"ResponseParameters": assertions.Match_ObjectLike(&map[string]any{
-				"gatewayresponse.header.Content-Type": "'application/problem+json'",
+				"gatewayresponse.header.Content-Type":           "'application/problem+json'",
+				"gatewayresponse.header.X-Content-Type-Options": "'nosniff'",
 			}),
 			"ResponseTemplates": map[string]any{
 				"application/json": assertions.Match_StringLikeRegexp(jsii.String(`"request_id":"\$context.requestId"`)),

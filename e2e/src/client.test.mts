@@ -231,7 +231,9 @@ test("a client revalidates with If-None-Match and writes only over what it read"
   const read = await me.GET("/users/{id}", path);
   const tag = read.response.headers.get("ETag");
   assert.match(tag ?? "", /^"[^"]+-v1"$/);
-  assert.equal(read.response.headers.get("Cache-Control"), "private, no-cache");
+  // A user is personal data: no cache keeps it, and the client revalidates its own copy.
+  assert.equal(read.response.headers.get("Cache-Control"), "no-store");
+  assert.equal(read.response.headers.get("X-Content-Type-Options"), "nosniff");
 
   const fresh = await me.GET("/users/{id}", { ...path, headers: { "If-None-Match": tag ?? "" } });
   assert.equal(fresh.response.status, 304, "a matching If-None-Match is 304");

@@ -7,19 +7,21 @@ import (
 	"github.com/quireapi/quire/shared/quire"
 )
 
-// FuzzAddition: what check accepts names a product and a quantity within
-// the bounds.
+// FuzzAddition: what check accepts names a product and a whole quantity
+// within the bounds.
 func FuzzAddition(f *testing.F) {
 	f.Add(`{"product_id":1,"quantity":2}`)
 	f.Add(`{"product_id":0,"quantity":100}`)
 	f.Add(`{"product_id":9007199254740992,"quantity":1}`)
+	f.Add(`{"product_id":1,"quantity":1.5}`)
+	f.Add(`{"product_id":1,"quantity":99.0000001}`)
 	f.Fuzz(func(t *testing.T, body string) {
 		var a Addition
 		if json.Unmarshal([]byte(body), &a) != nil || a.check() != nil {
 			return
 		}
-		if *a.ProductID < 1 || *a.ProductID > quire.MaxID || *a.Quantity < 1 || *a.Quantity > MaxQuantity {
-			t.Fatalf("%s accepted as %d x %d", body, *a.ProductID, *a.Quantity)
+		if q := *a.Quantity; *a.ProductID < 1 || *a.ProductID > quire.MaxID || q < 1 || q > MaxQuantity || q != float64(int(q)) {
+			t.Fatalf("%s accepted as %d x %v", body, *a.ProductID, q)
 		}
 	})
 }

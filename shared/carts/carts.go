@@ -6,6 +6,7 @@ package carts
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -156,7 +157,20 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 // Addition is the body of POST /cart.
 type Addition struct {
 	ProductID *quire.ID `json:"product_id"`
-	Quantity  *int      `json:"quantity"`
+	Quantity  *float64  `json:"quantity"`
+}
+
+// CheckQuantity checks a body's quantity of copies of a book, read as any
+// JSON number so that 1.5 is told what is wrong with it: a whole number
+// from 1 to MaxQuantity.
+func CheckQuantity(q *float64) *quire.FieldError {
+	switch {
+	case q == nil:
+		return &quire.FieldError{Pointer: "/quantity", Detail: "is required"}
+	case *q != math.Trunc(*q) || *q < 1 || *q > MaxQuantity:
+		return &quire.FieldError{Pointer: "/quantity", Detail: fmt.Sprintf("must be a whole number from 1 to %d", MaxQuantity)}
+	}
+	return nil
 }
 
 func (a Addition) check() error {
@@ -166,10 +180,8 @@ func (a Addition) check() error {
 	} else if *a.ProductID < 1 || *a.ProductID > quire.MaxID {
 		errs = append(errs, quire.FieldError{Pointer: "/product_id", Detail: "must be a product's id"})
 	}
-	if a.Quantity == nil {
-		errs = append(errs, quire.FieldError{Pointer: "/quantity", Detail: "is required"})
-	} else if *a.Quantity < 1 || *a.Quantity > MaxQuantity {
-		errs = append(errs, quire.FieldError{Pointer: "/quantity", Detail: fmt.Sprintf("must be from 1 to %d", MaxQuantity)})
+	if e := CheckQuantity(a.Quantity); e != nil {
+		errs = append(errs, *e)
 	}
 	if errs != nil {
 		return quire.Invalid(errs...)
@@ -200,7 +212,7 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request) error {
 		defer close(warm)
 		h.Products.ProductsByID(r.Context(), []quire.ID{id})
 	}()
-	_, err := Apply(r.Context(), h.Store, rest.CallerOf(r).ID, func(c Cart) (Change, error) { return Add(c, id, *a.Quantity) },
+	_, err := Apply(r.Context(), h.Store, rest.CallerOf(r).ID, func(c Cart) (Change, error) { return Add(c, id, int(*a.Quantity)) },
 		func(ch Change) (*idempotency.Record, error) {
 			<-warm
 			var err error

@@ -89,6 +89,18 @@ func TestCart(t *testing.T) {
 		`{"product_id":1}`, `{"quantity":1}`, `{"product_id":-1,"quantity":1}`, `{"product_id":1.5,"quantity":1}`, `{"product_id":1,"quantity":1,"note":"x"}`} {
 		c.Expect(t, "POST", "/cart", bad, 400)
 	}
+	// What a strict reading of the body tells the client: the field, and
+	// what is wrong with it.
+	for body, want := range map[string]quire.FieldError{
+		`{"product_id":1,"quantity":1.5}`:                  {Pointer: "/quantity", Detail: "must be a whole number from 1 to 99"},
+		`{"product_id":1,"quantity":1,"quantity":99}`:      {Pointer: "/quantity", Detail: "appears twice in its object"},
+		"{\"product_id\":1,\"quantity\":1,\"x\":\"\xff\"}": {Pointer: "/x", Detail: "is not valid UTF-8"},
+	} {
+		p := c.ExpectProblem(t, "POST", "/cart", body, 400, quire.EINVALID)
+		if len(p.Errors) != 1 || p.Errors[0] != want {
+			t.Errorf("POST /cart %q: errors %+v, want %+v", body, p.Errors, want)
+		}
+	}
 	c.ExpectProblem(t, "POST", "/cart", `{"product_id":1,"quantity":97}`, 409, quire.ECARTFULL) // 3 + 97 > 99
 	if got := quantities(getCart(t, c)); !cmp.Equal(got, map[int64]int{1: 3, 3: 1}) {
 		t.Errorf("after refused additions: %v", got)

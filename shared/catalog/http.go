@@ -16,13 +16,20 @@ type Handlers struct {
 // Routes returns the handler of each catalog route, keyed as in the route
 // table.
 func (h *Handlers) Routes() rest.Handlers {
+	// The catalog is no one's personal data: clients may keep it.
+	shared := func(serve rest.HandlerFunc) rest.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) error {
+			rest.Shared(w)
+			return serve(w, r)
+		}
+	}
 	return rest.Handlers{
 		"GET /landing":             h.landing,
-		"GET /authors":             h.authors,
-		"GET /authors/{id}":        h.author,
-		"GET /authors/{id}/books":  h.authorBooks,
-		"GET /products":            h.products,
-		"GET /products/{id}":       h.product,
+		"GET /authors":             shared(h.authors),
+		"GET /authors/{id}":        shared(h.author),
+		"GET /authors/{id}/books":  shared(h.authorBooks),
+		"GET /products":            shared(h.products),
+		"GET /products/{id}":       shared(h.product),
 		"POST /admin/authors":      h.createAuthor,
 		"POST /admin/products":     h.createProduct,
 		"PUT /admin/products/{id}": h.replaceProduct,

@@ -150,6 +150,7 @@ const maxReads = 3
 func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 	gz := rest.AcceptsGzip(r)
 	w.Header().Add("Vary", "Accept-Encoding")
+	rest.Shared(w) // the same document for every caller
 	for range maxReads {
 		head, err := h.Store.Head(r.Context())
 		if err != nil {

@@ -34,12 +34,12 @@ func parameters() schema {
 		return schema{"name": name, "in": "header", "required": false, "description": description, "schema": schema{"type": "string"}}
 	}
 	return schema{
-		"ifMatch": h("If-Match", `"*" or a list of entity tags. On a GET, the answer is 412 unless the representation's ETag `+
-			`is one of them (strong comparison). On a PUT or DELETE, the write happens only when the resource exists ("*") or `+
+		"ifMatch": h("If-Match", "`*` or a list"+` of entity tags. On a GET, the answer is 412 unless the representation's ETag `+
+			`is one of them (strong comparison). On a PUT or DELETE, the write happens only when the resource exists (`+"`*`"+`) or `+
 			`its current state is one of them: the ETag of any of its representations, in any version or encoding. `+
 			`Otherwise 412, a problem of type https://quire.dev/problems/precondition.`),
-		"ifNoneMatch": h("If-None-Match", `"*" or a list of entity tags. On a GET, the answer is 304 Not Modified, without a body, `+
-			`when the representation's ETag is one of them (weak comparison). On a PUT or DELETE, "*" writes only when the `+
+		"ifNoneMatch": h("If-None-Match", "`*` or a list"+` of entity tags. On a GET, the answer is 304 Not Modified, without a body, `+
+			`when the representation's ETag is one of them (weak comparison). On a PUT or DELETE, `+"`*`"+` writes only when the `+
 			`resource does not exist yet, a list only when its current state is none of them; otherwise 412, a problem `+
 			`of type https://quire.dev/problems/precondition.`),
 		"ifMatchPurchase": h("If-Match", `The ETag of what the buyer saw, so that they pay exactly that: the product's `+

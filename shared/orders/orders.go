@@ -133,7 +133,7 @@ func (h *Handlers) Routes() rest.Handlers {
 
 // Quantity is the body of POST /products/{id}/buy.
 type Quantity struct {
-	Quantity *int `json:"quantity"`
+	Quantity *float64 `json:"quantity"`
 }
 
 func (h *Handlers) buy(w http.ResponseWriter, r *http.Request) error {
@@ -145,11 +145,8 @@ func (h *Handlers) buy(w http.ResponseWriter, r *http.Request) error {
 	if err := rest.Decode(r, &q); err != nil {
 		return err
 	}
-	switch {
-	case q.Quantity == nil:
-		return quire.Invalid(quire.FieldError{Pointer: "/quantity", Detail: "is required"})
-	case *q.Quantity < 1 || *q.Quantity > carts.MaxQuantity:
-		return quire.Invalid(quire.FieldError{Pointer: "/quantity", Detail: fmt.Sprintf("must be from 1 to %d", carts.MaxQuantity)})
+	if e := carts.CheckQuantity(q.Quantity); e != nil {
+		return quire.Invalid(*e)
 	}
 	pre, err := rest.Precondition(r)
 	if err != nil {
@@ -166,8 +163,9 @@ func (h *Handlers) buy(w http.ResponseWriter, r *http.Request) error {
 		if err := buyable(r, p); err != nil {
 			return nil, err
 		}
-		sub := p.Price * quire.Money(*q.Quantity)
-		return &Purchase{Items: []Item{{p.ID, p.Name, p.Price, *q.Quantity, sub}}, Total: sub}, nil
+		n := int(*q.Quantity)
+		sub := p.Price * quire.Money(n)
+		return &Purchase{Items: []Item{{p.ID, p.Name, p.Price, n, sub}}, Total: sub}, nil
 	})
 }
 

@@ -102,8 +102,9 @@ func conditions(r *http.Request) (match, none condition, err error) {
 }
 
 // NotModified answers a GET of a representation whose ETag is tag: it
-// sets ETag and, unless the handler has, Cache-Control (private, no-cache:
-// a client keeps its copy and revalidates it), and when If-None-Match
+// sets ETag and, unless the handler has (see Shared), Cache-Control:
+// no-store (a client's own copy can still be revalidated with
+// If-None-Match; no cache keeps one), and when If-None-Match
 // matches tag (weak comparison) it writes 304 Not Modified without a body
 // and reports done. An If-Match that tag fails (strong comparison) is
 // EPRECONDITION; a malformed header EINVALID.
@@ -119,7 +120,7 @@ func NotModified(w http.ResponseWriter, r *http.Request, tag string) (done bool,
 	h := w.Header()
 	h.Set("ETag", tag)
 	if h.Get("Cache-Control") == "" {
-		h.Set("Cache-Control", "private, no-cache")
+		h.Set("Cache-Control", "no-store")
 	}
 	if none.present && (none.any || matches(none.tags, opaque, false)) {
 		h.Del("Content-Type")
@@ -128,6 +129,14 @@ func NotModified(w http.ResponseWriter, r *http.Request, tag string) (done bool,
 		return true, nil
 	}
 	return false, nil
+}
+
+// Shared says the answer to come holds no one's personal data (a book, an
+// author, the configuration document): a client's cache may keep it, and
+// must revalidate it before each use (Cache-Control: private, no-cache).
+// Every other answer of the API is no-store.
+func Shared(w http.ResponseWriter) {
+	w.Header().Set("Cache-Control", "private, no-cache")
 }
 
 func matches(tags []EntityTag, opaque string, strong bool) bool {

@@ -108,7 +108,7 @@ func TestNotModified(t *testing.T) {
 			t.Errorf("%q: done %v, err %v; want status %d, code %q", tc.header, done, err, tc.status, tc.code)
 			continue
 		}
-		if done && (w.Code != tc.status || w.Body.Len() != 0 || w.Header().Get("ETag") != tag || w.Header().Get("Cache-Control") != "private, no-cache") {
+		if done && (w.Code != tc.status || w.Body.Len() != 0 || w.Header().Get("ETag") != tag || w.Header().Get("Cache-Control") != "no-store") {
 			t.Errorf("%q: %d %v %q", tc.header, w.Code, w.Header(), w.Body)
 		}
 	}

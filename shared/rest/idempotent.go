@@ -56,6 +56,9 @@ func Write(w http.ResponseWriter, resp idempotency.Response) {
 	for name, vs := range resp.Header {
 		w.Header()[name] = vs
 	}
+	if w.Header().Get("Cache-Control") == "" {
+		w.Header().Set("Cache-Control", "no-store") // see Shared
+	}
 	w.Header().Set("Content-Length", strconv.Itoa(len(resp.Body)))
 	w.WriteHeader(resp.Status)
 	w.Write(resp.Body)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/quireapi/quire/shared/quire"
 )
@@ -19,9 +20,11 @@ const MaxBodyBytes = 64 << 10
 
 // Decode reads r's body as one JSON value into v, strictly: the Content-Type
 // must be application/json (or a +json type) in UTF-8, the body at most
-// MaxBodyBytes, well-formed, without unknown fields or trailing data, and
-// each field of the right JSON type. It returns a *quire.Error with code
-// EMEDIATYPE, ETOOLARGE or EINVALID (with the offending field) otherwise.
+// MaxBodyBytes, well-formed UTF-8 JSON in which no object names a member
+// twice (two parsers in a chain could read such a body differently),
+// without unknown fields or trailing data, and each field of the right JSON
+// type. It returns a *quire.Error with code EMEDIATYPE, ETOOLARGE or
+// EINVALID (with the offending field) otherwise.
 func Decode(r *http.Request, v any) error {
 	body, err := readBody(r, MaxBodyBytes)
 	if err != nil {
@@ -50,6 +53,9 @@ func decodeBytes(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return quire.Errorf(quire.EINVALID, "The request body is empty; send a JSON object.")
 	}
+	if err := strict(body); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -61,6 +67,98 @@ func decodeBytes(body []byte, v any) error {
 	return nil
 }
 
+// level is an object or array that strict is inside of.
+type level struct {
+	object bool
+	names  map[string]bool // an object's member names so far
+	name   string          // the member whose value comes next
+	key    bool            // an object's next token is a member name
+	index  int             // an array's next element
+}
+
+// strict walks body's tokens and refuses a string (a member name or a
+// value) that is not valid UTF-8, which encoding/json would store with
+// U+FFFD in its place, and a member name an object has twice, of which
+// encoding/json would keep the last value; each error names the member by
+// its JSON pointer. Malformed JSON is left to the decoder, which says
+// where it is.
+func strict(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var stack []*level
+	for {
+		start := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var top *level
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			stack = append(stack, &level{object: tok == json.Delim('{'), names: map[string]bool{}, key: true})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 {
+				stack[len(stack)-1].next()
+			}
+			continue
+		}
+		valid := utf8.Valid(body[start:dec.InputOffset()])
+		if name, ok := tok.(string); ok && top != nil && top.object && top.key {
+			switch {
+			case !valid:
+				return fieldError(pointer(stack[:len(stack)-1]), "has a member name that is not valid UTF-8")
+			case top.names[name]:
+				top.name = name
+				return fieldError(pointer(stack), "appears twice in its object")
+			}
+			top.names[name], top.name, top.key = true, name, false
+			continue
+		}
+		if !valid {
+			return fieldError(pointer(stack), "is not valid UTF-8")
+		}
+		if top != nil {
+			top.next()
+		}
+	}
+}
+
+// next moves past the value of l's current member or element.
+func (l *level) next() {
+	if l.object {
+		l.key = true
+	} else {
+		l.index++
+	}
+}
+
+// pointer is the JSON pointer (RFC 6901) of the value the innermost of
+// stack is at.
+func pointer(stack []*level) string {
+	var b strings.Builder
+	for _, l := range stack {
+		b.WriteByte('/')
+		if l.object {
+			b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(l.name))
+		} else {
+			b.WriteString(strconv.Itoa(l.index))
+		}
+	}
+	return b.String()
+}
+
+// fieldError is an EINVALID naming the value at ptr, or the whole body.
+func fieldError(ptr, detail string) error {
+	if ptr == "" {
+		return quire.Errorf(quire.EINVALID, "The request body %s.", detail)
+	}
+	return quire.Invalid(quire.FieldError{Pointer: ptr, Detail: detail})
+}
+
 func decodeError(err error) error {
 	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
 		ptr := "/" + strings.ReplaceAll(te.Field, ".", "/")
@@ -68,10 +166,10 @@ func decodeError(err error) error {
 			ptr = ""
 		}
 		detail := "must be a JSON " + jsonKind(te.Type.Kind().String())
-		if ptr == "" {
-			return quire.Errorf(quire.EINVALID, "The request body %s.", detail)
+		if strings.HasPrefix(te.Value, "number") && strings.Contains(te.Type.Kind().String(), "int") {
+			detail = "must be a whole number"
 		}
-		return quire.Invalid(quire.FieldError{Pointer: ptr, Detail: detail})
+		return fieldError(ptr, detail)
 	}
 	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
 		return quire.Errorf(quire.EINVALID, "The request body is not valid JSON at byte %d: %s.", se.Offset, se.Error())

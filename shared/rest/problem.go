@@ -153,6 +153,7 @@ func WriteProblem(w http.ResponseWriter, p Problem) {
 	h.Set("Content-Type", ProblemMediaType)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(p.Status)
 	w.Write(body)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
@@ -64,6 +65,22 @@ func TestDecode(t *testing.T) {
 		{"nested wrong type", "application/json", `{"inner":{"flag":1}}`, quire.EINVALID,
 			[]quire.FieldError{{Pointer: "/inner/flag", Detail: "must be a JSON boolean"}}},
 		{"bad money", "application/json", `{"price":1.255}`, quire.EINVALID, nil},
+		{"not a whole number", "application/json", `{"count":1.5}`, quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/count", Detail: "must be a whole number"}}},
+		{"invalid UTF-8 in a value", "application/json", "{\"name\":\"Gr\xe2ce\"}", quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/name", Detail: "is not valid UTF-8"}}},
+		{"invalid UTF-8 deep inside", "application/json", "{\"inner\":{\"flag\":true},\"list\":[\"a\",{\"b\":\"\xff\"}]}", quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/list/1/b", Detail: "is not valid UTF-8"}}},
+		{"invalid UTF-8 in a name", "application/json", "{\"inner\":{\"fl\xffag\":true}}", quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/inner", Detail: "has a member name that is not valid UTF-8"}}},
+		{"escaped replacement character", "application/json", `{"name":"\ufffd"}`, "", nil},
+		{"duplicate member", "application/json", `{"count":1,"count":99}`, quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/count", Detail: "appears twice in its object"}}},
+		{"duplicate member deep inside", "application/json", `{"inner":{"flag":true,"flag":false}}`, quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/inner/flag", Detail: "appears twice in its object"}}},
+		{"a/b~ escaped", "application/json", `{"x":{"a/b~":1,"a/b~":2}}`, quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/x/a~1b~0", Detail: "appears twice in its object"}}},
+		{"same name in two objects", "application/json", `{"name":"a","inner":{"flag":true}}`, "", nil},
 		{"too large", "application/json", `{"name":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, quire.ETOOLARGE, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,14 +99,19 @@ func TestDecode(t *testing.T) {
 }
 
 // FuzzDecode checks that no body makes Decode panic or fail with anything
-// but a client error.
+// but a client error, and that a body it takes is valid UTF-8.
 func FuzzDecode(f *testing.F) {
-	for _, s := range []string{`{"name":"a","count":1,"price":2.50}`, `{`, `[]`, `null`, `{"inner":{"flag":true}}`, "\xff"} {
+	for _, s := range []string{`{"name":"a","count":1,"price":2.50}`, `{`, `[]`, `null`, `{"inner":{"flag":true}}`, "\xff",
+		`{"count":1,"count":2}`, "{\"name\":\"\xc3\"}", `{"a":[{"b":[1,{"c":2,"c":3}]}]}`, `{"count":1.5}`} {
 		f.Add("application/json", s)
 	}
 	f.Fuzz(func(t *testing.T, ct, body string) {
 		switch code := quire.ErrorCode(decodeReq(ct, body)); code {
-		case "", quire.EINVALID, quire.EMEDIATYPE, quire.ETOOLARGE:
+		case "":
+			if !utf8.ValidString(body) {
+				t.Fatalf("Decode(%q, %q) takes a body that is not UTF-8", ct, body)
+			}
+		case quire.EINVALID, quire.EMEDIATYPE, quire.ETOOLARGE:
 		default:
 			t.Fatalf("Decode(%q, %q): code %q", ct, body, code)
 		}

@@ -70,6 +70,8 @@ type router struct {
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// No answer of the API is to be read as anything but its Content-Type.
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	template, params, ok := routes.Match(r.URL.Path)
 	path, served := rt.paths[template]
 	if !ok || !served {

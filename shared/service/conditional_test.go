@@ -29,13 +29,19 @@ func shop(t *testing.T, opts ...servicetest.Option) (admin, grace *servicetest.C
 var strongTag = regexp.MustCompile(`^"[A-Za-z0-9_-]{22}-v[12]"$`)
 
 // tag GETs path and returns its ETag, failing unless the answer is a 200
-// with a strong ETag and the Cache-Control of a private resource.
+// with a strong ETag and the Cache-Control of what it holds: no-store for
+// someone's data, private, no-cache for the catalog and the configuration
+// document, which a client may keep and revalidate.
 func tag(t *testing.T, c *servicetest.Client, path string, header ...string) string {
 	t.Helper()
 	r := c.Do(t, "GET", path, "", header...)
 	tag := r.Header.Get("ETag")
-	if r.StatusCode != http.StatusOK || !strongTag.MatchString(tag) || r.Header.Get("Cache-Control") != "private, no-cache" {
-		t.Fatalf("GET %s = %d, ETag %q, Cache-Control %q; want 200 with a strong ETag, private", path, r.StatusCode, tag, r.Header.Get("Cache-Control"))
+	policy := "no-store"
+	if shared := regexp.MustCompile(`^(/api/v\d)?/(products|authors|config)\b`); shared.MatchString(path) {
+		policy = "private, no-cache"
+	}
+	if r.StatusCode != http.StatusOK || !strongTag.MatchString(tag) || r.Header.Get("Cache-Control") != policy {
+		t.Fatalf("GET %s = %d, ETag %q, Cache-Control %q; want 200 with a strong ETag, %s", path, r.StatusCode, tag, r.Header.Get("Cache-Control"), policy)
 	}
 	return tag
 }

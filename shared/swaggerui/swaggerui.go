@@ -110,7 +110,6 @@ func serve(w http.ResponseWriter, r *http.Request, name string) error {
 	}
 	h := w.Header()
 	h.Set("Cache-Control", "public, max-age=300")
-	h.Set("X-Content-Type-Options", "nosniff")
 	if name == "" {
 		h.Set("Content-Security-Policy", Policy)
 		h.Set("Referrer-Policy", "no-referrer")
