@@ -15,8 +15,9 @@ export GOFLAGS := -buildvcs=false
 help: ## list the targets
 	@grep -E '^[a-z0-9]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-deps: node_modules/.installed $(DDB_LOCAL) $(DOCS_ASSETS) ## install npm packages, DynamoDB Local and Go modules
+deps: node_modules/.installed $(DDB_LOCAL) $(DOCS_ASSETS) ## install npm packages, DynamoDB Local, Go modules, curl and jq
 	go mod download
+	scripts/apt-install.sh curl jq
 
 # The CDK CLI ships Go templates; a go.mod makes node_modules a module of its
 # own, so that ./... patterns leave it out.

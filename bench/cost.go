@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"time"
 
@@ -117,8 +118,8 @@ func blend(cs []routeCost) routeCost {
 	return b
 }
 
-func printCost(cs []routeCost, authz authorizerRun) {
-	fmt.Printf("\nCost per million requests, in US dollars, us-east-1, at the prices of %s (first tiers; free tiers and "+
+func printCost(w io.Writer, cs []routeCost, authz authorizerRun) {
+	fmt.Fprintf(w, "\n## Cost per million requests\n\nCost per million requests, in US dollars, us-east-1, at the prices of %s (first tiers; free tiers and "+
 		"data transfer left out): API Gateway REST API $%.2f per million requests (HTTP API: $%.2f); Lambda on arm64 "+
 		"$%.2f per million requests and $%.10f per GB-second, at each function's memory (routes.Groups, which the "+
 		"stack deploys), for the warm time measured here through the local gateway against DynamoDB Local (median of "+
@@ -128,22 +129,22 @@ func printCost(cs []routeCost, authz authorizerRun) {
 		"indexes included:\n\n", pricesDate, restAPIPerMillion, httpAPIPerMillion, lambdaPerMillion, lambdaPerGBSecond,
 		timingPasses, authz.memoryMB, authz.millis, 100*(1-authorizerHitRatio), auth.CacheTTL(login.DefaultLifetime).Minutes(),
 		readUnitPerMillion, writeUnitPerMillion)
-	fmt.Println("| route | request | function | warm time | read units | write units | API Gateway | authorizer | Lambda | DynamoDB | total | on an HTTP API |")
-	fmt.Println("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| route | request | function | warm time | read units | write units | API Gateway | authorizer | Lambda | DynamoDB | total | on an HTTP API |")
+	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, c := range cs {
-		fmt.Printf("| `%s` | %s | %s (%d MB) | %s (%d ms) | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(w, "| `%s` | %s | %s (%d MB) | %s (%d ms) | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			c.route, c.name, c.group, c.memoryMB, ms(c.row.took), c.millis, decimal(c.read), decimal(c.write),
 			dollars(c.gateway), dollars(c.authorizer), dollars(c.lambda), dollars(c.dynamo), dollars(c.total()), dollars(c.httpAPI()))
 	}
 	b := blend(cs)
-	fmt.Printf("| **the mix** | blended by share | | | %s | %s | %s | %s | %s | %s | **%s** | **%s** |\n",
+	fmt.Fprintf(w, "| **the mix** | blended by share | | | %s | %s | %s | %s | %s | %s | **%s** | **%s** |\n",
 		decimal(b.read), decimal(b.write), dollars(b.gateway), dollars(b.authorizer), dollars(b.lambda),
 		dollars(b.dynamo), dollars(b.total()), dollars(b.httpAPI()))
-	fmt.Printf("\nThe mix costs %s per million requests on the REST API and would cost %s on an HTTP API: API Gateway "+
+	fmt.Fprintf(w, "\nThe mix costs %s per million requests on the REST API and would cost %s on an HTTP API: API Gateway "+
 		"is %.0f%% of the total. At %s requests/s (about %s billion a month), its lower tiers apply past the first "+
 		"333 million.\n", dollars(b.total()), dollars(b.httpAPI()), 100*b.gateway/b.total(),
 		thousands(reportRate), decimal(math.Round(reportRate*30*24*3600/1e9)))
-	fmt.Printf("\nDurations here are this machine's against DynamoDB Local; deployed, a Region's DynamoDB round trips "+
+	fmt.Fprintf(w, "\nDurations here are this machine's against DynamoDB Local; deployed, a Region's DynamoDB round trips "+
 		"take a few milliseconds more and a 256 MB function gets about a seventh of a vCPU. Lambda's share stays small: 10 ms "+
 		"more per request at 256 MB add %s per million.\n", dollars(lambdaCost(256, 10)-lambdaCost(256, 0)))
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -198,27 +199,27 @@ func indexNames(t dynamo.Table) []string {
 	return out
 }
 
-func printHeat(mix []weighted) {
-	fmt.Printf("\nThe traffic mix (a bookshop with 1,000,000 users at its peak, %s of them active) and what each of its "+
+func printHeat(w io.Writer, mix []weighted) {
+	fmt.Fprintf(w, "\n## The traffic mix and key heat\n\nThe traffic mix (a bookshop with 1,000,000 users at its peak, %s of them active) and what each of its "+
 		"requests reads and writes, by partition key class, in capacity units by DynamoDB's rules (R read, W write; "+
 		"an index as table/index; listed: the items a one-value index partition lists, read after its Query); a GET "+
 		"as it runs again, on the caches its first run filled, as on a warm instance:\n\n",
 		thousands(activeUsers))
-	fmt.Println("| route | request | share | at 10,000 requests/s | partitions per request |")
-	fmt.Println("|---|---|---:|---:|---|")
-	for _, w := range mix {
-		fmt.Printf("| `%s` | %s | %.2f%% | %s/s | %s |\n", w.route, w.name, 100*w.share, decimal(reportRate*w.share),
-			touched(classLoads(w.row.steady)))
+	fmt.Fprintln(w, "| route | request | share | at 10,000 requests/s | partitions per request |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---|")
+	for _, m := range mix {
+		fmt.Fprintf(w, "| `%s` | %s | %.2f%% | %s/s | %s |\n", m.route, m.name, 100*m.share, decimal(reportRate*m.share),
+			touched(classLoads(m.row.steady)))
 	}
-	fmt.Printf("\nKey heat at %s requests/s of the mix: per table and index, the partition key class whose hottest value "+
+	fmt.Fprintf(w, "\nKey heat at %s requests/s of the mix: per table and index, the partition key class whose hottest value "+
 		"is nearest DynamoDB's limits per partition (%s read and %s write units a second), that value's load, and the "+
 		"rate of the mix at which it reaches them. A per-user key spreads over the %s active users (a client that "+
 		"sends more heats its own keys only); of a book's or an author's, the bestseller takes %.0f%% (and is taken "+
 		"to be listed too); a key of one value, or a listed item, takes every such request:\n\n",
 		thousands(reportRate), thousands(partitionReads), thousands(partitionWrites), thousands(activeUsers),
 		100*hotItemShare)
-	fmt.Println("| table | index | hottest key | spread | read units/s | write units/s | limits at (requests/s) |")
-	fmt.Println("|---|---|---|---|---:|---:|---:|")
+	fmt.Fprintln(w, "| table | index | hottest key | spread | read units/s | write units/s | limits at (requests/s) |")
+	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|")
 	first := heatRow{ceiling: math.Inf(1)}
 	for _, r := range heatRows(mix) {
 		index := r.index
@@ -226,17 +227,17 @@ func printHeat(mix []weighted) {
 			index = "(table)"
 		}
 		if r.hot.name == "" {
-			fmt.Printf("| %s | %s | none | | 0 | 0 | |\n", r.table, index)
+			fmt.Fprintf(w, "| %s | %s | none | | 0 | 0 | |\n", r.table, index)
 			continue
 		}
-		fmt.Printf("| %s | %s | `%s` | %s | %s | %s | %s |\n", r.table, index, r.hot.name, spreads(r.hot.spreads),
+		fmt.Fprintf(w, "| %s | %s | `%s` | %s | %s | %s | %s |\n", r.table, index, r.hot.name, spreads(r.hot.spreads),
 			decimal(r.hot.load.read), decimal(r.hot.load.write), rate(r.ceiling))
 		if r.ceiling < first.ceiling {
 			first = r
 		}
 	}
 	if math.IsInf(first.ceiling, 1) {
-		fmt.Println("\nNo partition has any load.")
+		fmt.Fprintln(w, "\nNo partition has any load.")
 		return
 	}
 	what, limit := "reads", partitionReads
@@ -247,7 +248,7 @@ func printHeat(mix []weighted) {
 	if first.index != "" {
 		where += " index " + first.index
 	}
-	fmt.Printf("\nFirst to limit: %s, `%s` (%s): its %s reach %s units/s at %s requests/s of the mix. "+
+	fmt.Fprintf(w, "\nFirst to limit: %s, `%s` (%s): its %s reach %s units/s at %s requests/s of the mix. "+
 		"Target: %s requests/s with no shared key limiting %s\n", where, first.hot.name, spreads(first.hot.spreads),
 		what, thousands(limit), rate(first.ceiling), thousands(targetRate), reached(first.ceiling >= targetRate))
 }

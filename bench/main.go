@@ -1,5 +1,5 @@
-// Command bench measures Quire's functions as Lambda runs them and prints
-// Markdown tables for the README (`make bench`): each bootstrap's size, its
+// Command bench measures Quire's functions as Lambda runs them and writes
+// its Markdown tables to docs/bench.md (`make bench`): each bootstrap's size, its
 // init time against a minimal Lambda Runtime API served here, its cold and
 // warm request against DynamoDB Local, beside a hello-world function built
 // and measured in the same run as the floor; the DynamoDB requests and
@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http/httptest"
@@ -27,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quireapi/quire/bench/generated"
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/cache"
@@ -38,6 +40,9 @@ import (
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service"
 )
+
+// page is the page of docs/ this command writes.
+const page = "docs/bench.md"
 
 // Targets from the foundation's definition of done.
 const (
@@ -194,15 +199,17 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	printReport(fns, rows, costs, logins, docs)
-	for _, f := range fns {
-		if f.name == routes.GroupUsers {
-			printTelemetry(tel, median(f.warm))
+	return generated.Write(page, "Benchmarks", "make bench", func(w io.Writer) error {
+		printReport(w, fns, rows, costs, logins, docs)
+		for _, f := range fns {
+			if f.name == routes.GroupUsers {
+				printTelemetry(w, tel, median(f.warm))
+			}
 		}
-	}
-	printHeat(mix)
-	printCost(prices, authz)
-	return nil
+		printHeat(w, mix)
+		printCost(w, prices, authz)
+		return nil
+	})
 }
 
 func seed(ctx context.Context, cfg dynamo.Config) error {

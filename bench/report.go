@@ -2,27 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"runtime"
+	"io"
 	"slices"
 	"strings"
 	"time"
 )
-
-// machine describes the computer the bench ran on.
-func machine() string {
-	cpu := "unknown CPU"
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if name, ok := strings.CutPrefix(line, "model name"); ok {
-				cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
-				break
-			}
-		}
-	}
-	return fmt.Sprintf("%s, %d cores, %s/%s, %s, %s", cpu, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
-		runtime.Version(), time.Now().UTC().Format("2006-01-02"))
-}
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 
@@ -45,30 +29,30 @@ func initRatio(init, floor []time.Duration) float64 {
 	return ratios[len(ratios)/2]
 }
 
-func printReport(fns []*function, rows []requestRow, costs []verifyCost, logins []loginTime, docs []configRow) {
-	fmt.Printf("Machine: %s. Init: medians of %d starts of each function (a copy written in one pass), in rounds of their own "+
+func printReport(w io.Writer, fns []*function, rows []requestRow, costs []verifyCost, logins []loginTime, docs []configRow) {
+	fmt.Fprintf(w, "## Functions: size, init and requests\n\nInit: medians of %d starts of each function (a copy written in one pass), in rounds of their own "+
 		"before DynamoDB Local starts, in a deployed function's environment; "+
 		"init / floor is the median of each round's ratio to the floor's init in the same round. Requests: medians of %d "+
-		"cold starts each, against DynamoDB Local.\n\n", machine(), initRuns, runs)
-	fmt.Println("| function | bootstrap (linux/arm64) | init | init / floor | cold request | warm request |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|")
+		"cold starts each, against DynamoDB Local.\n\n", initRuns, runs)
+	fmt.Fprintln(w, "| function | bootstrap (linux/arm64) | init | init / floor | cold request | warm request |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
 	for _, f := range fns {
 		init, ratio := median(f.init), initRatio(f.init, fns[0].init)
 		sizeMark, ratioMark := "", ""
 		if f.name != floorFunction {
 			sizeMark, ratioMark = " "+mark(f.size < maxBootstrap), " "+mark(ratio <= maxInitRatio)
 		}
-		fmt.Printf("| %s | %d B%s | %s | %.2fx%s | %s | %s |\n", f.name, f.size, sizeMark, ms(init), ratio, ratioMark,
+		fmt.Fprintf(w, "| %s | %d B%s | %s | %.2fx%s | %s | %s |\n", f.name, f.size, sizeMark, ms(init), ratio, ratioMark,
 			ms(median(f.cold)), ms(median(f.warm)))
 	}
-	fmt.Printf("\nTargets: bootstrap under 10 MiB (%d B), init within %.1fx the floor.\n\n", maxBootstrap, maxInitRatio)
-	fmt.Println("Through the local gateway: DynamoDB requests (and their target), capacity units as DynamoDB Local " +
-		"reports them and as DynamoDB's rules give them (read + write, indexes included), and sequential round trips " +
-		"(requests that overlap count once; target: 1 for a GET of one resource, 2 for a write, 3 for `POST /pay`); " +
+	fmt.Fprintf(w, "\nTargets: bootstrap under 10 MiB (%d B), init within %.1fx the floor.\n\n", maxBootstrap, maxInitRatio)
+	fmt.Fprintln(w, "## DynamoDB requests per route\n\nThrough the local gateway: DynamoDB requests (and their target), capacity units as DynamoDB Local "+
+		"reports them and as DynamoDB's rules give them (read + write, indexes included), and sequential round trips "+
+		"(requests that overlap count once; target: 1 for a GET of one resource, 2 for a write, 3 for `POST /pay`); "+
 		"a GET runs twice, the second time on the caches the first filled (\"again\", when it differs):")
-	fmt.Println()
-	fmt.Println("| route | request | DynamoDB requests | target | capacity units (Local) | units by the rules | round trips | target |")
-	fmt.Println("|---|---|---|---|---:|---:|---:|---|")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| route | request | DynamoDB requests | target | capacity units (Local) | units by the rules | round trips | target |")
+	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---|")
 	for _, r := range rows {
 		target := ""
 		if r.target != 0 {
@@ -96,35 +80,35 @@ func printReport(fns []*function, rows []requestRow, costs []verifyCost, logins 
 			}
 			tripsTarget = fmt.Sprintf("%d %s", t, mark(got <= t))
 		}
-		fmt.Printf("| `%s` | %s | %s | %s | %.1f | %s + %s | %s | %s |\n", r.route, r.name, requests, target, r.capacity,
+		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %.1f | %s + %s | %s | %s |\n", r.route, r.name, requests, target, r.capacity,
 			decimal(read), decimal(write), trips, tripsTarget)
 	}
-	printAuth(costs, logins)
-	printConfig(docs)
+	printAuth(w, costs, logins)
+	printConfig(w, docs)
 }
 
-func printAuth(costs []verifyCost, logins []loginTime) {
-	fmt.Println("\nThe authorizer's warm cost per token (ES256, testing.Benchmark):")
-	fmt.Println()
-	fmt.Println("| operation | time | allocations | bytes |")
-	fmt.Println("|---|---:|---:|---:|")
+func printAuth(w io.Writer, costs []verifyCost, logins []loginTime) {
+	fmt.Fprintln(w, "\n## The authorizer and login\n\nThe authorizer's warm cost per token (ES256, testing.Benchmark):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| operation | time | allocations | bytes |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|")
 	for _, c := range costs {
-		fmt.Printf("| `%s` | %.1f µs | %d | %d B |\n", c.name, float64(c.nsPerOp)/1000, c.allocsPerOp, c.bytesPerOp)
+		fmt.Fprintf(w, "| `%s` | %.1f µs | %d | %d B |\n", c.name, float64(c.nsPerOp)/1000, c.allocsPerOp, c.bytesPerOp)
 	}
-	fmt.Printf("\nPOST /login, then POST /tokens and DELETE /session of its session, through the local gateway, medians of %d (login: argon2id, 19 MiB, 2 passes):\n\n", runs)
-	fmt.Println("| outcome | status | time |")
-	fmt.Println("|---|---:|---:|")
+	fmt.Fprintf(w, "\nPOST /login, then POST /tokens and DELETE /session of its session, through the local gateway, medians of %d (login: argon2id, 19 MiB, 2 passes):\n\n", runs)
+	fmt.Fprintln(w, "| outcome | status | time |")
+	fmt.Fprintln(w, "|---|---:|---:|")
 	for _, l := range logins {
-		fmt.Printf("| %s | %d | %s |\n", l.name, l.status, ms(l.median))
+		fmt.Fprintf(w, "| %s | %d | %s |\n", l.name, l.status, ms(l.median))
 	}
 }
 
-func printConfig(rows []configRow) {
-	fmt.Printf("\nThe configuration document through the local gateway, medians of %d: each stored with PUT /admin/config "+
+func printConfig(w io.Writer, rows []configRow) {
+	fmt.Fprintf(w, "\n## The configuration document\n\nThe configuration document through the local gateway, medians of %d: each stored with PUT /admin/config "+
 		"over the demo's, then read as is, with gzip and with If-None-Match: the plain GET's ETag; "+
 		"body: the bytes the client receives; a PUT's capacity units are its head read (as the 304's) and its transaction's writes:\n\n", runs)
-	fmt.Println("| document | request | status | body | time | DynamoDB requests | capacity units | target |")
-	fmt.Println("|---|---|---:|---:|---:|---|---:|---|")
+	fmt.Fprintln(w, "| document | request | status | body | time | DynamoDB requests | capacity units | target |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---|---:|---|")
 	for _, r := range rows {
 		body := fmt.Sprintf("%d B", r.body)
 		if r.body > 0 && r.body != r.identity {
@@ -138,6 +122,6 @@ func printConfig(rows []configRow) {
 		if len(r.ops) > 0 {
 			requests += " (" + strings.Join(r.ops, ", ") + ")"
 		}
-		fmt.Printf("| %s | %s | %d | %s | %s | %s | %s | %s |\n", r.doc, r.request, r.status, body, ms(r.median), requests, capacity, r.target)
+		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", r.doc, r.request, r.status, body, ms(r.median), requests, capacity, r.target)
 	}
 }

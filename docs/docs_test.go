@@ -59,6 +59,40 @@ func TestLinks(t *testing.T) {
 	}
 }
 
+// TestRepositoryMap: the README's map of the repository names every folder
+// at its top (but .git and what .gitignore leaves out), and nothing else.
+func TestRepositoryMap(t *testing.T) {
+	readme := strings.Join(lines(t, filepath.Join("..", "README.md")), "\n")
+	_, list, ok := strings.Cut(readme, "<!-- docs/docs_test.go checks that this list names every folder")
+	if !ok {
+		t.Fatal("README.md has no map of the repository")
+	}
+	list, _, _ = strings.Cut(list, "\n\n")
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^- `([^`/]+)/`").FindAllStringSubmatch(list, -1) {
+		listed[m[1]] = true
+	}
+	ignored := map[string]bool{".git": true}
+	for _, l := range lines(t, filepath.Join("..", ".gitignore")) {
+		ignored[strings.Trim(l, "/")] = true
+	}
+	entries, err := os.ReadDir("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && !ignored[e.Name()] {
+			if !listed[e.Name()] {
+				t.Errorf("README.md's map of the repository does not name %s/", e.Name())
+			}
+			delete(listed, e.Name())
+		}
+	}
+	for name := range listed {
+		t.Errorf("README.md's map of the repository names %s/, which is not a folder of it", name)
+	}
+}
+
 // links returns the targets of the links of a Markdown file, outside code.
 func links(t *testing.T, path string) []string {
 	var out []string

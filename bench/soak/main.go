@@ -20,17 +20,22 @@
 // final answer, and invariants read from the tables: money is conserved,
 // in total and per user; each payment made one order, once; the users are
 // the seeded ones and the sign-ups; every answer agrees with its key's
-// idempotency record. It exits with status 1 when any check fails.
+// idempotency record. It exits with status 1 when any check fails; a soak
+// that passes writes its report to docs/soak.md too.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
+	"github.com/quireapi/quire/bench/generated"
 	"github.com/quireapi/quire/shared/ddbfault"
 )
 
@@ -61,15 +66,25 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	passed, err := run(ctx, o)
+	command := "make soak"
+	if len(os.Args) > 1 {
+		command += " SOAK_ARGS='" + strings.Join(os.Args[1:], " ") + "'"
+	}
+	err := generated.Write(page, "Soak under faults", command, func(w io.Writer) error { return run(ctx, o, w) })
+	if errors.Is(err, errFailed) {
+		os.Exit(1) // the report says which checks failed
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(1)
 	}
-	if !passed {
-		os.Exit(1)
-	}
 }
+
+// page is the page of docs/ a soak that passes writes.
+const page = "docs/soak.md"
+
+// errFailed is a soak that ran and failed a check.
+var errFailed = errors.New("a check failed")
 
 func (o options) check() error {
 	switch {
@@ -90,29 +105,29 @@ func (o options) check() error {
 	return nil
 }
 
-// run sets the soak up, sends the operations, and prints the report and
-// the checks; it reports whether every check passed. An error is a soak
-// that could not run.
-func run(ctx context.Context, o options) (bool, error) {
+// run sets the soak up, sends the operations, and writes the report and
+// the checks to w; it returns errFailed when a check failed, and another
+// error when the soak could not run.
+func run(ctx context.Context, o options, w io.Writer) error {
 	step := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "soak: "+format+"\n", args...)
 	}
 	step("starting DynamoDB Local, seeding %d customers", o.customers)
 	e, err := start(ctx, o)
 	if err != nil {
-		return false, err
+		return err
 	}
 	defer e.close()
 	before, err := scan(ctx, e.direct, e.tables)
 	if err != nil {
-		return false, fmt.Errorf("read the tables before the run: %w", err)
+		return fmt.Errorf("read the tables before the run: %w", err)
 	}
 	ops := plan(o, e)
 	step("sending %d operations from %d clients through faults %q", len(ops), o.clients, o.profile)
 	p := retryPolicy{tries: o.tries, maxWait: o.maxWait}
 	took := send(ctx, e.api.URL, ops, o.clients, o.seed, p)
 	if err := ctx.Err(); err != nil {
-		return false, fmt.Errorf("interrupted: %w", err)
+		return fmt.Errorf("interrupted: %w", err)
 	}
 	injected, calls := e.proxy.Injected(), map[string]int{}
 	for _, op := range dynamoOps {
@@ -121,10 +136,13 @@ func run(ctx context.Context, o options) (bool, error) {
 	step("checking the tables")
 	after, err := scan(ctx, e.direct, e.tables)
 	if err != nil {
-		return false, fmt.Errorf("read the tables after the run: %w", err)
+		return fmt.Errorf("read the tables after the run: %w", err)
 	}
 	r := &report{opts: o, ops: ops, took: took, injected: injected, calls: calls, logs: e.logs, records: after.records}
 	r.checks = checkAll(ops, before, after, e.seeded)
-	r.print(os.Stdout)
-	return r.passed(), nil
+	r.print(w)
+	if !r.passed() {
+		return errFailed
+	}
+	return nil
 }

@@ -7,8 +7,6 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -59,8 +57,6 @@ func (r *report) print(out io.Writer) {
 		tries += len(o.tries)
 		retries += max(len(o.tries)-1, 0)
 	}
-	fmt.Fprintf(w, "Machine: %s, %d cores, %s/%s, %s, %s.\n\n", cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
-		runtime.Version(), time.Now().Format("2006-01-02"))
 	fmt.Fprintf(w, "Profile `%s` (%s), seed %d. %d operations from %d clients in %.1f s (%.0f operations/s): "+
 		"%d requests, %d first tries and %d retries (at most %d tries each, waiting Retry-After capped at %v, plus jitter).\n\n",
 		r.opts.profile, strings.Join(ruleText, ", "), r.opts.seed, len(r.ops), r.opts.clients, r.took.Seconds(),
@@ -299,17 +295,4 @@ func problemType(body []byte) string {
 	}
 	json.Unmarshal(body, &p)
 	return p.Type
-}
-
-// cpuModel names this machine's processor, or its architecture.
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err == nil {
-		for line := range strings.Lines(string(b)) {
-			if name, value, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) == "model name" {
-				return strings.TrimSpace(value)
-			}
-		}
-	}
-	return runtime.GOARCH
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
@@ -58,7 +59,21 @@ func TestRun(t *testing.T) {
 	t.Chdir(t.TempDir()) // where it writes build/sam-env.json
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
-			lines := serve(t, format)
+			lines := serve(t, format, func(url string) {
+				client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+				resp, err := client.Get(url + "/")
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != url+"/docs" {
+					t.Errorf("GET %s/ = %d to %q, want 302 to the docs page", url, resp.StatusCode, resp.Header.Get("Location"))
+				}
+				if resp, err = client.Head(url + "/landing"); err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			})
 			ready, demoAccounts, head := map[string]any{}, 0, false
 			for _, line := range lines {
 				var rec map[string]any
@@ -102,9 +117,9 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// serve runs the local server in format until it is ready, sends it GET /
-// and HEAD /landing, stops it, and returns what it printed, line by line.
-func serve(t *testing.T, format string) []string {
+// serve runs the local server in format until it is ready, calls while
+// with its address, stops it, and returns what it printed, line by line.
+func serve(t *testing.T, format string, while func(url string)) []string {
 	out := &syncBuffer{}
 	ctx, cancel := context.WithCancel(t.Context())
 	env := map[string]string{"PORT": "0", "LOG_FORMAT": format, "KEYS_FILE": t.TempDir() + "/keys.json"}
@@ -124,24 +139,84 @@ func serve(t *testing.T, format string) []string {
 	if url == "" {
 		t.Fatalf("not ready after 60 s:\n%s", out)
 	}
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.Get(url + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != url+"/docs" {
-		t.Errorf("GET %s/ = %d to %q, want 302 to the docs page", url, resp.StatusCode, resp.Header.Get("Location"))
-	}
-	if resp, err = client.Head(url + "/landing"); err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	while(url)
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("run: %v", err)
 	}
 	return strings.Split(strings.TrimSpace(out.String()), "\n")
+}
+
+// readmeAddress is where the README says `make run` serves.
+const readmeAddress = "http://127.0.0.1:8080"
+
+// TestREADME: what the README says `make run` prints, it prints (each line
+// of its block, less the time, and with the server's address in place of
+// readmeAddress), and the README's curl lines work as written against it:
+// each answers 2xx, and the payment 201.
+func TestREADME(t *testing.T) {
+	printed := readmeBlock(t, "cmd/local/main_test.go checks that make run prints")
+	script := strings.Join(readmeBlock(t, "cmd/local/main_test.go runs the next block"), "\n")
+	for _, tool := range []string{"bash", "curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("the README's examples need %s (make deps installs it): %v", tool, err)
+		}
+	}
+	dir, err := ddblocal.Find()
+	if err != nil {
+		if os.Getenv("QUIRE_REQUIRE_DYNAMODB_LOCAL") != "1" {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	t.Setenv("DYNAMODB_LOCAL_DIR", dir)
+	t.Chdir(t.TempDir())
+	var served string
+	lines := serve(t, "text", func(url string) {
+		served = url
+		cmd := exec.Command("bash", "-e", "-o", "pipefail", "-c", strings.ReplaceAll(script, readmeAddress, url))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("the README's curl lines: %v\n%s", err, out)
+		}
+		statuses := regexp.MustCompile(`(?m)^HTTP/1\.1 (\d+)`).FindAllStringSubmatch(string(out), -1)
+		if len(statuses) != strings.Count(script, "curl -i") || statuses[len(statuses)-1][1] != "201" {
+			t.Errorf("the README's curl lines answered %v, want one 2xx per curl -i and the payment's 201:\n%s", statuses, out)
+		}
+		for _, s := range statuses {
+			if s[1][0] != '2' {
+				t.Errorf("a README curl line answered %s:\n%s", s[1], out)
+			}
+		}
+	})
+	got := map[string]bool{}
+	for _, l := range lines {
+		l = regexp.MustCompile(`^time=\S+ `).ReplaceAllString(l, "")
+		got[strings.ReplaceAll(l, strings.TrimPrefix(served, "http://"), strings.TrimPrefix(readmeAddress, "http://"))] = true
+	}
+	for _, want := range printed {
+		if !got[want] {
+			t.Errorf("make run does not print the README's line\n%s\nIt prints:\n%s", want, strings.Join(lines, "\n"))
+		}
+	}
+}
+
+// readmeBlock returns the lines of the README's code block that follows
+// the comment that starts with marker.
+func readmeBlock(t *testing.T, marker string) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(b), "<!-- "+marker)
+	if !ok {
+		t.Fatalf("README.md has no block after <!-- %s", marker)
+	}
+	_, block, _ := strings.Cut(after, "```")
+	_, block, _ = strings.Cut(block, "\n") // the fence's language
+	block, _, _ = strings.Cut(block, "```")
+	return strings.Split(strings.TrimSpace(block), "\n")
 }
 
 // parseText reads the keys and values of a line of slog's text handler.
