@@ -6,11 +6,11 @@ SHELL := bash
 GROUPS := $(notdir $(wildcard functions/*))
 BOOTSTRAPS := $(GROUPS:%=build/%/bootstrap)
 DDB_LOCAL := .cache/dynamodb-local/Loopback.class
-DOCS_ASSETS := shared/swaggerui/assets/swagger-ui-bundle.js.gz shared/swaggerui/assets/swagger-ui.css.gz
+DOCS_ASSETS := $(addprefix shared/swaggerui/assets/,swagger-ui-bundle.js.gz swagger-ui-standalone-preset.js.gz swagger-ui.css.gz)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export GOFLAGS := -buildvcs=false
 
-.PHONY: help run test build synth deploy bench soak fuzz lint deps clean
+.PHONY: help run test build synth deploy bench soak fuzz lint deps clean contract
 
 help: ## list the targets
 	@grep -E '^[a-z0-9]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -70,6 +70,9 @@ bench: deps ## measure bootstraps, init time, cold requests and DynamoDB request
 SOAK_ARGS ?=
 soak: deps ## send mixed traffic through DynamoDB faults and check invariants (SOAK_ARGS: -requests, -clients, -profile, -seed...)
 	go run ./bench/soak $(SOAK_ARGS)
+
+contract: ## commit a change to a version's OpenAPI document that breaks no client (contracts/v<N>.json)
+	go test -count=1 ./shared/openapi -run '^TestReleasedContracts$$' -update
 
 FUZZTIME ?= 30s
 fuzz: ## run every fuzz target for FUZZTIME each

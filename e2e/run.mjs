@@ -6,10 +6,12 @@
 //     under the base path /shop (BASE_PATH), as a custom domain's base path
 //     mapping serves the API: every link the client follows, the docs page
 //     and its "Try it out" must keep it (the Go tests cover the root);
-//  2. reads GET /openapi.json (into build/e2e/openapi.json), lints it with
-//     Redocly's recommended rules (redocly.yaml; an error fails the run),
-//     and generates the TypeScript client's types from it with
-//     openapi-typescript (e2e/generated/quire.d.ts);
+//  2. reads each version's OpenAPI document, GET /api/v<N>/openapi.json
+//     (into build/e2e/openapi-v<N>.json; GET /openapi.json, the newest
+//     version's, says how many there are), lints it with Redocly's
+//     recommended rules (redocly.yaml; an error fails the run), and
+//     generates the TypeScript client's types of that version from it with
+//     openapi-typescript (e2e/generated/v<N>.d.ts);
 //  3. type-checks and compiles the tests with tsc (strict; nothing is
 //     emitted when a type does not check), so that an API change that breaks
 //     generated clients fails here;
@@ -31,7 +33,7 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const out = join(root, "build", "e2e");
 const compiled = join(out, "js");
-const generated = join(root, "e2e", "generated", "quire.d.ts");
+const generated = join(root, "e2e", "generated");
 const server = join(root, "build", "quire-local");
 const bin = join(root, "node_modules", ".bin");
 
@@ -138,7 +140,8 @@ async function main() {
   }
   rmSync(compiled, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
-  mkdirSync(dirname(generated), { recursive: true });
+  rmSync(generated, { recursive: true, force: true });
+  mkdirSync(generated, { recursive: true });
 
   const [apiPort, originPort] = await Promise.all([freePort(), freePort()]);
   const basePath = "/shop";
@@ -182,19 +185,28 @@ async function main() {
     await waitHealthy(`${apiURL}/health`, proc, 90);
     step("the API is up");
 
-    const doc = await fetch(`${apiURL}/openapi.json`);
-    if (doc.status !== 200) {
-      throw new Error(`GET /openapi.json answered ${doc.status}`);
+    const newest = await fetch(`${apiURL}/openapi.json`);
+    if (newest.status !== 200) {
+      throw new Error(`GET /openapi.json answered ${newest.status}`);
     }
-    const spec = join(out, "openapi.json");
-    writeFileSync(spec, Buffer.from(await doc.arrayBuffer()));
-    step(`linting ${relative(root, spec)} with Redocly's recommended rules (redocly.yaml)`);
-    if (!run(join(bin, "redocly"), ["lint", spec, "--config", join(root, "redocly.yaml")])) {
-      throw new Error("Redocly's lint finds errors in the OpenAPI document (see above)");
-    }
-    step(`generating the client's types from GET /openapi.json into ${relative(root, generated)}`);
-    if (!run(join(bin, "openapi-typescript"), [spec, "--output", generated])) {
-      throw new Error("openapi-typescript could not generate the client from the OpenAPI document");
+    const versions = Number((await newest.json()).info.version);
+    for (let v = 1; v <= versions; v++) {
+      const path = `/api/v${v}/openapi.json`;
+      const doc = await fetch(`${apiURL}${path}`);
+      if (doc.status !== 200) {
+        throw new Error(`GET ${path} answered ${doc.status}`);
+      }
+      const spec = join(out, `openapi-v${v}.json`);
+      writeFileSync(spec, Buffer.from(await doc.arrayBuffer()));
+      step(`linting ${relative(root, spec)} with Redocly's recommended rules (redocly.yaml)`);
+      if (!run(join(bin, "redocly"), ["lint", spec, "--config", join(root, "redocly.yaml")])) {
+        throw new Error(`Redocly's lint finds errors in version ${v}'s OpenAPI document (see above)`);
+      }
+      const types = join(generated, `v${v}.d.ts`);
+      step(`generating version ${v}'s client types from GET ${path} into ${relative(root, types)}`);
+      if (!run(join(bin, "openapi-typescript"), [spec, "--output", types])) {
+        throw new Error(`openapi-typescript could not generate the client from version ${v}'s document`);
+      }
     }
 
     step("type-checking and compiling the tests (tsc, strict)");

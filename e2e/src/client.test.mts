@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { admin, apiURL, basePath, unique } from "./env.mjs";
-import { ok, problem, quire, type components } from "./quire.mjs";
+import { ok, problem, quire, quireV2, type components } from "./quire.mjs";
 
 type User = components["schemas"]["UserV1"];
 
@@ -34,14 +34,14 @@ async function newCustomer(): Promise<Customer> {
   const key = unique("sign-up");
   const body = { email, first_name: "Edith", last_name: "Clarke", password };
 
-  const created = await anon.POST("/users", { body, headers: { "Idempotency-Key": key } });
+  const created = await anon.POST("/api/v1/users", { body, headers: { "Idempotency-Key": key } });
   const user = ok(created, 201);
   assert.equal(user.email, email);
   assert.equal(user.role, "customer");
   assert.equal(user.status, "ACTIVE");
   assert.equal(cents(user.balance), 0);
   assert.deepEqual(user._links, {}, "an anonymous caller is offered no action");
-  assert.equal(created.response.headers.get("Location"), `${apiURL}/users/${user.id}`);
+  assert.equal(created.response.headers.get("Location"), `${apiURL}/api/v1/users/${user.id}`);
 
   const login = await anon.POST("/login", { body: { email, password } });
   const token = ok(login, 200);
@@ -56,7 +56,7 @@ async function deposit(userId: number, amount: number): Promise<User> {
   const login = ok(await quire(apiURL).POST("/login", { body: admin }), 200);
   const backOffice = quire(apiURL, login.access_token);
   return ok(
-    await backOffice.POST("/users/{id}/deposit", {
+    await backOffice.POST("/api/v1/users/{id}/deposit", {
       params: { path: { id: userId } },
       body: { amount },
       headers: { "Idempotency-Key": unique("deposit") },
@@ -79,13 +79,13 @@ test("a sign-up replayed with its idempotency key answers the first sign-up agai
     last_name: "Somerville",
     password: "another long passphrase",
   };
-  const first = await anon.POST("/users", { body, headers: { "Idempotency-Key": key } });
-  const again = await anon.POST("/users", { body, headers: { "Idempotency-Key": key } });
+  const first = await anon.POST("/api/v1/users", { body, headers: { "Idempotency-Key": key } });
+  const again = await anon.POST("/api/v1/users", { body, headers: { "Idempotency-Key": key } });
   assert.deepEqual(ok(again, 201), ok(first, 201));
   assert.equal(again.response.headers.get("Idempotent-Replayed"), "true");
   assert.equal(again.response.headers.get("Location"), first.response.headers.get("Location"));
 
-  const other = await anon.POST("/users", {
+  const other = await anon.POST("/api/v1/users", {
     body: { ...body, first_name: "Someone else" },
     headers: { "Idempotency-Key": key },
   });
@@ -98,16 +98,16 @@ test("a customer signs up, logs in, reads their account in both versions, and br
   const { user, token } = await newCustomer();
   const me = quire(apiURL, token);
 
-  const v1 = ok(await me.GET("/users/{id}", { params: { path: { id: user.id } } }), 200);
+  const v1 = ok(await me.GET("/api/v1/users/{id}", { params: { path: { id: user.id } } }), 200);
   assert.equal(v1.first_name, "Edith");
   assert.equal(v1.last_name, "Clarke");
-  assert.deepEqual(v1._links, { close_account: `${basePath}/users/${user.id}/close` });
+  assert.deepEqual(v1._links, { close_account: `${basePath}/api/v1/users/${user.id}/close` });
 
-  const v2 = ok(await me.GET("/api/v2/users/{id}", { params: { path: { id: user.id } } }), 200);
+  const v2 = ok(await quireV2(apiURL, token).GET("/api/v2/users/{id}", { params: { path: { id: user.id } } }), 200);
   assert.equal(v2.name, "Edith Clarke");
   assert.ok(!("first_name" in v2), "a v2 user has no first_name");
 
-  const landing = await quire(apiURL).GET("/landing");
+  const landing = await quire(apiURL).GET("/api/v1/landing");
   const featured = ok(landing, 200).featured;
   assert.ok(featured.length > 0, "the landing page features books");
   assert.match(landing.response.headers.get("Cache-Control") ?? "", /public/);
@@ -116,7 +116,7 @@ test("a customer signs up, logs in, reads their account in both versions, and br
     assert.ok(book.author_name.length > 0);
   }
 
-  const products = ok(await me.GET("/products", { params: { query: { limit: 100 } } }), 200);
+  const products = ok(await me.GET("/api/v1/products", { params: { query: { limit: 100 } } }), 200);
   const first = featured[0];
   assert.ok(first !== undefined);
   assert.ok(
@@ -124,16 +124,16 @@ test("a customer signs up, logs in, reads their account in both versions, and br
     "the featured books are products",
   );
 
-  const product = ok(await me.GET("/products/{id}", { params: { path: { id: first.id } } }), 200);
+  const product = ok(await me.GET("/api/v1/products/{id}", { params: { path: { id: first.id } } }), 200);
   assert.equal(product.name, first.name);
   assert.equal(cents(product.price), cents(first.price));
   const rels = product.links.map((l) => l.rel).sort();
   assert.deepEqual(rels, ["author", "buy"]);
 
-  const author = ok(await me.GET("/authors/{id}", { params: { path: { id: product.author_id } } }), 200);
+  const author = ok(await me.GET("/api/v1/authors/{id}", { params: { path: { id: product.author_id } } }), 200);
   assert.equal(author.name, first.author_name);
 
-  const missing = await me.GET("/products/{id}", { params: { path: { id: 9_007_199_254_740_991 } } });
+  const missing = await me.GET("/api/v1/products/{id}", { params: { path: { id: 9_007_199_254_740_991 } } });
   const notFound: "https://quire.dev/problems/not-found" = problem(missing, 404).type;
   assert.equal(notFound, "https://quire.dev/problems/not-found");
 });
@@ -142,12 +142,12 @@ test("a customer fills a cart and pays it once, whatever the retries", async () 
   const { user, token } = await newCustomer();
   const me = quire(apiURL, token);
 
-  const featured = ok(await me.GET("/landing"), 200).featured;
+  const featured = ok(await me.GET("/api/v1/landing"), 200).featured;
   const book = featured[0];
   assert.ok(book !== undefined, "the landing page features a book");
 
   // An empty cart cannot be paid: a typed refusal, nothing charged.
-  const empty = await me.POST("/pay", { headers: { "Idempotency-Key": unique("pay") } });
+  const empty = await me.POST("/api/v1/pay", { headers: { "Idempotency-Key": unique("pay") } });
   const cartEmpty = problem(empty, 409);
   // The 409 of POST /pay has exactly its own types: a collision or one of its refusals.
   const payConflicts: Record<typeof cartEmpty.type, string> = {
@@ -161,19 +161,19 @@ test("a customer fills a cart and pays it once, whatever the retries", async () 
   assert.equal(cartEmpty.type, "https://quire.dev/problems/cart-empty" satisfies typeof cartEmpty.type);
   assert.equal(empty.response.headers.get("Retry-After"), null, "a refusal is not worth a retry");
 
-  const added = await me.POST("/cart", { body: { product_id: book.id, quantity: 1 } });
+  const added = await me.POST("/api/v1/cart", { body: { product_id: book.id, quantity: 1 } });
   const seen = ok(added, 200);
   assert.equal(seen.items.length, 1);
-  const read = await me.GET("/cart");
+  const read = await me.GET("/api/v1/cart");
   const seenTag = read.response.headers.get("ETag");
   assert.ok(seenTag, "GET /cart answers an ETag");
 
-  const more = ok(await me.POST("/cart", { body: { product_id: book.id, quantity: 1 } }), 200);
+  const more = ok(await me.POST("/api/v1/cart", { body: { product_id: book.id, quantity: 1 } }), 200);
   assert.equal(more.items[0]?.quantity, 2);
   assert.equal(cents(more.total), 2 * cents(book.price));
 
   // The balance is 0.00: a typed refusal that says what to do.
-  const short = await me.POST("/pay", { headers: { "Idempotency-Key": unique("pay") } });
+  const short = await me.POST("/api/v1/pay", { headers: { "Idempotency-Key": unique("pay") } });
   const funds = problem(short, 409);
   assert.equal(funds.type, "https://quire.dev/problems/insufficient-funds" satisfies typeof funds.type);
   assert.equal(funds.status, 409);
@@ -183,17 +183,17 @@ test("a customer fills a cart and pays it once, whatever the retries", async () 
   assert.equal(cents(funded.balance), 100_00);
 
   // Paying for the cart as it was before the second copy: 412, nothing paid.
-  const stale = await me.POST("/pay", { headers: { "Idempotency-Key": unique("pay"), "If-Match": seenTag } });
+  const stale = await me.POST("/api/v1/pay", { headers: { "Idempotency-Key": unique("pay"), "If-Match": seenTag } });
   const precondition: "https://quire.dev/problems/precondition" = problem(stale, 412).type;
   assert.equal(precondition, "https://quire.dev/problems/precondition");
 
-  const current = await me.GET("/cart");
+  const current = await me.GET("/api/v1/cart");
   const currentTag = current.response.headers.get("ETag");
   assert.ok(currentTag);
   assert.notEqual(currentTag, seenTag);
 
   const key = unique("pay");
-  const paid = await me.POST("/pay", { headers: { "Idempotency-Key": key, "If-Match": currentTag } });
+  const paid = await me.POST("/api/v1/pay", { headers: { "Idempotency-Key": key, "If-Match": currentTag } });
   const order = ok(paid, 201);
   assert.equal(order.user_id, user.id);
   assert.equal(cents(order.total), 2 * cents(book.price));
@@ -202,23 +202,23 @@ test("a customer fills a cart and pays it once, whatever the retries", async () 
     [{ product_id: book.id, quantity: 2 }],
   );
   const location = paid.response.headers.get("Location");
-  assert.equal(location, `${apiURL}/orders/${order.id}`);
+  assert.equal(location, `${apiURL}/api/v1/orders/${order.id}`);
   assert.equal(paid.response.headers.get("Idempotent-Replayed"), null);
 
   // The client retries, as after a lost answer: the same key gets the same
   // answer, and nothing is charged twice.
-  const replayed = await me.POST("/pay", { headers: { "Idempotency-Key": key, "If-Match": currentTag } });
+  const replayed = await me.POST("/api/v1/pay", { headers: { "Idempotency-Key": key, "If-Match": currentTag } });
   assert.deepEqual(ok(replayed, 201), order);
   assert.equal(replayed.response.headers.get("Idempotent-Replayed"), "true");
   assert.equal(replayed.response.headers.get("Location"), location);
 
-  const after = ok(await me.GET("/users/{id}", { params: { path: { id: user.id } } }), 200);
+  const after = ok(await me.GET("/api/v1/users/{id}", { params: { path: { id: user.id } } }), 200);
   assert.equal(cents(after.balance), 100_00 - cents(order.total), "the cart was paid once");
-  assert.deepEqual(ok(await me.GET("/cart"), 200).items, []);
-  assert.deepEqual(ok(await me.GET("/orders/{id}", { params: { path: { id: order.id } } }), 200), order);
+  assert.deepEqual(ok(await me.GET("/api/v1/cart"), 200).items, []);
+  assert.deepEqual(ok(await me.GET("/api/v1/orders/{id}", { params: { path: { id: order.id } } }), 200), order);
 
   // A new payment (a new key) finds the cart emptied by the first.
-  const twice = await me.POST("/pay", { headers: { "Idempotency-Key": unique("pay") } });
+  const twice = await me.POST("/api/v1/pay", { headers: { "Idempotency-Key": unique("pay") } });
   const emptied = problem(twice, 409);
   assert.equal(emptied.type, "https://quire.dev/problems/cart-empty" satisfies typeof emptied.type);
 });
@@ -228,14 +228,14 @@ test("a client revalidates with If-None-Match and writes only over what it read"
   const me = quire(apiURL, token);
   const path = { params: { path: { id: user.id } } } as const;
 
-  const read = await me.GET("/users/{id}", path);
+  const read = await me.GET("/api/v1/users/{id}", path);
   const tag = read.response.headers.get("ETag");
   assert.match(tag ?? "", /^"[^"]+-v1"$/);
   // A user is personal data: no cache keeps it, and the client revalidates its own copy.
   assert.equal(read.response.headers.get("Cache-Control"), "no-store");
   assert.equal(read.response.headers.get("X-Content-Type-Options"), "nosniff");
 
-  const fresh = await me.GET("/users/{id}", { ...path, headers: { "If-None-Match": tag ?? "" } });
+  const fresh = await me.GET("/api/v1/users/{id}", { ...path, headers: { "If-None-Match": tag ?? "" } });
   assert.equal(fresh.response.status, 304, "a matching If-None-Match is 304");
   assert.equal(fresh.data, undefined);
   assert.equal(fresh.response.headers.get("ETag"), tag);
@@ -243,21 +243,21 @@ test("a client revalidates with If-None-Match and writes only over what it read"
 
   // The back office records a deposit: the account changes, and so its tag.
   await deposit(user.id, 5);
-  const changed = await me.GET("/users/{id}", { ...path, headers: { "If-None-Match": tag ?? "" } });
+  const changed = await me.GET("/api/v1/users/{id}", { ...path, headers: { "If-None-Match": tag ?? "" } });
   const now = ok(changed, 200);
   assert.equal(cents(now.balance), 5_00);
   assert.notEqual(changed.response.headers.get("ETag"), tag);
 
   // A replacement that names the tag read before the deposit is refused.
   const write: components["schemas"]["UserWriteV1"] = { email, first_name: "Edie", last_name: "Clarke" };
-  const stale = await me.PUT("/users/{id}", { ...path, body: write, headers: { "If-Match": tag ?? "" } });
+  const stale = await me.PUT("/api/v1/users/{id}", { ...path, body: write, headers: { "If-Match": tag ?? "" } });
   assert.equal(stale.response.status, 412);
   const refused: "https://quire.dev/problems/precondition" = problem(stale, 412).type;
   assert.equal(refused, "https://quire.dev/problems/precondition");
-  assert.equal(ok(await me.GET("/users/{id}", path), 200).first_name, "Edith", "nothing changed");
+  assert.equal(ok(await me.GET("/api/v1/users/{id}", path), 200).first_name, "Edith", "nothing changed");
 
   const current = changed.response.headers.get("ETag") ?? "";
-  const put = await me.PUT("/users/{id}", { ...path, body: write, headers: { "If-Match": current } });
+  const put = await me.PUT("/api/v1/users/{id}", { ...path, body: write, headers: { "If-Match": current } });
   assert.equal(ok(put, 200).first_name, "Edie");
   assert.notEqual(put.response.headers.get("ETag"), current);
 });

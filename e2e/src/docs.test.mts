@@ -1,9 +1,11 @@
-// The API's docs page, GET /docs (Swagger UI over GET /openapi.json), in
-// headless Chromium: it shows every operation of the document, and its "Try
-// it out" calls the API the page came from, base path included (run.mjs
-// serves it under one): the health check, then the demo admin's login,
-// which authorizes the page with its token, then a read of the admin's own
-// user with it.
+// The API's docs page, GET /docs (Swagger UI over each version's OpenAPI
+// document), in headless Chromium: it opens on the newest version, offers
+// each at the top, shows every operation of the chosen version's document,
+// and its "Try it out" calls the API the page came from, base path included
+// (run.mjs serves it under one): in each version, the health check, then
+// the demo admin's login (the example body, on this machine), which
+// authorizes the page with its token, then a read of the admin's own user
+// in that version's representation.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -22,10 +24,10 @@ interface Operation {
   operationId: string;
 }
 
-/** The operations of the OpenAPI document at GET /openapi.json. */
-async function operations(): Promise<Operation[]> {
-  const res = await fetch(`${apiURL}/openapi.json`);
-  assert.equal(res.status, 200, "GET /openapi.json");
+/** The operations of version v's OpenAPI document, GET /api/v<v>/openapi.json. */
+async function operations(v: number): Promise<Operation[]> {
+  const res = await fetch(`${apiURL}/api/v${v}/openapi.json`);
+  assert.equal(res.status, 200, `GET /api/v${v}/openapi.json`);
   const doc = (await res.json()) as { paths: Record<string, Record<string, { operationId?: string }>> };
   const ops: Operation[] = [];
   for (const [path, item] of Object.entries(doc.paths)) {
@@ -102,64 +104,98 @@ async function execute(block: ElementHandle<Element>): Promise<{ status: number;
   return { status, body, url };
 }
 
-test("the docs page shows every operation of the OpenAPI document, and tries them out", async (t) => {
-  const ops = await operations();
-  assert.ok(ops.length > 0, "the document has operations");
-  const find = (method: string, path: string): Operation => {
-    const op = ops.find((o) => o.method === method && o.path === path);
-    assert.ok(op?.operationId, `the document has ${method.toUpperCase()} ${path} with an operationId`);
-    return op;
-  };
+/** Waits until the page shows exactly the operations of ops. */
+async function shows(page: Page, ops: Operation[], version: number): Promise<void> {
+  // Swagger UI renders a document in one pass; wait until the count holds.
+  await page
+    .waitForFunction(
+      (n, prefix) =>
+        document.querySelectorAll(".swagger-ui .opblock").length === n &&
+        [...document.querySelectorAll(".swagger-ui .opblock-summary-path")].some((el) => el.textContent?.startsWith(prefix)),
+      { timeout: 15_000 },
+      ops.length,
+      `/api/v${version}/`,
+    )
+    .catch(() => undefined);
+  for (const folded of await page.$$(".opblock-tag-section:not(.is-open) .opblock-tag")) {
+    await folded.click();
+  }
+  const ids = await page.$$eval(".swagger-ui .opblock", (els) => els.map((el) => el.id));
+  assert.equal(ids.length, ops.length, `/docs shows ${ids.length} operations of version ${version}, its document has ${ops.length}`);
+  for (const op of ops) {
+    assert.ok(
+      ids.some((id) => id.endsWith(`-${op.operationId}`)),
+      `/docs shows no ${op.method.toUpperCase()} ${op.path} (${op.operationId}) of version ${version}`,
+    );
+  }
+}
 
+test("the docs page offers each version, shows its operations, and tries them out", async (t) => {
   const browser = await launch(t);
   const { page, trouble } = await newPage(browser);
   await page.setViewport({ width: 1280, height: 1000 });
   await openDocs(page, trouble);
 
-  // Swagger UI renders the document in one pass; wait until the count holds.
-  await page.waitForFunction((n) => document.querySelectorAll(".swagger-ui .opblock").length >= n, { timeout: 10_000 }, ops.length).catch(() => undefined);
-  const shown = await page.$$eval(".swagger-ui .opblock", (els) => els.length);
-  assert.equal(shown, ops.length, `/docs shows ${shown} operations, the document has ${ops.length}`);
-  const ids = await page.$$eval(".swagger-ui .opblock", (els) => els.map((el) => el.id));
-  for (const op of ops) {
-    assert.ok(
-      ids.some((id) => id.endsWith(`-${op.operationId}`)),
-      `/docs shows no ${op.method.toUpperCase()} ${op.path} (${op.operationId})`,
-    );
+  const how = await page.$eval("#how", (el) => el.textContent ?? "");
+  assert.match(how, /log in[\s\S]*POST \/login[\s\S]*access token/, "the page says how to log in, and that the login authorizes it");
+
+  const select = await page.waitForSelector(".download-url-wrapper select");
+  assert.ok(select, "/docs has a version selector");
+  const offered = await select.$$eval("option", (els) => els.map((el) => el.textContent ?? ""));
+  assert.deepEqual(offered, ["v2", "v1"], "the selector offers each version, the newest first");
+
+  for (const version of [2, 1]) {
+    const ops = await operations(version);
+    assert.ok(!ops.some((o) => o.path === "/docs/{file}"), "the docs page's own files are no operation of a version");
+    const find = (method: string, path: string): Operation => {
+      const op = ops.find((o) => o.method === method && o.path === path);
+      assert.ok(op?.operationId, `version ${version}'s document has ${method.toUpperCase()} ${path} with an operationId`);
+      return op;
+    };
+    if (version !== 2) {
+      await page.select(".download-url-wrapper select", `${new URL(apiURL).pathname}/api/v${version}/openapi.json`);
+    }
+    await shows(page, ops, version);
+    const screenshot = join(outDir, `docs-v${version}.png`);
+    await page.screenshot({ path: screenshot, fullPage: true });
+    t.diagnostic(`screenshot: ${screenshot}`);
+
+    // GET /health, tried out in the page.
+    const health = await execute(await tryOut(page, find("get", "/health")));
+    assert.equal(health.status, 200, `GET /health from /docs: ${health.body} ${trouble.join("; ")}`);
+    assert.match(health.body, /"status":\s*"ok"/);
+    assert.equal(health.url, `${apiURL}/health`, "the page calls the API it came from, base path included");
+
+    // The demo admin logs in from the page, with the example body it
+    // offers on this machine...
+    const login = await tryOut(page, find("post", "/login"));
+    const editor = await login.waitForSelector("textarea.body-param__text");
+    assert.ok(editor, "POST /login on /docs has a body editor");
+    const example = JSON.parse(await editor.evaluate((el) => (el as HTMLTextAreaElement).value)) as unknown;
+    assert.deepEqual(example, admin, "POST /login's example body on this machine is the demo admin's login");
+    const answer = await execute(login);
+    assert.equal(answer.status, 200, `POST /login from /docs: ${answer.body} ${trouble.join("; ")}`);
+    const token = (JSON.parse(answer.body) as { access_token: string }).access_token;
+    assert.ok(token, "the login shown on /docs has an access token");
+
+    // ...which authorizes the page with its access token...
+    await page.waitForSelector(".auth-wrapper .btn.authorize.locked", { timeout: 5_000 }).catch(() => {
+      assert.fail("a login from /docs did not authorize the page (its Authorize button is not locked)");
+    });
+
+    // ...and reads the admin's own user (id 1) with it, in the version's
+    // representation.
+    const read = await tryOut(page, find("get", `/api/v${version}/users/{id}`));
+    const id = await read.waitForSelector('tr[data-param-name="id"] input');
+    assert.ok(id, "GET /users/{id} on /docs has an id field");
+    await fill(page, id, "1");
+    const user = await execute(read);
+    assert.equal(user.status, 200, `GET /api/v${version}/users/1 from /docs: ${user.body} ${trouble.join("; ")}`);
+    const got = JSON.parse(user.body) as { email: string; name?: string; first_name?: string };
+    assert.equal(got.email, admin.email);
+    assert.equal(version === 2 ? got.name !== undefined : got.first_name !== undefined, true, `a v${version} user: ${user.body}`);
+    assert.equal(user.url, `${apiURL}/api/v${version}/users/1`);
   }
-  const screenshot = join(outDir, "docs.png");
-  await page.screenshot({ path: screenshot, fullPage: true });
-  t.diagnostic(`screenshot: ${screenshot}`);
-
-  // GET /health, tried out in the page.
-  const health = await execute(await tryOut(page, find("get", "/health")));
-  assert.equal(health.status, 200, `GET /health from /docs: ${health.body} ${trouble.join("; ")}`);
-  assert.match(health.body, /"status":\s*"ok"/);
-  assert.equal(health.url, `${apiURL}/health`, "the page calls the API it came from, base path included");
-
-  // The demo admin logs in from the page...
-  const login = await tryOut(page, find("post", "/login"));
-  const editor = await login.waitForSelector("textarea.body-param__text");
-  assert.ok(editor, "POST /login on /docs has a body editor");
-  await fill(page, editor, JSON.stringify(admin));
-  const answer = await execute(login);
-  assert.equal(answer.status, 200, `POST /login from /docs: ${answer.body} ${trouble.join("; ")}`);
-  const token = (JSON.parse(answer.body) as { access_token: string }).access_token;
-  assert.ok(token, "the login shown on /docs has an access token");
-
-  // ...which authorizes the page with its access token...
-  await page.waitForSelector(".auth-wrapper .btn.authorize.locked", { timeout: 5_000 }).catch(() => {
-    assert.fail("a login from /docs did not authorize the page (its Authorize button is not locked)");
-  });
-
-  // ...and reads the admin's own user (id 1) with it.
-  const read = await tryOut(page, find("get", "/users/{id}"));
-  const id = await read.waitForSelector('tr[data-param-name="id"] input');
-  assert.ok(id, "GET /users/{id} on /docs has an id field");
-  await fill(page, id, "1");
-  const user = await execute(read);
-  assert.equal(user.status, 200, `GET /users/1 from /docs: ${user.body} ${trouble.join("; ")}`);
-  assert.equal((JSON.parse(user.body) as { email: string }).email, admin.email);
 
   // The page's Content-Security-Policy lets Swagger UI do all of that.
   const refused = trouble.filter((line) => /Content Security Policy/i.test(line));

@@ -1,12 +1,14 @@
-// The Quire client these tests use: openapi-fetch over the types that
-// openapi-typescript generates from Quire's OpenAPI document
-// (e2e/generated/quire.d.ts, written from GET /openapi.json before the
-// tests compile). A front end builds its client the same way.
+// The Quire clients these tests use: openapi-fetch over the types that
+// openapi-typescript generates from each version's OpenAPI document
+// (e2e/generated/v<N>.d.ts, written from GET /api/v<N>/openapi.json before
+// the tests compile). A front end builds its client the same way.
 
 import createClient, { type Client, type FetchResponse } from "openapi-fetch";
-import type { components, paths } from "../generated/quire.js";
+import type * as v1 from "../generated/v1.js";
+import type * as v2 from "../generated/v2.js";
 
-export type { components, paths };
+export type { v1, v2 };
+export type components = v1.components;
 
 /** An RFC 9457 problem, as every error of Quire is. */
 export type Problem = components["schemas"]["Problem"];
@@ -22,13 +24,21 @@ export type ProblemType = Problem["type"];
  */
 export type Media = "application/json" | "application/problem+json";
 
-/** A client of the API at baseUrl, sending token as a bearer token when given. */
-export function quire(baseUrl: string, token?: string): Client<paths, Media> {
-  const headers: Record<string, string> = {};
-  if (token !== undefined) {
-    headers["Authorization"] = `Bearer ${token}`;
-  }
-  return createClient<paths, Media>({ baseUrl, headers });
+/**
+ * A client of version 1 of the API at baseUrl, generated from
+ * GET /api/v1/openapi.json, sending token as a bearer token when given.
+ */
+export function quire(baseUrl: string, token?: string): Client<v1.paths, Media> {
+  return createClient<v1.paths, Media>({ baseUrl, headers: bearer(token) });
+}
+
+/** A client of version 2, generated from GET /api/v2/openapi.json. */
+export function quireV2(baseUrl: string, token?: string): Client<v2.paths, Media> {
+  return createClient<v2.paths, Media>({ baseUrl, headers: bearer(token) });
+}
+
+function bearer(token?: string): Record<string, string> {
+  return token === undefined ? {} : { Authorization: `Bearer ${token}` };
 }
 
 type ResponsesOf<Op> = Op extends { responses: infer R } ? R : never;

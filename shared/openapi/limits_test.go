@@ -99,7 +99,7 @@ type probe struct {
 // from the Go constants, so a schema that drifts from the server's checks
 // fails here; a bound without a probe fails too.
 func TestLimits(t *testing.T) {
-	b, err := openapi.Document()
+	b, err := openapi.Contract()
 	if err != nil {
 		t.Fatal(err)
 	}

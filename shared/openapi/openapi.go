@@ -62,7 +62,7 @@ func operations() map[string]operation {
 	return map[string]operation{
 		"GET /health":       {summary: "Health check for load balancers", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
 		"GET /status":       {summary: "Health check (the same as /health)", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
-		"GET /openapi.json": {summary: "This document", status: 200, result: same(schema{"type": "object"}), headers: []string{"Cache-Control"}},
+		"GET /openapi.json": {summary: "An OpenAPI document: without a prefix the newest version's, under a version's prefix that version's", status: 200, result: same(schema{"type": "object"}), headers: []string{"Cache-Control"}},
 		"GET /":             {summary: "The API's address: a redirect (302) to its docs page", status: http.StatusFound, headers: []string{"Location", "Cache-Control"}},
 		"GET /docs":         {summary: "This document as a page to read and try in a browser (Swagger UI)", status: 200, media: []string{"text/html"}, headers: []string{"Cache-Control", "ETag"}, revalidated: true},
 		"GET /docs/{file}":  {summary: "A file of the docs page: its script or style sheet", status: 200, media: []string{"text/javascript", "text/css"}, headers: []string{"Cache-Control", "ETag"}, gzip: true, revalidated: true},
@@ -121,24 +121,73 @@ func arrayOfVersion(name string) versioned {
 	return func(v int) schema { return arrayOf(perVersion(name)(v)) }
 }
 
-// The document, built on first use: package initialisation does nothing,
-// so the functions that link this package and never serve the document
-// (every function's wiring reaches it) pay nothing for it.
+// The documents, each built on first use: package initialisation does
+// nothing, so the functions that link this package and never serve a
+// document (every function's wiring reaches it) pay nothing for it.
 var (
-	once     sync.Once
-	document []byte
-	buildErr error
+	documents sync.Map // by the path it is served at, its func() ([]byte, error)
+	contract  = sync.OnceValues(func() ([]byte, error) { return build(0, func(routes.Route) bool { return true }, ".") })
 )
 
-// Document returns the document as JSON.
-func Document() ([]byte, error) {
-	once.Do(func() { document, buildErr = build() })
-	return document, buildErr
+// Document returns version v's document as JSON, as it is served at
+// /api/v<N>/openapi.json: every route a client of v calls, each once (see
+// Describes). It returns an error for a version the API does not have.
+func Document(v int) ([]byte, error) {
+	if !slices.Contains(routes.Versions, v) {
+		return nil, fmt.Errorf("openapi: no version %d", v)
+	}
+	return DocumentAt(routes.VersionPrefix(v) + routes.DocumentPath)
 }
 
-// Handler serves the document, the same for every caller.
+// DocumentAt returns the document served at path: at a version's
+// /api/v<N>/openapi.json that version's, at /openapi.json the newest
+// version's. Each names as its server the API's root, relative to where it
+// is, so that the docs page and other tools call the API that served it,
+// under any base path.
+func DocumentAt(path string) ([]byte, error) {
+	v, server := routes.Versions[len(routes.Versions)-1], "."
+	if path != routes.DocumentPath {
+		v, server = 0, "../.."
+		for _, n := range routes.Versions {
+			if path == routes.VersionPrefix(n)+routes.DocumentPath {
+				v = n
+			}
+		}
+		if v == 0 {
+			return nil, fmt.Errorf("openapi: no document at %s", path)
+		}
+	}
+	doc, _ := documents.LoadOrStore(path, sync.OnceValues(func() ([]byte, error) {
+		return build(v, func(r routes.Route) bool { return Describes(v, r) }, server)
+	}))
+	return doc.(func() ([]byte, error))()
+}
+
+// Contract returns the document of every route of every version, as one:
+// what the tests check each answer against, the docs page's own files
+// included.
+func Contract() ([]byte, error) { return contract() }
+
+// Describes reports whether version v's document describes route r: a
+// route outside versioning (but the docs page's own files), the resource
+// routes under v's prefix, and v's document itself. The resource routes
+// without a prefix serve the same operations, the version chosen by
+// Accept, as the document's description says.
+func Describes(v int, r routes.Route) bool {
+	switch {
+	case r.Key() == "GET /docs/{file}":
+		return false
+	case r.Versioned:
+		return r.Version == v
+	default:
+		return r.Version == 0 || r.Version == v
+	}
+}
+
+// Handler serves a document, the same for every caller: under a version's
+// prefix that version's, without one the newest version's (DocumentAt).
 func Handler(w http.ResponseWriter, r *http.Request) error {
-	doc, err := Document()
+	doc, err := DocumentAt(r.URL.Path)
 	if err != nil {
 		return err
 	}
@@ -146,7 +195,11 @@ func Handler(w http.ResponseWriter, r *http.Request) error {
 	return rest.JSON(w, r, http.StatusOK, json.RawMessage(doc))
 }
 
-func build() ([]byte, error) {
+// build returns the document of the routes described (every route has an
+// operation, and every operation a route), of version v (0: of every
+// version, the contract), whose server is the API's root at server,
+// relative to the document.
+func build(v int, described func(routes.Route) bool, server string) ([]byte, error) {
 	paths := map[string]schema{}
 	problems := schema{} // the responses components operations refer to
 	operations := operations()
@@ -154,6 +207,9 @@ func build() ([]byte, error) {
 		op, ok := operations[r.Resource().Key()]
 		if !ok {
 			return nil, fmt.Errorf("openapi: route %s has no operation", r.Resource().Key())
+		}
+		if !described(r) {
+			continue
 		}
 		item, ok := paths[r.Path]
 		if !ok {
@@ -167,13 +223,20 @@ func build() ([]byte, error) {
 			return nil, fmt.Errorf("openapi: operation %s has no route", key)
 		}
 	}
+	version, served := fmt.Sprint(v), fmt.Sprintf("This document describes version %d: its resources under %s. "+
+		"Each is also served without the prefix, where Accept: %s chooses this version (without it, version %d). "+
+		"GET %s%s is this document, GET %s the newest version's; the docs page (GET /docs) shows each version's. ",
+		v, routes.VersionPrefix(v), rest.VendorType(v), routes.Versions[0], routes.VersionPrefix(v), routes.DocumentPath, routes.DocumentPath)
+	if v == 0 {
+		version, served = fmt.Sprint(routes.Versions[len(routes.Versions)-1]), "This document describes every route of every "+
+			"version at once: each resource under each version's prefix and without one, where Accept chooses. "
+	}
 	doc := schema{
 		"openapi": "3.1.0",
 		"info": schema{
 			"title":   "Quire",
-			"version": fmt.Sprint(routes.Versions[len(routes.Versions)-1]),
-			"description": "A bookshop with prepaid accounts. Every resource is served under /api/v1 and /api/v2 and " +
-				"without a prefix, where Accept: application/vnd.quire.v<N>+json chooses the version (v1 by default). " +
+			"version": version,
+			"description": "A bookshop with prepaid accounts. " + served +
 				"A resource's GET answers an ETag and, for a matching If-None-Match, 304; its PUT and DELETE take " +
 				"If-Match and If-None-Match, and answer 412 when they fail (RFC 9110 section 13). " +
 				"Errors are application/problem+json (RFC 9457) with a stable type per kind, and each operation lists the " +
@@ -182,8 +245,8 @@ func build() ([]byte, error) {
 				"any other type is a refusal of the current state that no retry fixes. A page of an origin the API allows " +
 				"(CORS) may read every answer, errors included.",
 		},
-		"servers": []any{schema{"url": ".", "description": "The API that serves this document, at the document's URL " +
-			"without /openapi.json: http://localhost:8080 under make run, https://<api>/prod on the stage's default endpoint."}},
+		"servers": []any{schema{"url": server, "description": "The API that serves this document, at its root: " +
+			"http://localhost:8080 under make run, https://<api>/prod on the stage's default endpoint."}},
 		"tags":     tags(),
 		"paths":    paths,
 		"security": []any{schema{"bearer": []any{}}},
@@ -195,7 +258,54 @@ func build() ([]byte, error) {
 			"responses":       problems,
 		},
 	}
-	return json.Marshal(doc)
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return used(b)
+}
+
+// used returns the document doc without the components nothing refers
+// to, as a version's document has no use for another version's schemas.
+func used(doc []byte) ([]byte, error) {
+	var d map[string]any
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return nil, err
+	}
+	components := d["components"].(map[string]any)
+	reached := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if ref, ok := v["$ref"].(string); ok && !reached[ref] {
+				reached[ref] = true
+				kind, name, _ := strings.Cut(strings.TrimPrefix(ref, "#/components/"), "/")
+				if c, ok := components[kind].(map[string]any); ok {
+					walk(c[name])
+				}
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(d["paths"])
+	for kind, c := range components {
+		if kind == "securitySchemes" {
+			continue // named by security requirements, not $ref
+		}
+		for name := range c.(map[string]any) {
+			if !reached["#/components/"+kind+"/"+name] {
+				delete(c.(map[string]any), name)
+			}
+		}
+	}
+	return json.Marshal(d)
 }
 
 // tags are the resource groups, in the route table's order: each

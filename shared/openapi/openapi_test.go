@@ -16,12 +16,18 @@ import (
 	"github.com/quireapi/quire/shared/routes"
 )
 
+// load returns the contract, the document of every route.
 func load(t *testing.T) *openapi3.T {
 	t.Helper()
-	b, err := Document()
+	b, err := Contract()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return parse(t, b)
+}
+
+func parse(t *testing.T, b []byte) *openapi3.T {
+	t.Helper()
 	doc, err := openapi3.NewLoader().LoadFromData(b)
 	if err != nil {
 		t.Fatal(err)
@@ -29,14 +35,71 @@ func load(t *testing.T) *openapi3.T {
 	return doc
 }
 
-// TestDocumentIsValid: the document is valid OpenAPI 3.1.
+// TestDocumentIsValid: the contract and each version's document are valid
+// OpenAPI 3.1.
 func TestDocumentIsValid(t *testing.T) {
-	doc := load(t)
-	if !doc.IsOpenAPI31OrLater() {
-		t.Errorf("openapi %s, want 3.1", doc.OpenAPI)
+	docs := map[string]*openapi3.T{"the contract": load(t)}
+	for _, v := range routes.Versions {
+		b, err := Document(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs["version "+strconv.Itoa(v)] = parse(t, b)
 	}
-	if err := doc.Validate(context.Background()); err != nil {
-		t.Fatal(err)
+	for name, doc := range docs {
+		if !doc.IsOpenAPI31OrLater() {
+			t.Errorf("%s: openapi %s, want 3.1", name, doc.OpenAPI)
+		}
+		if err := doc.Validate(context.Background()); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestVersionDocuments: a version's document has each route its client
+// calls once: the routes outside versioning, its resources under its
+// prefix only, its own document; not another version's, nor the docs
+// page's files.
+func TestVersionDocuments(t *testing.T) {
+	for _, v := range routes.Versions {
+		b, err := Document(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := parse(t, b)
+		var got []string
+		for path, item := range doc.Paths.Map() {
+			for method := range item.Operations() {
+				got = append(got, method+" "+path)
+			}
+		}
+		slices.Sort(got)
+		prefix := routes.VersionPrefix(v)
+		for i, key := range got {
+			_, path, _ := strings.Cut(key, " ")
+			resource := slices.ContainsFunc(routes.All(), func(r routes.Route) bool { return r.Versioned && r.Resource().Path == path })
+			switch {
+			case i > 0 && got[i-1] == key:
+				t.Errorf("version %d: %s twice", v, key)
+			case strings.HasPrefix(path, "/api/") && !strings.HasPrefix(path, prefix+"/"):
+				t.Errorf("version %d: %s, of another version", v, key)
+			case resource:
+				t.Errorf("version %d: %s, a resource without the version's prefix", v, key)
+			case key == "GET /docs/{file}":
+				t.Errorf("version %d: the docs page's files", v)
+			}
+		}
+		for _, want := range []string{"GET " + prefix + "/users/{id}", "POST /login", "GET " + prefix + routes.DocumentPath, "GET " + routes.DocumentPath} {
+			if !slices.Contains(got, want) {
+				t.Errorf("version %d: no %s", v, want)
+			}
+		}
+		if doc.Info.Version != strconv.Itoa(v) || !strings.Contains(doc.Info.Description, rest.VendorType(v)) {
+			t.Errorf("version %d: info %q, %q", v, doc.Info.Version, doc.Info.Description)
+		}
+	}
+	if _, err := Document(0); err == nil {
+		t.Error("Document(0) is a document")
 	}
 }
 

@@ -34,7 +34,9 @@ type Route struct {
 	Access Access
 	// Versioned routes serve a resource in every API version: under
 	// /api/v1 and /api/v2 (Version says which), and without a prefix
-	// (Version 0), where the Accept header chooses the version.
+	// (Version 0), where the Accept header chooses the version. A route
+	// that is not versioned and has a Version belongs to that version
+	// alone: its OpenAPI document.
 	Versioned bool
 	Version   int
 	// Key says whether the route takes an idempotency key.
@@ -55,6 +57,10 @@ const (
 // Versions are the API's versions, oldest first. A request that names none
 // gets the oldest.
 var Versions = []int{1, 2}
+
+// DocumentPath is the path of the OpenAPI document, of the newest version
+// without a prefix and of each version under its own.
+const DocumentPath = "/openapi.json"
 
 // VersionPrefix returns the path prefix of version v: "/api/v1".
 func VersionPrefix(v int) string { return "/api/v" + strconv.Itoa(v) }
@@ -128,6 +134,8 @@ var all = expand(
 	[]Route{
 		{Method: "GET", Path: "/health", Group: GroupHealth, Access: Public},
 		{Method: "GET", Path: "/status", Group: GroupHealth, Access: Public},
+		// The newest version's OpenAPI document; each version's is under
+		// its prefix (see expand).
 		{Method: "GET", Path: "/openapi.json", Group: GroupHealth, Access: Public},
 		{Method: "GET", Path: "/", Group: GroupHealth, Access: Public},
 		{Method: "GET", Path: "/docs", Group: GroupHealth, Access: Public},
@@ -175,9 +183,14 @@ var all = expand(
 	},
 )
 
+// expand returns the plain routes, each version's OpenAPI document, and
+// each resource route without a version prefix and under each version's.
 func expand(plain, resources []Route) []Route {
-	out := make([]Route, 0, len(plain)+len(resources)*(1+len(Versions)))
+	out := make([]Route, 0, len(plain)+len(Versions)+len(resources)*(1+len(Versions)))
 	out = append(out, plain...)
+	for _, v := range Versions {
+		out = append(out, Route{Method: "GET", Path: VersionPrefix(v) + DocumentPath, Group: GroupHealth, Access: Public, Version: v})
+	}
 	for _, v := range append([]int{0}, Versions...) {
 		for _, r := range resources {
 			r.Versioned, r.Version = true, v

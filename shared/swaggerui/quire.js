@@ -1,11 +1,16 @@
-// Quire's docs page: Swagger UI over the API's own OpenAPI document. The
-// page is served by the API it documents, so "Try it out" calls the API the
-// page came from: the local gateway, or the stage, whose paths start with
-// /prod. A successful login or token refresh made from the page authorizes
-// the page with its access token; a logout takes it back.
+// Quire's docs page: Swagger UI over the API's own OpenAPI documents, one
+// per version, chosen at the top of the page (the newest first). The page
+// is served by the API it documents, and each document names the API's
+// root, relative to itself, as its server: "Try it out" calls the API the
+// page came from, the local gateway or the stage, under any base path. A
+// successful login or token refresh made from the page authorizes the page
+// with its access token; a logout takes it back. Served from this machine
+// (make run), the login's example body is the demo admin's.
 "use strict";
 (function () {
   var base = location.pathname.replace(/\/docs$/, "");
+  var local = location.hostname === "127.0.0.1" || location.hostname === "localhost" || location.hostname === "[::1]";
+  var demo = { email: "admin@quire.example", password: "quire-admin-password" };
   var ui;
   function answered(res) {
     var path = new URL(res.url, location.href).pathname.slice(base.length);
@@ -16,6 +21,25 @@
     }
     return res;
   }
+  // The demo login as POST /login's example, on this machine only: a
+  // deployed stage has no demo accounts to offer.
+  var demoLogin = {
+    statePlugins: {
+      spec: {
+        wrapActions: {
+          updateJsonSpec: function (update) {
+            return function (spec) {
+              var credentials = local && spec && spec.components && spec.components.schemas && spec.components.schemas.Credentials;
+              if (credentials) {
+                credentials.example = demo;
+              }
+              return update(spec);
+            };
+          },
+        },
+      },
+    },
+  };
   fetch(base + "/openapi.json")
     .then(function (res) {
       if (!res.ok) {
@@ -23,17 +47,24 @@
       }
       return res.json();
     })
-    .then(function (spec) {
-      spec.servers = [{ url: location.origin + base, description: "The API serving this page" }];
+    .then(function (newest) {
+      var urls = [];
+      for (var v = Number(newest.info.version); v >= 1; v--) {
+        urls.push({ url: base + "/api/v" + v + "/openapi.json", name: "v" + v });
+      }
       ui = SwaggerUIBundle({
-        spec: spec,
+        urls: urls,
+        "urls.primaryName": urls[0].name,
         dom_id: "#swagger-ui",
         deepLinking: true,
         displayRequestDuration: true,
+        presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+        plugins: [demoLogin],
+        layout: "StandaloneLayout",
         responseInterceptor: answered,
       });
     })
     .catch(function (err) {
-      document.getElementById("swagger-ui").textContent = "The API's document could not be loaded: " + err.message;
+      document.getElementById("swagger-ui").textContent = "The API's documents could not be loaded: " + err.message;
     });
 })();

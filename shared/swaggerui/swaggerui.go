@@ -30,8 +30,12 @@ var (
 // Policy is the page's Content-Security-Policy: its scripts, styles and
 // calls come from the API itself (Swagger UI's icons are data: URLs), and
 // no other site may frame it.
-const Policy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+const Policy = "default-src 'none'; script-src 'self'; style-src 'self' " + logoStyle + "; img-src 'self' data:; connect-src 'self'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// logoStyle is the hash of the one inline style sheet of Swagger UI's top
+// bar (the one with the version selector): its logo's two colours.
+const logoStyle = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='"
 
 // file is one file of the page, as stored (gzip-compressed or not).
 type file struct {
@@ -73,6 +77,7 @@ var files = sync.OnceValues(func() (map[string]*file, error) {
 		{own, "", "page.html", "text/html; charset=utf-8", false},
 		{own, "quire.js", "quire.js", "text/javascript; charset=utf-8", false},
 		{assets, "swagger-ui-bundle.js", "assets/swagger-ui-bundle.js.gz", "text/javascript; charset=utf-8", true},
+		{assets, "swagger-ui-standalone-preset.js", "assets/swagger-ui-standalone-preset.js.gz", "text/javascript; charset=utf-8", true},
 		{assets, "swagger-ui.css", "assets/swagger-ui.css.gz", "text/css; charset=utf-8", true},
 	} {
 		if err := add(f.fsys, f.name, f.path, f.media, f.gz); err != nil {

@@ -49,8 +49,8 @@ func TestPage(t *testing.T) {
 	// Every file the page names is relative (the stage's paths start with
 	// /prod) and served.
 	refs := regexp.MustCompile(`(?:src|href)="([^"]+)"`).FindAllStringSubmatch(r.Body, -1)
-	if len(refs) != 3 {
-		t.Errorf("the page names %d files, want Swagger UI's script and style sheet and Quire's script: %v", len(refs), refs)
+	if len(refs) != 4 {
+		t.Errorf("the page names %d files, want Swagger UI's scripts (the bundle and the preset of its version selector) and style sheet and Quire's script: %v", len(refs), refs)
 	}
 	for _, ref := range refs {
 		if !strings.HasPrefix(ref[1], "docs/") {

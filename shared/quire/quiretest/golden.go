@@ -10,6 +10,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ from what the code makes")
 
+// Updating reports whether the tests run with -update, which rewrites what
+// they compare with from what the code makes.
+func Updating() bool { return *update }
+
 // Golden fails tb unless got is what the golden file path holds; with the
 // -update flag it first writes got there. A golden file holds what a
 // reviewer should see change (a synthesized template, the OpenAPI

@@ -23,7 +23,7 @@ import (
 // contract is the OpenAPI document, loaded once, with a router that finds
 // its operations.
 var contract = sync.OnceValues(func() (*openapi3.T, error) {
-	b, err := openapi.Document()
+	b, err := openapi.Contract()
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,139 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/quireapi/quire/shared/quire/quiretest"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// oasdiffTool is the breaking-change checker, pinned and run with go run:
+// a tool of the tests, never linked into a function.
+const oasdiffTool = "github.com/oasdiff/oasdiff@v1.37.0"
+
+// contractsDir holds each released version's contract, contracts/v<N>.json.
+var contractsDir = filepath.Join("..", "..", "contracts")
+
+// indented is a document as the contracts keep it: indented, one member a
+// line, so that a change to a contract reads well in review.
+func indented(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Indent(&b, doc, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteByte('\n')
+	return b.Bytes()
+}
+
+// oasdiff returns what oasdiff finds breaking from the contract base to
+// the document revision, or "" when nothing breaks a client of base.
+func oasdiff(t *testing.T, base, revision []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := []string{filepath.Join(dir, "contract.json"), filepath.Join(dir, "document.json")}
+	for i, b := range [][]byte{base, revision} {
+		if err := os.WriteFile(files[i], b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("go", "run", oasdiffTool, "breaking", files[0], files[1], "--fail-on", "ERR")
+	out, err := cmd.CombinedOutput()
+	if exit, ok := errors.AsType[*exec.ExitError](err); ok && exit.ExitCode() == 1 {
+		return strings.ReplaceAll(string(out), dir+string(filepath.Separator), "")
+	}
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+	return ""
+}
+
+// TestReleasedContracts: each version's document is its committed
+// contract, contracts/v<N>.json. A change that breaks a client of the
+// contract (oasdiff's errors: a removed field, a new enum value of an
+// answer, a new required parameter...) fails, with oasdiff's findings: it
+// takes a new version. Any other change fails until `make contract` (this
+// test with -update) commits it, so that it shows in review.
+func TestReleasedContracts(t *testing.T) {
+	for _, v := range routes.Versions {
+		doc, err := Document(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := indented(t, doc)
+		file := filepath.Join(contractsDir, fmt.Sprintf("v%d.json", v))
+		released, err := os.ReadFile(file)
+		if errors.Is(err, os.ErrNotExist) && quiretest.Updating() {
+			released = got
+		} else if err != nil {
+			t.Fatalf("version %d has no contract (%v): `make contract` writes it", v, err)
+		}
+		if findings := oasdiff(t, released, got); findings != "" {
+			t.Errorf("the document of version %d breaks its released contract, %s: a breaking change takes a new "+
+				"version. oasdiff finds:\n%s", v, file, findings)
+			continue
+		}
+		switch {
+		case quiretest.Updating():
+			if err := os.WriteFile(file, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		case !bytes.Equal(released, got):
+			t.Errorf("the document of version %d differs from %s, without breaking it: `make contract` commits the "+
+				"change (then git diff shows it), and contracts/CHANGELOG.md says what changed", v, file)
+		}
+	}
+}
+
+// TestGuardRefusesBreakingChanges: the two changes the conventions name as
+// breaking, a removed field (first_name of a v1 user) and a new enum value
+// of an answer (ARCHIVED, a v1 product's status), fail the guard; the
+// unchanged document passes it.
+func TestGuardRefusesBreakingChanges(t *testing.T) {
+	doc, err := Document(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(change func(schemas map[string]any)) []byte {
+		var d map[string]any
+		if err := json.Unmarshal(doc, &d); err != nil {
+			t.Fatal(err)
+		}
+		change(d["components"].(map[string]any)["schemas"].(map[string]any))
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for name, tc := range map[string]struct {
+		change func(schemas map[string]any)
+		rule   string
+	}{
+		"first_name removed": {func(s map[string]any) {
+			user := s["UserV1"].(map[string]any)
+			delete(user["properties"].(map[string]any), "first_name")
+			user["required"] = slices.DeleteFunc(user["required"].([]any), func(n any) bool { return n == "first_name" })
+		}, "response-required-property-removed"},
+		"ARCHIVED added": {func(s map[string]any) {
+			status := s["ProductV1"].(map[string]any)["properties"].(map[string]any)["status"].(map[string]any)
+			status["enum"] = append(status["enum"].([]any), "ARCHIVED")
+		}, "response-property-enum-value-added"},
+	} {
+		if findings := oasdiff(t, doc, edit(tc.change)); !strings.Contains(findings, tc.rule) {
+			t.Errorf("%s: the guard finds %q, want %s", name, findings, tc.rule)
+		}
+	}
+	if findings := oasdiff(t, doc, doc); findings != "" {
+		t.Errorf("the unchanged document breaks itself: %s", findings)
+	}
+}
