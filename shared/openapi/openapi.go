@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/login"
@@ -124,10 +125,7 @@ func arrayOfVersion(name string) versioned {
 // The documents, each built on first use: package initialisation does
 // nothing, so the functions that link this package and never serve a
 // document (every function's wiring reaches it) pay nothing for it.
-var (
-	documents sync.Map // by the path it is served at, its func() ([]byte, error)
-	contract  = sync.OnceValues(func() ([]byte, error) { return build(0, func(routes.Route) bool { return true }, ".") })
-)
+var documents sync.Map // by the path it is served at, its func() ([]byte, error)
 
 // Document returns version v's document as JSON, as it is served at
 // /api/v<N>/openapi.json: every route a client of v calls, each once (see
@@ -165,8 +163,9 @@ func DocumentAt(path string) ([]byte, error) {
 
 // Contract returns the document of every route of every version, as one:
 // what the tests check each answer against, the docs page's own files
-// included.
-func Contract() ([]byte, error) { return contract() }
+// included, built anew each time from the route table and the versions'
+// retirements as they are.
+func Contract() ([]byte, error) { return build(0, func(routes.Route) bool { return true }, ".") }
 
 // Describes reports whether version v's document describes route r: a
 // route outside versioning (but the docs page's own files), the resource
@@ -216,7 +215,11 @@ func build(v int, described func(routes.Route) bool, server string) ([]byte, err
 			item = schema{}
 			paths[r.Path] = item
 		}
-		item[strings.ToLower(r.Method)] = op.document(r, problems)
+		operation := op.document(r, problems)
+		if _, retiring := routes.Retirements[r.Version]; retiring && r.Versioned {
+			operation["deprecated"] = true
+		}
+		item[strings.ToLower(r.Method)] = operation
 	}
 	for key := range operations {
 		if !slices.ContainsFunc(routes.All(), func(r routes.Route) bool { return r.Resource().Key() == key }) {
@@ -227,6 +230,10 @@ func build(v int, described func(routes.Route) bool, server string) ([]byte, err
 		"Each is also served without the prefix, where Accept: %s chooses this version (without it, version %d). "+
 		"GET %s%s is this document, GET %s the newest version's; the docs page (GET /docs) shows each version's. ",
 		v, routes.VersionPrefix(v), rest.VendorType(v), routes.Versions[0], routes.VersionPrefix(v), routes.DocumentPath, routes.DocumentPath)
+	if retirement, ok := routes.Retirements[v]; ok {
+		served += fmt.Sprintf("Version %d is deprecated from %s and gone from %s, when its routes answer 410 (%s). ",
+			v, retirement.Deprecated.UTC().Format(time.DateOnly), retirement.Sunset.UTC().Format(time.DateOnly), retirement.Changelog)
+	}
 	if v == 0 {
 		version, served = fmt.Sprint(routes.Versions[len(routes.Versions)-1]), "This document describes every route of every "+
 			"version at once: each resource under each version's prefix and without one, where Accept chooses. "
@@ -489,7 +496,20 @@ func content(r routes.Route, s versioned) schema {
 		out[rest.VendorType(r.Version)] = schema{"schema": s(r.Version)}
 		return out
 	}
-	out[rest.MediaTypeJSON] = schema{"schema": s(routes.Versions[0])}
+	// application/json is the oldest version's, or, while it is being
+	// retired (routes.Retirements), its or its successors' up to the first
+	// that is not.
+	plain := []any{}
+	for _, v := range routes.Versions {
+		plain = append(plain, s(v))
+		if _, retiring := routes.Retirements[v]; !retiring {
+			break
+		}
+	}
+	out[rest.MediaTypeJSON] = schema{"schema": plain[0]}
+	if len(plain) > 1 {
+		out[rest.MediaTypeJSON] = schema{"schema": schema{"anyOf": plain}}
+	}
 	for _, v := range routes.Versions {
 		out[rest.VendorType(v)] = schema{"schema": s(v)}
 	}

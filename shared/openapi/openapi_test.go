@@ -357,12 +357,12 @@ func TestErrorStatuses(t *testing.T) {
 		{"GET /docs/{file}", []int{400, 404, 412, 429, 503}},
 		{"POST /login", []int{400, 401, 413, 415, 429, 503}},
 		{"DELETE /session", []int{401, 404, 409, 429, 503}},
-		{"GET /api/v1/products", []int{400, 401, 406, 412, 429, 503}},
-		{"GET /config", []int{400, 401, 404, 406, 412, 429, 503}},
-		{"POST /users", []int{400, 406, 409, 413, 415, 422, 429, 503}},
-		{"PUT /api/v2/users/{id}", []int{400, 401, 403, 404, 406, 409, 412, 413, 415, 429, 503}},
-		{"POST /users/{id}/deposit", []int{400, 401, 403, 404, 406, 409, 413, 415, 422, 429, 503}},
-		{"POST /pay", []int{400, 401, 406, 409, 412, 422, 429, 503}},
+		{"GET /api/v1/products", []int{400, 401, 406, 410, 412, 429, 503}},
+		{"GET /config", []int{400, 401, 404, 406, 410, 412, 429, 503}},
+		{"POST /users", []int{400, 406, 409, 410, 413, 415, 422, 429, 503}},
+		{"PUT /api/v2/users/{id}", []int{400, 401, 403, 404, 406, 409, 410, 412, 413, 415, 429, 503}},
+		{"POST /users/{id}/deposit", []int{400, 401, 403, 404, 406, 409, 410, 413, 415, 422, 429, 503}},
+		{"POST /pay", []int{400, 401, 406, 409, 410, 412, 422, 429, 503}},
 	} {
 		method, path, _ := strings.Cut(tc.route, " ")
 		if diff := cmp.Diff(tc.want, errorsOf(doc.Paths.Find(path).GetOperation(method))); diff != "" {

@@ -67,6 +67,7 @@ func (op operation) failures(r routes.Route) []string {
 		{quire.EFORBIDDEN, r.Access == routes.Admin},
 		{quire.ENOTFOUND, len(pathParameters(r)) > 0},
 		{quire.ENOTACCEPTABLE, r.Versioned},
+		{quire.EGONE, r.Versioned}, // once the version is past its sunset
 		{quire.EPRECONDITION, preconditions},
 		{quire.ETOOLARGE, op.body != nil},
 		{quire.EMEDIATYPE, op.body != nil},
@@ -160,6 +161,10 @@ func problemDescription(code string) string {
 	case quire.ENOTACCEPTABLE:
 		return "Not acceptable: Accept takes none of the route's media types, such as a version that does not " +
 			"exist, or another version than the path's."
+	case quire.EGONE:
+		return "Gone: the version asked for (by the path, or by Accept) is past its sunset date, which its answers " +
+			"announced beforehand in the Deprecation and Sunset headers; Link names the resource in the version " +
+			"that succeeds it (rel=\"successor-version\")."
 	case quire.EPRECONDITION:
 		return "Precondition failed: If-Match or If-None-Match does not hold for the current state; nothing was " +
 			"written, nor paid."

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quireapi/quire/shared/quire/quiretest"
 	"github.com/quireapi/quire/shared/routes"
@@ -135,5 +136,45 @@ func TestGuardRefusesBreakingChanges(t *testing.T) {
 	}
 	if findings := oasdiff(t, doc, doc); findings != "" {
 		t.Errorf("the unchanged document breaks itself: %s", findings)
+	}
+}
+
+// TestDeprecatingAVersion: declaring a version's retirement marks every
+// operation of its resources deprecated and dates it in the description,
+// leaves the other version alone, and breaks no client of its contract:
+// `make contract` commits it.
+func TestDeprecatingAVersion(t *testing.T) {
+	released, err := Document(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes.Retirements[1] = routes.Retirement{
+		Deprecated: time.Date(2027, 1, 4, 0, 0, 0, 0, time.UTC), Sunset: time.Date(2027, 7, 5, 0, 0, 0, 0, time.UTC),
+		Changelog: "https://example.com/quire/contracts/CHANGELOG.md#v1",
+	}
+	t.Cleanup(func() { delete(routes.Retirements, 1) })
+	for _, v := range routes.Versions {
+		b, err := build(v, func(r routes.Route) bool { return Describes(v, r) }, "../..")
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := parse(t, b)
+		for path, item := range doc.Paths.Map() {
+			resource := strings.HasPrefix(path, "/api/") && !strings.HasSuffix(path, routes.DocumentPath)
+			for method, op := range item.Operations() {
+				if op.Deprecated != (v == 1 && resource) {
+					t.Errorf("version %d: %s %s deprecated %v", v, method, path, op.Deprecated)
+				}
+			}
+		}
+		dated := strings.Contains(doc.Info.Description, "deprecated from 2027-01-04 and gone from 2027-07-05")
+		if dated != (v == 1) {
+			t.Errorf("version %d: the description %q dates the retirement: %v", v, doc.Info.Description, dated)
+		}
+		if v == 1 {
+			if findings := oasdiff(t, released, b); findings != "" {
+				t.Errorf("deprecating version 1 breaks its contract:\n%s", findings)
+			}
+		}
 	}
 }

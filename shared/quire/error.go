@@ -39,6 +39,7 @@ const (
 	EMEDIATYPE          = "media-type"          // the request body is not JSON
 	EMETHOD             = "method"              // the path exists but not with this method
 	ENOTACCEPTABLE      = "not-acceptable"      // the Accept header takes no representation the route has
+	EGONE               = "gone"                // the API version asked for is past its sunset
 	EUNAVAILABLE        = "unavailable"         // a dependency does not answer; retry later
 	ETHROTTLED          = "throttled"           // too many requests; retry later
 	EGATEWAY            = "gateway"             // the gateway could not get an answer from a function

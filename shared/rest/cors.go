@@ -29,7 +29,7 @@ var CORSAllowHeaders = []string{"Accept", "Authorization", "Content-Type", "Idem
 
 // CORSExposeHeaders are the response headers a page may read besides the
 // CORS-safelisted ones (Content-Type, Cache-Control and a few more).
-var CORSExposeHeaders = []string{"ETag", "Idempotent-Replayed", "Link", "Location", "Retry-After", "WWW-Authenticate", "X-Amzn-Requestid"}
+var CORSExposeHeaders = []string{"Deprecation", "ETag", "Idempotent-Replayed", "Link", "Location", "Retry-After", "Sunset", "WWW-Authenticate", "X-Amzn-Requestid"}
 
 // CORSMaxAge is how long a browser may keep a preflight's answer: two hours,
 // Chromium's cap.

@@ -34,6 +34,7 @@ var codes = map[string]struct {
 	quire.ENOTFOUND:      {http.StatusNotFound, "Not found"},
 	quire.EMETHOD:        {http.StatusMethodNotAllowed, "Method not allowed"},
 	quire.ENOTACCEPTABLE: {http.StatusNotAcceptable, "Not acceptable"},
+	quire.EGONE:          {http.StatusGone, "Gone"},
 	quire.ECONFLICT:      {http.StatusConflict, "Conflict"},
 	quire.EKEYREUSED:     {http.StatusUnprocessableEntity, "Idempotency key reused"},
 	quire.EPRECONDITION:  {http.StatusPreconditionFailed, "Precondition failed"},

@@ -126,7 +126,9 @@ func serve(w http.ResponseWriter, r *http.Request, rt routes.Route, h HandlerFun
 	r, err := authorize(r, rt.Access, time.Now())
 	if err == nil && rt.Versioned {
 		w.Header().Add("Vary", "Accept")
-		r, err = negotiate(r, rt.Version)
+		if r, err = negotiate(r, rt.Version); err == nil {
+			err = retiring(w, r)
+		}
 	}
 	if err == nil {
 		err = h(w, r)

@@ -2,10 +2,12 @@ package rest
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
@@ -57,9 +59,9 @@ func mediaType(r *http.Request) string {
 // negotiate chooses the representation of a versioned route for r: the
 // version its path names (0: none), in a media type its Accept header
 // takes. A path without a version takes the version from Accept's
-// application/vnd.quire.v<N>+json, and is v1 when Accept names none. It
-// returns an ENOTACCEPTABLE error when Accept takes nothing the route can
-// answer with.
+// application/vnd.quire.v<N>+json, and is the oldest version not past its
+// sunset (routes.Retirements) when Accept names none. It returns an
+// ENOTACCEPTABLE error when Accept takes nothing the route can answer with.
 func negotiate(r *http.Request, pathVersion int) (*http.Request, error) {
 	type offer struct {
 		mediaType string
@@ -72,8 +74,16 @@ func negotiate(r *http.Request, pathVersion int) (*http.Request, error) {
 		}
 	}
 	// application/json comes first: among equal choices (Accept: */*)
-	// the plain type wins, in the path's version or the oldest.
-	offers = append([]offer{{MediaTypeJSON, offers[0].version}}, offers...)
+	// the plain type wins, in the path's version or the oldest not gone.
+	plain := offers[0].version
+	if pathVersion == 0 {
+		for i := len(offers) - 1; i >= 0; i-- {
+			if !routes.Gone(offers[i].version, time.Now()) || i == len(offers)-1 {
+				plain = offers[i].version
+			}
+		}
+	}
+	offers = append([]offer{{MediaTypeJSON, plain}}, offers...)
 
 	ranges := ParseAccept(strings.Join(r.Header.Values("Accept"), ","))
 	best, bestQ, bestSpec := -1, 0.0, -1
@@ -95,6 +105,37 @@ func negotiate(r *http.Request, pathVersion int) (*http.Request, error) {
 	}
 	telemetry.FromContext(r.Context()).SetVersion(n.version)
 	return r.WithContext(context.WithValue(r.Context(), negotiatedKey{}, n)), nil
+}
+
+// retiring tells a client of a version being retired so (see
+// routes.Retirement): before its sunset, Deprecation, Sunset and a Link to
+// its changelog on every answer; after, an EGONE error, with a Link to the
+// resource in the version that succeeds it.
+func retiring(w http.ResponseWriter, r *http.Request) error {
+	v := Version(r)
+	retirement, ok := routes.Retirements[v]
+	if !ok {
+		return nil
+	}
+	now := time.Now()
+	if !routes.Gone(v, now) {
+		h := w.Header()
+		h.Set("Deprecation", "@"+strconv.FormatInt(retirement.Deprecated.Unix(), 10))
+		h.Set("Sunset", retirement.Sunset.UTC().Format(http.TimeFormat))
+		if retirement.Changelog != "" {
+			h.Add("Link", "<"+retirement.Changelog+`>; rel="deprecation"; type="text/html"`)
+		}
+		return nil
+	}
+	gone := fmt.Sprintf("Version %d of the API was retired on %s.", v, retirement.Sunset.UTC().Format(time.DateOnly))
+	next := routes.Successor(v, now)
+	if next == 0 {
+		return quire.Errorf(quire.EGONE, "%s", gone)
+	}
+	n, _ := r.Context().Value(negotiatedKey{}).(negotiated)
+	path := basePath(r) + routes.VersionPrefix(next) + strings.TrimPrefix(r.URL.Path, n.prefix)
+	w.Header().Add("Link", "<"+path+`>; rel="successor-version"`)
+	return quire.Errorf(quire.EGONE, "%s Version %d serves this resource at %s.", gone, next, path)
 }
 
 func notAcceptable(ranges []MediaRange, pathVersion int) error {

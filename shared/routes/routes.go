@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Access says who may call a route.
@@ -61,6 +62,43 @@ var Versions = []int{1, 2}
 // DocumentPath is the path of the OpenAPI document, of the newest version
 // without a prefix and of each version under its own.
 const DocumentPath = "/openapi.json"
+
+// Retirement is how a version is retired, announced before it happens:
+// from the day it is declared, the version's answers say it is deprecated
+// from Deprecated (a Deprecation header, RFC 9745, with a Link to
+// Changelog) and gone from Sunset (a Sunset header, RFC 8594), and its
+// document marks its operations deprecated; from Sunset on, its routes
+// answer 410 Gone, naming the version that succeeds it, and a request that
+// names no version gets the oldest one not gone.
+type Retirement struct {
+	Deprecated, Sunset time.Time
+	// Changelog is the URL of what replaces the version, and why: the
+	// version's section of contracts/CHANGELOG.md, as the fork publishes it.
+	Changelog string
+}
+
+// Retirements are the versions being retired, by version; none is. To
+// retire version 1, give it a Retirement (a sunset months after its
+// deprecation, and after its successor is released), run make contract,
+// and say so in contracts/CHANGELOG.md.
+var Retirements = map[int]Retirement{}
+
+// Gone reports whether version v is past its sunset at now.
+func Gone(v int, now time.Time) bool {
+	r, ok := Retirements[v]
+	return ok && !now.Before(r.Sunset)
+}
+
+// Successor is the version that replaces v: the oldest newer one not gone
+// at now, or 0 when there is none.
+func Successor(v int, now time.Time) int {
+	for _, n := range Versions {
+		if n > v && !Gone(n, now) {
+			return n
+		}
+	}
+	return 0
+}
 
 // VersionPrefix returns the path prefix of version v: "/api/v1".
 func VersionPrefix(v int) string { return "/api/v" + strconv.Itoa(v) }

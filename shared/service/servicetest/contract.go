@@ -18,11 +18,31 @@ import (
 
 	"github.com/quireapi/quire/shared/openapi"
 	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/routes"
 )
 
-// contract is the OpenAPI document, loaded once, with a router that finds
-// its operations.
-var contract = sync.OnceValues(func() (*openapi3.T, error) {
+// checker is the OpenAPI document of every route (openapi.Contract), with
+// a router that finds its operations.
+type checker struct {
+	doc    *openapi3.T
+	router routers.Router
+}
+
+var (
+	checkersMu sync.Mutex
+	checkers   = map[string]*checker{} // by the retirements they were built with
+)
+
+// contract returns the checker of the contract as the versions'
+// retirements are now: built once for each set of them that a test
+// declares.
+func contract() (*checker, error) {
+	key := fmt.Sprint(routes.Retirements)
+	checkersMu.Lock()
+	defer checkersMu.Unlock()
+	if c, ok := checkers[key]; ok {
+		return c, nil
+	}
 	b, err := openapi.Contract()
 	if err != nil {
 		return nil, err
@@ -38,16 +58,16 @@ var contract = sync.OnceValues(func() (*openapi3.T, error) {
 	for _, media := range []string{"text/html", "text/javascript", "text/css"} {
 		openapi3filter.RegisterBodyDecoder(media, openapi3filter.PlainBodyDecoder)
 	}
-	return doc, doc.Validate(context.Background())
-})
-
-var router = sync.OnceValues(func() (routers.Router, error) {
-	doc, err := contract()
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, err
+	}
+	router, err := legacy.NewRouter(doc)
 	if err != nil {
 		return nil, err
 	}
-	return legacy.NewRouter(doc)
-})
+	checkers[key] = &checker{doc, router}
+	return checkers[key], nil
+}
 
 // CheckContract returns why the response to req (status, header, body)
 // does not match the OpenAPI document, or nil. A response to a method or
@@ -58,10 +78,11 @@ var router = sync.OnceValues(func() (routers.Router, error) {
 // gzip-encoded body is checked as the client reads it, uncompressed; a 304
 // is not checked (it has no body, and kin-openapi skips it).
 func CheckContract(req *http.Request, status int, header http.Header, body []byte) error {
-	r, err := router()
+	c, err := contract()
 	if err != nil {
 		return err
 	}
+	r := c.router
 	if strings.EqualFold(header.Get("Content-Encoding"), "gzip") && len(body) > 0 { // none: an answer to HEAD
 		if body, err = gunzip(body); err != nil {
 			return fmt.Errorf("%s %s answered Content-Encoding: gzip: %w", req.Method, req.URL.Path, err)
@@ -137,10 +158,11 @@ func checkProblem(header http.Header, body []byte) error {
 	if ct := header.Get("Content-Type"); ct != rest.ProblemMediaType {
 		return fmt.Errorf("an error answered %s, not a problem", ct)
 	}
-	doc, err := contract()
+	c, err := contract()
 	if err != nil {
 		return err
 	}
+	doc := c.doc
 	var v any
 	if err := json.Unmarshal(body, &v); err != nil {
 		return err
