@@ -68,11 +68,12 @@ func addBrowserMethods(res awsapigateway.Resource, path string, integrations map
 	}
 }
 
-// headMethod returns the GET route of path when HEAD needs a method of its
-// own there (see addBrowserMethods).
+// headMethod returns the GET route of path, a resource of API Gateway's
+// (see routes.Gateway), when HEAD needs a method of its own there (see
+// addBrowserMethods).
 func headMethod(path string) (routes.Route, bool) {
 	for _, r := range routes.All() {
-		if r.Path == path && r.Method == "GET" {
+		if g, _ := routes.Gateway(r.Path); g == path && r.Method == "GET" {
 			return r, r.Group != routes.Owner(path) || r.Access != routes.PathAccess(path)
 		}
 	}

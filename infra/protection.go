@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -101,13 +102,14 @@ var costlyRoutes = []costlyRoute{
 	{key: "POST /users", name: "sign-up", limit: throttle{rate: 2, burst: 5}, perIP: 20},
 }
 
-// paths returns every path the route is served on (a versioned route is
-// served without a prefix and under each version's), in table order.
+// paths returns every resource of API Gateway's the route is served on (a
+// versioned route without a prefix, and under /api/{version}, whose one
+// method, and throttle, serves every version), in table order.
 func (c costlyRoute) paths() []string {
 	var out []string
 	for _, r := range routes.All() {
-		if r.Resource().Key() == c.key {
-			out = append(out, r.Path)
+		if g, _ := routes.Gateway(r.Path); r.Resource().Key() == c.key && !slices.Contains(out, g) {
+			out = append(out, g)
 		}
 	}
 	return out

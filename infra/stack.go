@@ -287,10 +287,15 @@ func newAPI(stack awscdk.Stack, aliases map[string]awslambda.Alias, authorizer a
 			ScopePermissionToMethod: jsii.Bool(false),
 		})
 	}
-	for _, path := range routes.Paths() {
+	// Every version's routes are one tree of resources, /api/{version}/...
+	// (routes.Gateway): a method serves each version, which its function
+	// checks.
+	for _, path := range routes.GatewayPaths() {
 		res := api.Root().ResourceForPath(jsii.String(path))
+		added := map[string]bool{}
 		for _, r := range routes.All() {
-			if r.Path == path {
+			if g, _ := routes.Gateway(r.Path); g == path && !added[r.Method] {
+				added[r.Method] = true
 				addMethod(res, r.Method, integrations[r.Group], r.Access, authorizer)
 			}
 		}

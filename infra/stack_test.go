@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -229,9 +231,10 @@ func TestRoutes(t *testing.T) {
 	}
 	want := map[string]string{}
 	for _, r := range routes.All() {
-		want[r.Key()] = exportName(r.Group) + "Function"
+		g, _ := routes.Gateway(r.Path)
+		want[r.Method+" "+g] = exportName(r.Group) + "Function"
 	}
-	for _, p := range routes.Paths() {
+	for _, p := range routes.GatewayPaths() {
 		want["ANY "+p] = exportName(routes.Owner(p)) + "Function"
 		want["OPTIONS "+p] = exportName(routes.Owner(p)) + "Function"
 		if get, ok := headMethod(p); ok {
@@ -601,7 +604,7 @@ func TestAuthorizer(t *testing.T) {
 			verb = "GET" // HEAD needs what its GET needs
 		}
 		for _, r := range routes.All() {
-			if r.Path == m.path && r.Method == verb {
+			if g, _ := routes.Gateway(r.Path); g == m.path && r.Method == verb {
 				access = r.Access
 			}
 		}
@@ -821,17 +824,65 @@ func TestOutputs(t *testing.T) {
 	tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::RestApi"), map[string]any{"Name": "quire"})
 }
 
-// TestQuotas: the stack stays inside CloudFormation's 500 resources per
-// stack, with room for a few more routes, and API Gateway's 300 resources
-// per REST API, which every route in three versions spends quickly; the
-// operations stack nested in it, inside its own 500.
+// TestQuotas: the stack stays well inside CloudFormation's 500 resources
+// per stack and API Gateway's 300 resources per REST API, and the nested
+// operations stack inside its own 500.
 func TestQuotas(t *testing.T) {
 	_, res := template(t)
 	_, ops := opsTemplate(t)
 	apiResources := len(ofType(res, "AWS::ApiGateway::Resource"))
-	if len(res) > 460 || apiResources > 300 || len(ops) > 500 {
-		t.Errorf("%d resources in the stack (at most 460), %d API Gateway resources (at most 300), %d in the operations stack",
+	if len(res) > 400 || apiResources > 150 || len(ops) > 500 {
+		t.Errorf("%d resources in the stack (at most 400), %d API Gateway resources (at most 150), %d in the operations stack",
 			len(res), apiResources, len(ops))
 	}
 	t.Logf("%d resources in the stack, %d API Gateway resources, %d in the operations stack", len(res), apiResources, len(ops))
+}
+
+// readmeHeadroom is what the README says of the room the stack has: "room
+// for N more routes".
+var readmeHeadroom = regexp.MustCompile(`room for (\d+) more routes`)
+
+// TestAVersionCostsNothing: a third version adds nothing to the stack (its
+// routes are the tree /api/{version}/... that serves every version), and
+// ten more routes, in every version, keep it well inside 500 resources; the
+// README's room in routes holds.
+func TestAVersionCostsNothing(t *testing.T) {
+	_, base := template(t)
+	count := func(versions []int, more []routes.Route) int {
+		restore := routes.Grow(versions, more)
+		defer restore()
+		tmpl, err := synthWith(t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(resourcesOf(t, tmpl))
+	}
+	if n := count([]int{3}, nil); n != len(base) {
+		t.Errorf("a third version takes the stack from %d to %d resources, want none more", len(base), n)
+	}
+	var more []routes.Route
+	for i := range 10 {
+		more = append(more, routes.Route{Method: "GET", Path: fmt.Sprintf("/shelves%d/{id}", i), Group: routes.GroupCatalog, Access: routes.User})
+	}
+	grown := count([]int{3}, more)
+	if grown > 450 {
+		t.Errorf("a third version and ten more routes take the stack to %d resources, want it well inside 500", grown)
+	}
+	perRoute := float64(grown-len(base)) / float64(len(more))
+	room := int(float64(500-len(base)) / perRoute)
+	t.Logf("%d resources; with a third version and ten more routes %d: %.1f a route, room for %d more", len(base), grown, perRoute, room)
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := readmeHeadroom.FindSubmatch(readme)
+	if m == nil {
+		t.Fatalf("README.md does not say how many more routes the stack has room for (%q)", readmeHeadroom)
+	}
+	if said, _ := strconv.Atoi(string(m[1])); said > room || said < room-20 {
+		t.Errorf("README.md says room for %d more routes; the stack has room for %d: say so", said, room)
+	}
+	if !bytes.Contains(readme, fmt.Appendf(nil, "The stack takes %d of", len(base))) {
+		t.Errorf("README.md does not say the stack takes %d resources", len(base))
+	}
 }

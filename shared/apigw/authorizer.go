@@ -43,7 +43,7 @@ func MethodARN(method, path string) string {
 // Authorization header for AuthorizerTTL and the cached policy is applied
 // to every later request with the header, whatever its route. It returns
 // the authorizer context for the function's event, or a problem.
-func (g *Gateway) authorize(r *http.Request, path, template string, params map[string]string, requestID string) (map[string]any, *rest.Problem) {
+func (g *Gateway) authorize(r *http.Request, path, resource string, params map[string]string, requestID string) (map[string]any, *rest.Problem) {
 	deny := func(code, detail string, status int) *rest.Problem {
 		p := rest.NewProblem(code, detail)
 		p.Status = status
@@ -59,14 +59,14 @@ func (g *Gateway) authorize(r *http.Request, path, template string, params map[s
 		ev := events.APIGatewayCustomAuthorizerRequestTypeRequest{
 			Type:           "REQUEST",
 			MethodArn:      arn,
-			Resource:       template,
+			Resource:       resource,
 			Path:           r.URL.Path,
 			HTTPMethod:     r.Method,
 			Headers:        map[string]string{},
 			PathParameters: params,
 			RequestContext: events.APIGatewayCustomAuthorizerRequestTypeRequestContext{
-				AccountID: "000000000000", ResourceID: template, Stage: Stage, RequestID: requestID,
-				ResourcePath: template, HTTPMethod: r.Method, APIID: "local", Path: r.URL.Path,
+				AccountID: "000000000000", ResourceID: resource, Stage: Stage, RequestID: requestID,
+				ResourcePath: resource, HTTPMethod: r.Method, APIID: "local", Path: r.URL.Path,
 			},
 		}
 		for k, vs := range r.Header {

@@ -86,6 +86,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(quire.ENOTFOUND, "No resource at this path.")
 		return
 	}
+	// The events name the resource as API Gateway has it: every version's
+	// routes are one tree, /api/{version}/... (routes.Gateway).
+	resource, version := routes.Gateway(template)
+	if version != "" {
+		params[routes.VersionParam] = version
+	}
 	group := routes.Owner(template)
 	method := r.Method
 	if method == http.MethodHead {
@@ -108,7 +114,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var p *rest.Problem
-		if authorizer, p = g.authorize(r, path, template, params, requestID); p != nil {
+		if authorizer, p = g.authorize(r, path, resource, params, requestID); p != nil {
 			if p.Status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", rest.BearerChallenge)
 			}
@@ -121,7 +127,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(quire.ETOOLARGE, "The request body is over 10 MB.")
 		return
 	}
-	ev := Event(r, body, template, params, requestID)
+	ev := Event(r, body, resource, params, requestID)
 	ev.RequestContext.Authorizer = authorizer
 	start := time.Now()
 	resp, err := g.invoke(r.Context(), fn, ev)

@@ -383,6 +383,8 @@ func TestRouteOf(t *testing.T) {
 	for _, tc := range []struct{ method, resource, want string }{
 		{"GET", "/users/{id}", "GET /users/{id}"},
 		{"GET", "/api/v2/users/{id}", "GET /users/{id}"},
+		{"GET", "/api/{version}/users/{id}", "GET /users/{id}"}, // as API Gateway names it
+		{"HEAD", "/api/{version}/users/{id}", "HEAD /users/{id}"},
 		{"PUT", "/api/v1/admin/products/{id}", "PUT /admin/products/{id}"},
 		{"GET", "/health", "GET /health"},
 		{"HEAD", "/api/v1/users/{id}", "HEAD /users/{id}"},

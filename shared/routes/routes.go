@@ -168,58 +168,74 @@ type Group struct {
 // each version's prefix.
 func All() []Route { return all }
 
-var all = expand(
-	[]Route{
-		{Method: "GET", Path: "/health", Group: GroupHealth, Access: Public},
-		{Method: "GET", Path: "/status", Group: GroupHealth, Access: Public},
-		// The newest version's OpenAPI document; each version's is under
-		// its prefix (see expand).
-		{Method: "GET", Path: "/openapi.json", Group: GroupHealth, Access: Public},
-		{Method: "GET", Path: "/", Group: GroupHealth, Access: Public},
-		{Method: "GET", Path: "/docs", Group: GroupHealth, Access: Public},
-		{Method: "GET", Path: "/docs/{file}", Group: GroupHealth, Access: Public},
+// plain are the routes outside versioning.
+var plain = []Route{
+	{Method: "GET", Path: "/health", Group: GroupHealth, Access: Public},
+	{Method: "GET", Path: "/status", Group: GroupHealth, Access: Public},
+	// The newest version's OpenAPI document; each version's is under
+	// its prefix (see expand).
+	{Method: "GET", Path: "/openapi.json", Group: GroupHealth, Access: Public},
+	{Method: "GET", Path: "/", Group: GroupHealth, Access: Public},
+	{Method: "GET", Path: "/docs", Group: GroupHealth, Access: Public},
+	{Method: "GET", Path: "/docs/{file}", Group: GroupHealth, Access: Public},
 
-		{Method: "POST", Path: "/login", Group: GroupAuth, Access: Public},
-		{Method: "POST", Path: "/tokens", Group: GroupAuth, Access: Public},
-		{Method: "DELETE", Path: "/session", Group: GroupAuth, Access: User},
-		{Method: "GET", Path: "/.well-known/jwks.json", Group: GroupAuth, Access: Public},
-	},
-	// The resources, in every version.
-	[]Route{
-		{Method: "GET", Path: "/landing", Group: GroupCatalog, Access: Public},
-		{Method: "GET", Path: "/authors", Group: GroupCatalog, Access: User},
-		{Method: "GET", Path: "/authors/{id}", Group: GroupCatalog, Access: User},
-		{Method: "GET", Path: "/authors/{id}/books", Group: GroupCatalog, Access: User},
-		{Method: "GET", Path: "/products", Group: GroupCatalog, Access: User},
-		{Method: "GET", Path: "/products/{id}", Group: GroupCatalog, Access: User},
-		{Method: "POST", Path: "/admin/authors", Group: GroupCatalog, Access: Admin, Idempotency: KeyOptional},
-		{Method: "POST", Path: "/admin/products", Group: GroupCatalog, Access: Admin, Idempotency: KeyOptional},
-		{Method: "PUT", Path: "/admin/products/{id}", Group: GroupCatalog, Access: Admin},
+	{Method: "POST", Path: "/login", Group: GroupAuth, Access: Public},
+	{Method: "POST", Path: "/tokens", Group: GroupAuth, Access: Public},
+	{Method: "DELETE", Path: "/session", Group: GroupAuth, Access: User},
+	{Method: "GET", Path: "/.well-known/jwks.json", Group: GroupAuth, Access: Public},
+}
 
-		{Method: "GET", Path: "/cart", Group: GroupCarts, Access: User},
-		{Method: "POST", Path: "/cart", Group: GroupCarts, Access: User, Idempotency: KeyOptional},
-		{Method: "DELETE", Path: "/cart/items/{product_id}", Group: GroupCarts, Access: User},
+// resources are the routes of resources, each served in every version.
+var resources = []Route{
+	{Method: "GET", Path: "/landing", Group: GroupCatalog, Access: Public},
+	{Method: "GET", Path: "/authors", Group: GroupCatalog, Access: User},
+	{Method: "GET", Path: "/authors/{id}", Group: GroupCatalog, Access: User},
+	{Method: "GET", Path: "/authors/{id}/books", Group: GroupCatalog, Access: User},
+	{Method: "GET", Path: "/products", Group: GroupCatalog, Access: User},
+	{Method: "GET", Path: "/products/{id}", Group: GroupCatalog, Access: User},
+	{Method: "POST", Path: "/admin/authors", Group: GroupCatalog, Access: Admin, Idempotency: KeyOptional},
+	{Method: "POST", Path: "/admin/products", Group: GroupCatalog, Access: Admin, Idempotency: KeyOptional},
+	{Method: "PUT", Path: "/admin/products/{id}", Group: GroupCatalog, Access: Admin},
 
-		{Method: "POST", Path: "/products/{id}/buy", Group: GroupOrders, Access: User, Idempotency: KeyOptional},
-		{Method: "POST", Path: "/pay", Group: GroupOrders, Access: User, Idempotency: KeyRequired},
-		{Method: "GET", Path: "/orders", Group: GroupOrders, Access: User},
-		{Method: "GET", Path: "/orders/{id}", Group: GroupOrders, Access: User},
+	{Method: "GET", Path: "/cart", Group: GroupCarts, Access: User},
+	{Method: "POST", Path: "/cart", Group: GroupCarts, Access: User, Idempotency: KeyOptional},
+	{Method: "DELETE", Path: "/cart/items/{product_id}", Group: GroupCarts, Access: User},
 
-		{Method: "GET", Path: "/users", Group: GroupUsers, Access: User},
-		{Method: "POST", Path: "/users", Group: GroupUsers, Access: Public, Idempotency: KeyOptional},
-		{Method: "GET", Path: "/users/{id}", Group: GroupUsers, Access: User},
-		{Method: "PUT", Path: "/users/{id}", Group: GroupUsers, Access: User},
-		{Method: "DELETE", Path: "/users/{id}", Group: GroupUsers, Access: User},
-		{Method: "GET", Path: "/users/{id}/profile", Group: GroupUsers, Access: User},
-		{Method: "PUT", Path: "/users/{id}/profile", Group: GroupUsers, Access: User},
-		{Method: "POST", Path: "/users/{id}/deposit", Group: GroupUsers, Access: Admin, Idempotency: KeyOptional},
-		{Method: "POST", Path: "/users/{id}/close", Group: GroupUsers, Access: User, Idempotency: KeyOptional},
-		{Method: "GET", Path: "/admin/users", Group: GroupUsers, Access: Admin},
+	{Method: "POST", Path: "/products/{id}/buy", Group: GroupOrders, Access: User, Idempotency: KeyOptional},
+	{Method: "POST", Path: "/pay", Group: GroupOrders, Access: User, Idempotency: KeyRequired},
+	{Method: "GET", Path: "/orders", Group: GroupOrders, Access: User},
+	{Method: "GET", Path: "/orders/{id}", Group: GroupOrders, Access: User},
 
-		{Method: "GET", Path: "/config", Group: GroupConfig, Access: User},
-		{Method: "PUT", Path: "/admin/config", Group: GroupConfig, Access: Admin},
-	},
-)
+	{Method: "GET", Path: "/users", Group: GroupUsers, Access: User},
+	{Method: "POST", Path: "/users", Group: GroupUsers, Access: Public, Idempotency: KeyOptional},
+	{Method: "GET", Path: "/users/{id}", Group: GroupUsers, Access: User},
+	{Method: "PUT", Path: "/users/{id}", Group: GroupUsers, Access: User},
+	{Method: "DELETE", Path: "/users/{id}", Group: GroupUsers, Access: User},
+	{Method: "GET", Path: "/users/{id}/profile", Group: GroupUsers, Access: User},
+	{Method: "PUT", Path: "/users/{id}/profile", Group: GroupUsers, Access: User},
+	{Method: "POST", Path: "/users/{id}/deposit", Group: GroupUsers, Access: Admin, Idempotency: KeyOptional},
+	{Method: "POST", Path: "/users/{id}/close", Group: GroupUsers, Access: User, Idempotency: KeyOptional},
+	{Method: "GET", Path: "/admin/users", Group: GroupUsers, Access: Admin},
+
+	{Method: "GET", Path: "/config", Group: GroupConfig, Access: User},
+	{Method: "PUT", Path: "/admin/config", Group: GroupConfig, Access: Admin},
+}
+
+var all = expand(plain, resources)
+
+// Grow adds versions and resource routes to the table, until restore puts
+// it back: the table of a fork with another version and more routes, for
+// the tests that measure what those cost the stack. Nothing serves it.
+func Grow(versions []int, more []Route) (restore func()) {
+	wasVersions, wasAll := Versions, all
+	Versions = append(slices.Clone(Versions), versions...)
+	all = expand(plain, append(slices.Clone(resources), more...))
+	index = sync.OnceValue(indexAll)
+	return func() {
+		Versions, all = wasVersions, wasAll
+		index = sync.OnceValue(indexAll)
+	}
+}
 
 // expand returns the plain routes, each version's OpenAPI document, and
 // each resource route without a version prefix and under each version's.
@@ -345,12 +361,17 @@ func Paths() []string { return index().paths }
 // each, found when first needed: every function builds its router from it at
 // init, so it takes one map and two passes, not a search of the table per
 // path.
-var index = sync.OnceValue(func() (x struct {
+var index = sync.OnceValue(indexAll)
+
+// pathIndex is the index of the table's paths.
+type pathIndex struct {
 	paths []string
 	segs  [][]string     // each path's segments, for Match
 	first map[string]int // the index in All of each path's first route
 	next  []int          // the index of the next route on the same path, or -1
-}) {
+}
+
+func indexAll() (x pathIndex) {
 	x.first, x.next = make(map[string]int, len(all)), make([]int, len(all))
 	for i := len(all) - 1; i >= 0; i-- {
 		x.next[i] = -1
@@ -365,7 +386,7 @@ var index = sync.OnceValue(func() (x struct {
 		}
 	}
 	return x
-})
+}
 
 // onPath returns the routes on path, in table order.
 func onPath(path string) iter.Seq[Route] {
@@ -378,9 +399,67 @@ func onPath(path string) iter.Seq[Route] {
 	}
 }
 
-// Find returns the route of method on path (a template), if the table has
-// it.
+// VersionParam is the path parameter that names the version in API
+// Gateway's one resource tree for every version's routes,
+// /api/{version}/users/{id}: "v1", "v2". Each route of the tree serves
+// every version, so that a version costs the stack no resource and no
+// method, and a method's throttle holds whatever version a client names;
+// the function checks the version, and one that does not exist is 404.
+const VersionParam = "version"
+
+// versionTree is the prefix of the tree's paths.
+const versionTree = "/api/{" + VersionParam + "}"
+
+// Gateway returns the resource API Gateway has for path, a path of the
+// table, and the value of VersionParam it matches for it: a version's
+// /api/v1/users/{id} is /api/{version}/users/{id} with "v1"; any other path
+// is itself, with "".
+func Gateway(path string) (resource, version string) {
+	for _, v := range Versions {
+		if rest, ok := strings.CutPrefix(path, VersionPrefix(v)); ok && (rest == "" || rest[0] == '/') {
+			return versionTree + rest, "v" + strconv.Itoa(v)
+		}
+	}
+	return path, ""
+}
+
+// GatewayPaths returns the paths of API Gateway's resources: each path of
+// the table, every version's as one (see Gateway), in table order.
+func GatewayPaths() []string {
+	var out []string
+	for _, p := range Paths() {
+		if g, _ := Gateway(p); !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// tablePath returns the path of the table that resource, a path of API
+// Gateway's (or of the table), names for version, a value of VersionParam
+// ("v1"): /api/{version}/users/{id} and "v1" name /api/v1/users/{id}. Any
+// version does when the table's paths are the same in each (Owner, Find).
+// It is false for a version the API does not have.
+func tablePath(resource, version string) (string, bool) {
+	rest, ok := strings.CutPrefix(resource, versionTree)
+	if !ok {
+		return resource, true
+	}
+	if version == "" {
+		version = "v" + strconv.Itoa(Versions[0])
+	}
+	for _, v := range Versions {
+		if version == "v"+strconv.Itoa(v) {
+			return VersionPrefix(v) + rest, true
+		}
+	}
+	return "", false
+}
+
+// Find returns the route of method on path (a template of the table, or
+// of API Gateway's: see Gateway), if the table has it.
 func Find(method, path string) (Route, bool) {
+	path, _ = tablePath(path, "")
 	for r := range onPath(path) {
 		if r.Method == method {
 			return r, true
@@ -408,9 +487,11 @@ func Allow(path string) []string {
 	return out
 }
 
-// Owner returns the group that answers requests on path with a method the
-// table does not define (the 405 answer): the group of the path's first route.
+// Owner returns the group that answers requests on path (a template of the
+// table, or of API Gateway's) with a method the table does not define (the
+// 405 answer): the group of the path's first route.
 func Owner(path string) string {
+	path, _ = tablePath(path, "")
 	for r := range onPath(path) {
 		return r.Group
 	}
@@ -421,6 +502,7 @@ func Owner(path string) string {
 // not define on it (which its owner answers with 405): the least any of its
 // routes needs, so that a path with a public route stays public.
 func PathAccess(path string) Access {
+	path, _ = tablePath(path, "")
 	level := map[Access]int{Public: 0, User: 1, Admin: 2}
 	var out Access
 	for r := range onPath(path) {
@@ -458,11 +540,19 @@ func Match(path string) (template string, params map[string]string, ok bool) {
 	return x.paths[best], params, true
 }
 
-// Resolve returns the path of template, a path of the table, with each of
-// its parameters filled from params and escaped (url.PathEscape): the path
+// Resolve returns the path of template, a path of the table or of API
+// Gateway's (with its version in params[VersionParam]), with each of its
+// parameters filled from params and escaped (url.PathEscape): the path
 // Match would match to template and params. It is false when the table has
-// no such path or params lacks one of its parameters.
+// no such path, params lacks one of its parameters, or names a version the
+// API does not have.
 func Resolve(template string, params map[string]string) (path string, ok bool) {
+	if strings.HasPrefix(template, versionTree) && params[VersionParam] == "" {
+		return "", false
+	}
+	if template, ok = tablePath(template, params[VersionParam]); !ok {
+		return "", false
+	}
 	if _, ok := index().first[template]; !ok {
 		return "", false
 	}

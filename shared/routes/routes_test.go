@@ -155,3 +155,54 @@ func TestPathAccess(t *testing.T) {
 		}
 	}
 }
+
+// TestGateway: API Gateway has every version's routes as one tree,
+// /api/{version}/..., whose events name the version in a parameter; a
+// version the API does not have resolves to no route.
+func TestGateway(t *testing.T) {
+	for path, want := range map[string][2]string{
+		"/api/v1/users/{id}":   {"/api/{version}/users/{id}", "v1"},
+		"/api/v2/openapi.json": {"/api/{version}/openapi.json", "v2"},
+		"/users/{id}":          {"/users/{id}", ""},
+		"/api/v10/users":       {"/api/v10/users", ""},
+		"/api/v1x/users/{id}":  {"/api/v1x/users/{id}", ""},
+	} {
+		if resource, version := Gateway(path); resource != want[0] || version != want[1] {
+			t.Errorf("Gateway(%s) = %s, %q; want %s, %q", path, resource, version, want[0], want[1])
+		}
+	}
+	for _, p := range GatewayPaths() {
+		if strings.HasPrefix(p, "/api/v") {
+			t.Errorf("GatewayPaths has %s, a version's own path", p)
+		}
+	}
+	for _, tc := range []struct {
+		version, want string
+		ok            bool
+	}{{"v1", "/api/v1/users/7", true}, {"v2", "/api/v2/users/7", true}, {"v9", "", false}, {"", "", false}, {"1", "", false}} {
+		got, ok := Resolve("/api/{version}/users/{id}", map[string]string{"id": "7", VersionParam: tc.version})
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("Resolve of version %q = %q, %v; want %q, %v", tc.version, got, ok, tc.want, tc.ok)
+		}
+	}
+	if r, ok := Find("PUT", "/api/{version}/users/{id}"); !ok || r.Resource().Key() != "PUT /users/{id}" {
+		t.Errorf("Find(PUT, /api/{version}/users/{id}) = %v, %v", r, ok)
+	}
+	if Owner("/api/{version}/cart") != GroupCarts || PathAccess("/api/{version}/users") != Public {
+		t.Errorf("Owner and PathAccess do not read API Gateway's paths")
+	}
+}
+
+// TestGrow: a grown table serves another version and more routes until it
+// is put back.
+func TestGrow(t *testing.T) {
+	before := len(All())
+	restore := Grow([]int{3}, []Route{{Method: "GET", Path: "/shelves", Group: GroupCatalog, Access: User}})
+	if _, ok := Find("GET", "/api/v3/shelves"); !ok || len(Versions) != 3 {
+		t.Errorf("the grown table has no GET /api/v3/shelves (versions %v)", Versions)
+	}
+	restore()
+	if _, ok := Find("GET", "/shelves"); ok || len(All()) != before || len(Versions) != 2 {
+		t.Errorf("the table is not put back: %d routes, versions %v", len(All()), Versions)
+	}
+}
