@@ -10,7 +10,7 @@ DOCS_ASSETS := $(addprefix shared/swaggerui/assets/,swagger-ui-bundle.js.gz swag
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export GOFLAGS := -buildvcs=false
 
-.PHONY: help run test build synth deploy bench soak fuzz lint deps clean contract
+.PHONY: help run test build synth deploy destroy bench soak fuzz lint deps clean contract
 
 help: ## list the targets
 	@grep -E '^[a-z0-9]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -49,8 +49,21 @@ FORCE:
 synth: deps build ## synthesize the CloudFormation template into cdk.out (offline)
 	npx cdk synth --quiet
 
-deploy: deps build ## deploy the stack to the current AWS account (CDK_ARGS: more cdk options)
-	npx cdk deploy $(CDK_ARGS)
+STAGE ?=
+deploy: deps build ## deploy the stage STAGE (the stack Quire-STAGE) to the current AWS account (CDK_ARGS: more cdk options)
+	npx cdk deploy $(if $(STAGE),-c quire:stage=$(STAGE)) $(CDK_ARGS)
+
+destroy: development-stage deps build ## delete the development stage STAGE, tables included (refused for a production stage)
+	npx cdk destroy --force -c quire:stage=$(STAGE) $(CDK_ARGS)
+
+# development-stage refuses a production stage's name or kind (infra/stages.go
+# has the same rule), before anything is built.
+.PHONY: development-stage
+development-stage:
+	@case "$(STAGE)" in \
+	  ""|prod|production) echo "make destroy: refused for STAGE=$(STAGE): a production stage (see docs/deploying.md)" >&2; exit 1;; \
+	esac
+	@case "$(CDK_ARGS)" in *quire:stageKind=production*) echo "make destroy: refused: a production stage" >&2; exit 1;; esac
 
 test: deps build lint ## lint, unit, integration (DynamoDB Local), infra, events, template lint and end to end
 	QUIRE_REQUIRE_DYNAMODB_LOCAL=1 go test -count=1 ./...

@@ -38,7 +38,7 @@ var deploymentConfigs = map[string]func() awscodedeploy.ILambdaDeploymentConfig{
 // deploymentConfig returns the configuration the CDK context names, or the
 // default. It panics (failing the synth) on a name it does not know.
 func deploymentConfig(stack awscdk.Stack) awscodedeploy.ILambdaDeploymentConfig {
-	name := defaultDeployment
+	name := stagePreset(stack).deployment
 	if v := stack.Node().TryGetContext(jsii.String(contextDeployment)); v != nil {
 		name = fmt.Sprint(v)
 	}

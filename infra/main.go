@@ -12,9 +12,19 @@ func main() {
 	defer jsii.Close()
 	app := awscdk.NewApp(nil)
 	addChecks(app)
-	NewQuireStack(app, "Quire", &QuireStackProps{
-		StackProps: awscdk.StackProps{Description: jsii.String("Quire: a serverless REST API for a bookshop")},
-		AssetDir:   "build",
-	})
+	newStage(app, "build")
 	app.Synth(nil)
+}
+
+// newStage defines the stack of the stage the app's context names (see
+// stackName), with the functions' bootstraps in assetDir.
+func newStage(app awscdk.App, assetDir string) awscdk.Stack {
+	return NewQuireStack(app, stackName(app), &QuireStackProps{
+		StackProps: awscdk.StackProps{
+			Description: jsii.String("Quire: a serverless REST API for a bookshop"),
+			// A production stage cannot be deleted by mistake.
+			TerminationProtection: jsii.Bool(kindOf(app) == production),
+		},
+		AssetDir: assetDir,
+	})
 }

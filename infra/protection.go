@@ -25,8 +25,9 @@ const (
 	contextThrottleRate = "quire:throttleRate"
 	// contextThrottleBurst is the stage's default burst, in requests.
 	contextThrottleBurst = "quire:throttleBurst"
-	// contextWAF switches the web ACL on ("true"); it is off by default,
-	// as AWS WAF bills by the month (see docs/deploying.md).
+	// contextWAF switches the web ACL on ("true") or off; a production
+	// stage's preset has it on, a development stage's off, as AWS WAF
+	// bills by the month (see docs/deploying.md).
 	contextWAF = "quire:waf"
 )
 

@@ -161,16 +161,21 @@ func TestThrottleContext(t *testing.T) {
 	}
 }
 
-// TestNoWebACLByDefault: AWS WAF bills by the month, so the stack has no
-// WAF resource unless quire:waf is true; API Gateway's answer to a request
-// a web ACL blocks is a problem all the same.
-func TestNoWebACLByDefault(t *testing.T) {
-	tmpl, res := template(t)
+// TestNoWebACLOnADevelopmentStage: AWS WAF bills by the month, so a
+// development stage has no WAF resource unless quire:waf is true, nor a
+// production one with quire:waf=false; API Gateway's answer to a request a
+// web ACL blocks is a problem all the same.
+func TestNoWebACLOnADevelopmentStage(t *testing.T) {
+	tmpl, _ := template(t)
+	dev, err := synthWith(t.TempDir(), map[string]any{contextStage: "dev"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	off, err := synthWith(t.TempDir(), map[string]any{contextWAF: "false"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, res := range map[string]map[string]resource{"default": res, "quire:waf=false": resourcesOf(t, off)} {
+	for name, res := range map[string]map[string]resource{"quire:stage=dev": resourcesOf(t, dev), "quire:waf=false": resourcesOf(t, off)} {
 		for id, r := range res {
 			if strings.HasPrefix(r.Type, "AWS::WAFv2::") {
 				t.Errorf("%s: %s is a %s", name, id, r.Type)

@@ -44,7 +44,7 @@ const stageName = "prod"
 // alarms.
 func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps) awscdk.Stack {
 	stack := awscdk.NewStack(scope, &id, &props.StackProps)
-	limits, waf, cors := stageThrottle(stack), boolContext(stack, contextWAF, false), corsOrigins(stack)
+	limits, waf, cors := stageThrottle(stack), boolContext(stack, contextWAF, stagePreset(stack).waf), corsOrigins(stack)
 	deployment := deploymentConfig(stack)
 	namespace := telemetry.DefaultNamespace + "/" + *stack.StackName()
 	tables := map[string]awsdynamodb.Table{}
@@ -107,10 +107,14 @@ func output(stack awscdk.Stack, id, description string, value *string) {
 }
 
 // newTable defines a table from its definition: on demand, with
-// point-in-time recovery, kept when the stack is deleted, as data outlives
-// deployments, and protected from deletion by anyone until the protection
-// is turned off.
+// point-in-time recovery; on a production stage (see retainTables) kept
+// when the stack is deleted, as data outlives deployments, and protected
+// from deletion by anyone until the protection is turned off.
 func newTable(stack awscdk.Stack, t dynamo.Table) awsdynamodb.Table {
+	retain, removal := retainTables(stack), awscdk.RemovalPolicy_DESTROY
+	if retain {
+		removal = awscdk.RemovalPolicy_RETAIN
+	}
 	table := awsdynamodb.NewTable(stack, jsii.String(exportName(t.Name)+"Table"), &awsdynamodb.TableProps{
 		PartitionKey: attribute(t.PartitionKey),
 		SortKey:      optionalAttribute(t.SortKey),
@@ -118,8 +122,8 @@ func newTable(stack awscdk.Stack, t dynamo.Table) awsdynamodb.Table {
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
-		RemovalPolicy:      awscdk.RemovalPolicy_RETAIN,
-		DeletionProtection: jsii.Bool(true),
+		RemovalPolicy:      removal,
+		DeletionProtection: jsii.Bool(retain),
 	})
 	if t.TTL != "" {
 		table.Node().DefaultChild().(awsdynamodb.CfnTable).SetTimeToLiveSpecification(&awsdynamodb.CfnTable_TimeToLiveSpecificationProperty{
@@ -212,7 +216,7 @@ func indexNames(table string) []string {
 func newLambda(stack awscdk.Stack, name, description string, memoryMB int, env map[string]*string, dir string) awslambda.Function {
 	id := exportName(name)
 	logs := awslogs.NewLogGroup(stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
-		Retention:     awslogs.RetentionDays_ONE_MONTH,
+		Retention:     logRetention(stack),
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
 	fn := awslambda.NewFunction(stack, jsii.String(id+"Function"), &awslambda.FunctionProps{

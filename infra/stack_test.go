@@ -82,7 +82,7 @@ func newApp(dir string, context map[string]any) (awscdk.App, awscdk.Stack, error
 	}
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &context})
 	addChecks(app)
-	return app, NewQuireStack(app, "Quire", &QuireStackProps{AssetDir: dir}), nil
+	return app, newStage(app, dir), nil
 }
 
 // operations returns the stack's nested operations stack.

@@ -80,7 +80,7 @@ func accessLogFormat() awsapigateway.AccessLogFormat {
 // It returns the access log's group too.
 func stageOptions(stack awscdk.Stack, limits throttle) (*awsapigateway.StageOptions, awslogs.LogGroup) {
 	logs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
-		Retention:     awslogs.RetentionDays_ONE_MONTH,
+		Retention:     logRetention(stack),
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
 	throttles := methodThrottles(limits)
@@ -106,7 +106,7 @@ func newExecutionLogs(stack awscdk.Stack, api awsapigateway.RestApi) {
 		LogGroupName: awscdk.Fn_Join(jsii.String(""), &[]*string{
 			jsii.String("API-Gateway-Execution-Logs_"), api.RestApiId(), jsii.String("/" + stageName),
 		}),
-		Retention:     awslogs.RetentionDays_ONE_MONTH,
+		Retention:     logRetention(stack),
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
 }

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// CDK context keys of the stage: which one this stack is, and what its
+// kind's preset gives that another key does not override.
+const (
+	// contextStage names the stage: the stack is Quire-<stage> (Quire
+	// without one), and so is everything named after the stack: the API,
+	// the alarms, the dashboard, the queries, the metrics' namespace and
+	// the tokens' issuer.
+	contextStage = "quire:stage"
+	// contextStageKind is development or production. Without it, a stage
+	// named prod or production, or none, is production; any other is
+	// development.
+	contextStageKind = "quire:stageKind"
+	// contextLogRetention is how many days the logs are kept.
+	contextLogRetention = "quire:logRetentionDays"
+	// contextRemoval says what deleting the stack does to the tables:
+	// retain (with deletion protection) or destroy.
+	contextRemoval = "quire:removal"
+)
+
+// stageKind is a kind of stage, which selects a preset.
+type stageKind string
+
+const (
+	development stageKind = "development"
+	production  stageKind = "production"
+)
+
+// preset is what a kind of stage sets, each value overridden by its own
+// key: the deployment (quire:deployment), the web ACL (quire:waf), the
+// logs' retention in days (quire:logRetentionDays), and whether the tables
+// outlive the stack (quire:removal). Neither kind mails alarms until
+// quire:alarmEmail names an address.
+type preset struct {
+	deployment   string
+	waf          bool
+	logRetention int
+	retain       bool
+}
+
+// presets: a development stack deploys at once, costs no web ACL, keeps
+// its logs a week and goes whole with `make destroy`; a production stack
+// shifts traffic by the canary, runs the web ACL, keeps its logs a month,
+// its tables when it is deleted, and cannot be deleted while termination
+// protection is on.
+var presets = map[stageKind]preset{
+	development: {deployment: "AllAtOnce", waf: false, logRetention: 7, retain: false},
+	production:  {deployment: defaultDeployment, waf: true, logRetention: 30, retain: true},
+}
+
+// stageName is a stage's name: lower case letters, digits and hyphens.
+var stageNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
+
+// stackName returns the name of the stack of the stage the app's context
+// names: Quire, or Quire-<stage>. It panics (failing the synth) on a name
+// that is not a stage's.
+func stackName(app awscdk.App) string {
+	v := app.Node().TryGetContext(jsii.String(contextStage))
+	if v == nil || fmt.Sprint(v) == "" {
+		return "Quire"
+	}
+	name := fmt.Sprint(v)
+	if !stageNamePattern.MatchString(name) {
+		panic(fmt.Sprintf("context %s = %q: want 1 to 20 lower case letters, digits and hyphens, starting with a letter", contextStage, name))
+	}
+	return "Quire-" + name
+}
+
+// kindOf returns the kind of the stage of scope's context.
+func kindOf(scope constructs.Construct) stageKind {
+	if v := scope.Node().TryGetContext(jsii.String(contextStageKind)); v != nil {
+		k := stageKind(fmt.Sprint(v))
+		if _, ok := presets[k]; !ok {
+			panic(fmt.Sprintf("context %s = %v: want %s or %s", contextStageKind, v, development, production))
+		}
+		return k
+	}
+	switch v := scope.Node().TryGetContext(jsii.String(contextStage)); fmt.Sprint(v) {
+	case "<nil>", "", "prod", "production":
+		return production
+	}
+	return development
+}
+
+// stagePreset returns the preset of stack's stage.
+func stagePreset(stack awscdk.Stack) preset { return presets[kindOf(stack)] }
+
+// retentions are the retentions CloudWatch Logs takes that a stage may
+// choose, in days.
+var retentions = map[int]awslogs.RetentionDays{
+	1: awslogs.RetentionDays_ONE_DAY, 3: awslogs.RetentionDays_THREE_DAYS, 7: awslogs.RetentionDays_ONE_WEEK,
+	14: awslogs.RetentionDays_TWO_WEEKS, 30: awslogs.RetentionDays_ONE_MONTH, 90: awslogs.RetentionDays_THREE_MONTHS,
+	180: awslogs.RetentionDays_SIX_MONTHS, 365: awslogs.RetentionDays_ONE_YEAR,
+}
+
+// logRetention returns how long stack's logs are kept: the context's
+// quire:logRetentionDays, or the stage's preset. It panics (failing the
+// synth) on a number of days CloudWatch Logs does not take.
+func logRetention(stack awscdk.Stack) awslogs.RetentionDays {
+	days := stagePreset(stack).logRetention
+	if v := stack.Node().TryGetContext(jsii.String(contextLogRetention)); v != nil {
+		n, err := strconv.Atoi(fmt.Sprint(v))
+		if _, ok := retentions[n]; err != nil || !ok {
+			panic(fmt.Sprintf("context %s = %v: want one of 1, 3, 7, 14, 30, 90, 180, 365", contextLogRetention, v))
+		}
+		days = n
+	}
+	return retentions[days]
+}
+
+// retainTables reports whether stack's tables outlive it: the context's
+// quire:removal, or the stage's preset.
+func retainTables(stack awscdk.Stack) bool {
+	v := stack.Node().TryGetContext(jsii.String(contextRemoval))
+	switch fmt.Sprint(v) {
+	case "<nil>":
+		return stagePreset(stack).retain
+	case "retain":
+		return true
+	case "destroy":
+		return false
+	}
+	panic(fmt.Sprintf("context %s = %v: want retain or destroy", contextRemoval, v))
+}

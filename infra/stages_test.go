@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+)
+
+// resourceRef is a Ref in a template's JSON.
+var resourceRef = regexp.MustCompile(`"Ref":"([^"]+)"`)
+
+// globalNames are the properties whose value names a resource in the
+// account and Region, which two stages must not share.
+var globalNames = map[string]bool{"AlarmName": true, "DashboardName": true, "QueryDefinitionName": true, "LogGroupName": true,
+	"TopicName": true, "SecretName": true, "TableName": true, "FunctionName": true}
+
+// names returns what a template names in the account and Region that it
+// writes itself (a name CloudFormation makes up, a Ref, is unique anyway):
+// the global names of its resources, the API's and the web ACL's, and the
+// names the functions' environment gives (the metrics' namespace, the
+// tokens' issuer), as JSON.
+func names(t *testing.T, res map[string]resource) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	add := func(where string, v any) {
+		b, _ := json.Marshal(v)
+		if strings.Contains(string(b), `"Fn::GetAtt"`) {
+			return // part of a resource's own name
+		}
+		for _, ref := range resourceRef.FindAllStringSubmatch(string(b), -1) {
+			if !strings.HasPrefix(ref[1], "AWS::") {
+				return // a resource's, not a pseudo parameter's such as AWS::Region
+			}
+		}
+		out[string(b)] = where
+	}
+	for id, r := range res {
+		for k, v := range r.Properties {
+			if globalNames[k] || k == "Name" && (r.Type == "AWS::ApiGateway::RestApi" || r.Type == "AWS::WAFv2::WebACL") {
+				add(id+"."+k, v)
+			}
+		}
+		if env, ok := r.Properties["Environment"].(map[string]any); ok {
+			vars, _ := env["Variables"].(map[string]any)
+			for _, k := range []string{"METRICS_NAMESPACE", "TOKEN_ISSUER"} {
+				if v, ok := vars[k]; ok {
+					add(id+"."+k, v)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestStagesSideBySide: two stages are two stacks, Quire-dev and
+// Quire-prod, with no name in common.
+func TestStagesSideBySide(t *testing.T) {
+	all := map[string]map[string]string{}
+	for _, stage := range []string{"dev", "prod"} {
+		s, err := synthStacks(t.TempDir(), map[string]any{contextStage: stage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := names(t, resourcesOf(t, s.main))
+		for k, v := range names(t, resourcesOf(t, s.ops)) {
+			got[k] = v
+		}
+		if len(got) < 10 {
+			t.Fatalf("stage %s: %d names, too few to tell: %v", stage, len(got), got)
+		}
+		all[stage] = got
+	}
+	for name, where := range all["dev"] {
+		if other, ok := all["prod"][name]; ok {
+			t.Errorf("dev's %s and prod's %s share the name %s", where, other, name)
+		}
+	}
+	if !strings.Contains(fmt.Sprint(all["dev"]), "Quire-dev") {
+		t.Errorf("the dev stage names nothing after Quire-dev: %v", all["dev"])
+	}
+}
+
+// TestStageNames: a stage names the stack; a name that is not a stage's
+// fails the synth, naming the key.
+func TestStageNames(t *testing.T) {
+	for stage, want := range map[string]string{"": "Quire", "dev": "Quire-dev", "pr-42": "Quire-pr-42"} {
+		_, stack, err := newApp(t.TempDir(), map[string]any{contextStage: stage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := *stack.StackName(); got != want {
+			t.Errorf("quire:stage=%q: stack %s, want %s", stage, got, want)
+		}
+	}
+	for _, bad := range []string{"Prod", "dev_1", "-x", strings.Repeat("a", 21), "a/b"} {
+		func() {
+			defer func() {
+				if msg := fmt.Sprint(recover()); !strings.Contains(msg, contextStage) {
+					t.Errorf("quire:stage=%q: %q, want a failure naming the key", bad, msg)
+				}
+			}()
+			newApp(t.TempDir(), map[string]any{contextStage: bad})
+		}()
+	}
+}
+
+// TestPresets: a development stage deploys at once, has no web ACL, keeps
+// its logs a week and its tables go with it; a production stage has the
+// canary, the web ACL, a month of logs, tables kept and protected, and
+// termination protection; each value of a preset yields to its own key.
+func TestPresets(t *testing.T) {
+	type want struct {
+		deployment string
+		waf        bool
+		retention  float64
+		retain     bool
+		protected  bool
+	}
+	for _, tc := range []struct {
+		context map[string]any
+		want    want
+	}{
+		{map[string]any{contextStage: "dev"}, want{"AllAtOnce", false, 7, false, false}},
+		{map[string]any{contextStage: "prod"}, want{"Canary10Percent5Minutes", true, 30, true, true}},
+		{map[string]any{}, want{"Canary10Percent5Minutes", true, 30, true, true}},
+		{map[string]any{contextStage: "staging", contextStageKind: "production"}, want{"Canary10Percent5Minutes", true, 30, true, true}},
+		{map[string]any{contextStage: "dev", contextDeployment: "Canary10Percent5Minutes", contextWAF: "true",
+			contextLogRetention: "30", contextRemoval: "retain"}, want{"Canary10Percent5Minutes", true, 30, true, false}},
+		{map[string]any{contextStage: "prod", contextDeployment: "AllAtOnce", contextWAF: "false",
+			contextLogRetention: 7, contextRemoval: "destroy"}, want{"AllAtOnce", false, 7, false, true}},
+	} {
+		_, stack, err := newApp(t.TempDir(), tc.context)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := resourcesOf(t, assertions.Template_FromStack(stack, nil))
+		var got want
+		got.protected = *stack.TerminationProtection()
+		for _, r := range res {
+			switch r.Type {
+			case "AWS::CodeDeploy::DeploymentGroup":
+				got.deployment = strings.TrimPrefix(fmt.Sprint(r.Properties["DeploymentConfigName"]), "CodeDeployDefault.Lambda")
+			case "AWS::WAFv2::WebACL":
+				got.waf = true
+			case "AWS::Logs::LogGroup":
+				got.retention = r.Properties["RetentionInDays"].(float64)
+			case "AWS::DynamoDB::Table":
+				got.retain = r.DeletionPolicy == "Retain" && r.Properties["DeletionProtectionEnabled"] == true
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%v: %+v, want %+v", tc.context, got, tc.want)
+		}
+	}
+	for key, bad := range map[string]any{contextStageKind: "staging", contextLogRetention: "10", contextRemoval: "keep"} {
+		func() {
+			defer func() {
+				if msg := fmt.Sprint(recover()); !strings.Contains(msg, key) {
+					t.Errorf("%s=%v: %q, want a failure naming the key", key, bad, msg)
+				}
+			}()
+			newApp(t.TempDir(), map[string]any{key: bad})
+		}()
+	}
+}
