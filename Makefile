@@ -10,7 +10,7 @@ DOCS_ASSETS := $(addprefix shared/swaggerui/assets/,swagger-ui-bundle.js.gz swag
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export GOFLAGS := -buildvcs=false
 
-.PHONY: help run test build synth deploy destroy bench soak fuzz lint deps clean contract
+.PHONY: help run test build synth deploy destroy smoke bench soak fuzz lint deps clean contract
 
 help: ## list the targets
 	@grep -E '^[a-z0-9]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -76,6 +76,9 @@ e2e: deps ## the generated TypeScript client and the browser tests (headless Chr
 	scripts/install-chromium.sh
 	go build -o build/quire-local ./cmd/local
 	node e2e/run.mjs
+
+smoke: deps ## run the smoke suite against the Quire at BASE_URL (SMOKE_ADMIN_EMAIL, SMOKE_ADMIN_PASSWORD: to fund its payment)
+	node e2e/run.mjs --smoke "$(BASE_URL)"
 
 bench: deps ## measure bootstraps, init time, cold requests and DynamoDB requests per route
 	go run ./bench

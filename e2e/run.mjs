@@ -17,8 +17,15 @@
 //     generated clients fails here;
 //  4. runs them with node --test: the generated client (client.test), the
 //     Swagger UI page (docs.test) and a page of another origin (cors.test),
-//     the last two in headless Chromium;
+//     the last two in headless Chromium, and the smoke suite (smoke.test:
+//     smoke.mts against the server, and against servers that answer
+//     wrongly, which it must fail);
 //  5. stops the server, whatever happened.
+//
+// `node e2e/run.mjs --smoke <url>` (make smoke BASE_URL=<url>) runs the
+// smoke suite alone against a running Quire: its client generated from
+// that Quire's documents, then the journey; SMOKE_ADMIN_EMAIL and
+// SMOKE_ADMIN_PASSWORD let it record the money its payment needs.
 //
 // Environment: CHROMIUM (the browser; default: chromium on PATH),
 // E2E_TIMEOUT (seconds for the whole run; default 300) and what
@@ -79,8 +86,8 @@ function findChromium() {
 }
 
 /** Runs a command to completion, its output on ours; true when it succeeded. */
-function run(cmd, args) {
-  const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit" });
+function run(cmd, args, env = {}) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit", env: { ...process.env, ...env } });
   if (r.error) {
     fail(`${cmd}: ${r.error.message}`);
     return false;
@@ -130,7 +137,75 @@ function tail(file, lines) {
   }
 }
 
+/**
+ * Reads each version's OpenAPI document from the API at apiURL, lints it
+ * and generates its client's types (e2e/generated/v<N>.d.ts).
+ */
+async function generate(apiURL) {
+  const newest = await fetch(`${apiURL}/openapi.json`);
+  if (newest.status !== 200) {
+    throw new Error(`GET /openapi.json answered ${newest.status}`);
+  }
+  const versions = Number((await newest.json()).info.version);
+  for (let v = 1; v <= versions; v++) {
+    const path = `/api/v${v}/openapi.json`;
+    const doc = await fetch(`${apiURL}${path}`);
+    if (doc.status !== 200) {
+      throw new Error(`GET ${path} answered ${doc.status}`);
+    }
+    const spec = join(out, `openapi-v${v}.json`);
+    writeFileSync(spec, Buffer.from(await doc.arrayBuffer()));
+    step(`linting ${relative(root, spec)} with Redocly's recommended rules (redocly.yaml)`);
+    if (!run(join(bin, "redocly"), ["lint", spec, "--config", join(root, "redocly.yaml")])) {
+      throw new Error(`Redocly's lint finds errors in version ${v}'s OpenAPI document (see above)`);
+    }
+    const types = join(generated, `v${v}.d.ts`);
+    step(`generating version ${v}'s client types from GET ${path} into ${relative(root, types)}`);
+    if (!run(join(bin, "openapi-typescript"), [spec, "--output", types])) {
+      throw new Error(`openapi-typescript could not generate the client from version ${v}'s document`);
+    }
+  }
+}
+
+/** Type-checks and compiles the tests and the smoke suite against the generated types. */
+function compile() {
+  step("type-checking and compiling the tests (tsc, strict)");
+  if (!run(join(bin, "tsc"), ["--project", join(root, "e2e", "tsconfig.json")])) {
+    throw new Error(
+      "the tests do not type-check against the client generated from the current OpenAPI document: " +
+        "an API change breaks generated clients, or a test is wrong (see tsc's errors above)",
+    );
+  }
+}
+
+/**
+ * Runs the smoke suite alone against the API at url (make smoke): the
+ * client generated from its own documents, then the journey.
+ */
+async function smokeOnly(url) {
+  if (!url) {
+    return fail("make smoke: set BASE_URL to the API's URL, such as https://abc123.execute-api.eu-west-1.amazonaws.com/prod");
+  }
+  rmSync(compiled, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  rmSync(generated, { recursive: true, force: true });
+  mkdirSync(generated, { recursive: true });
+  try {
+    await generate(url.replace(/\/$/, ""));
+    compile();
+  } catch (err) {
+    return fail(err.message);
+  }
+  step(`running the smoke suite against ${url}`);
+  if (!run(process.execPath, [join(compiled, "smoke.mjs")], { BASE_URL: url })) {
+    fail("the smoke suite failed (see above)");
+  }
+}
+
 async function main() {
+  if (process.argv[2] === "--smoke") {
+    return smokeOnly(process.argv[3]);
+  }
   if (!existsSync(server)) {
     return fail("build/quire-local is missing: go build -o build/quire-local ./cmd/local (make e2e does)");
   }
@@ -185,37 +260,8 @@ async function main() {
     await waitHealthy(`${apiURL}/health`, proc, 90);
     step("the API is up");
 
-    const newest = await fetch(`${apiURL}/openapi.json`);
-    if (newest.status !== 200) {
-      throw new Error(`GET /openapi.json answered ${newest.status}`);
-    }
-    const versions = Number((await newest.json()).info.version);
-    for (let v = 1; v <= versions; v++) {
-      const path = `/api/v${v}/openapi.json`;
-      const doc = await fetch(`${apiURL}${path}`);
-      if (doc.status !== 200) {
-        throw new Error(`GET ${path} answered ${doc.status}`);
-      }
-      const spec = join(out, `openapi-v${v}.json`);
-      writeFileSync(spec, Buffer.from(await doc.arrayBuffer()));
-      step(`linting ${relative(root, spec)} with Redocly's recommended rules (redocly.yaml)`);
-      if (!run(join(bin, "redocly"), ["lint", spec, "--config", join(root, "redocly.yaml")])) {
-        throw new Error(`Redocly's lint finds errors in version ${v}'s OpenAPI document (see above)`);
-      }
-      const types = join(generated, `v${v}.d.ts`);
-      step(`generating version ${v}'s client types from GET ${path} into ${relative(root, types)}`);
-      if (!run(join(bin, "openapi-typescript"), [spec, "--output", types])) {
-        throw new Error(`openapi-typescript could not generate the client from version ${v}'s document`);
-      }
-    }
-
-    step("type-checking and compiling the tests (tsc, strict)");
-    if (!run(join(bin, "tsc"), ["--project", join(root, "e2e", "tsconfig.json")])) {
-      throw new Error(
-        "the tests do not type-check against the client generated from the current OpenAPI document: " +
-          "an API change breaks generated clients, or a test is wrong (see tsc's errors above)",
-      );
-    }
+    await generate(apiURL);
+    compile();
 
     const tests = readdirSync(compiled)
       .filter((f) => f.endsWith(".test.mjs"))
