@@ -51,7 +51,7 @@ synth: deps build ## synthesize the CloudFormation template into cdk.out (offlin
 
 STAGE ?=
 deploy: deps build ## deploy the stage STAGE (the stack Quire-STAGE) to the current AWS account (CDK_ARGS: more cdk options)
-	npx cdk deploy $(if $(STAGE),-c quire:stage=$(STAGE)) $(CDK_ARGS)
+	npx cdk deploy $(if $(STAGE),-c quire:stage=$(STAGE)) --outputs-file build/outputs-$(or $(STAGE),default).json $(CDK_ARGS)
 
 destroy: development-stage deps build ## delete the development stage STAGE, tables included (refused for a production stage)
 	npx cdk destroy --force -c quire:stage=$(STAGE) $(CDK_ARGS)
@@ -77,7 +77,9 @@ e2e: deps ## the generated TypeScript client and the browser tests (headless Chr
 	go build -o build/quire-local ./cmd/local
 	node e2e/run.mjs
 
-smoke: deps ## run the smoke suite against the Quire at BASE_URL (SMOKE_ADMIN_EMAIL, SMOKE_ADMIN_PASSWORD: to fund its payment)
+# The URL of the stage STAGE that make deploy wrote, when BASE_URL is not given.
+BASE_URL ?= $(if $(STAGE),$(shell node -p 'Object.values(require("./build/outputs-$(STAGE).json"))[0].ApiUrl' 2>/dev/null))
+smoke: deps ## run the smoke suite against BASE_URL, or the stage STAGE make deploy deployed (SMOKE_ADMIN_EMAIL, SMOKE_ADMIN_PASSWORD: to fund its payment)
 	node e2e/run.mjs --smoke "$(BASE_URL)"
 
 bench: deps ## measure bootstraps, init time, cold requests and DynamoDB requests per route
@@ -101,12 +103,14 @@ fuzz: ## run every fuzz target for FUZZTIME each
 # Linters are pinned and run with go run: none is a dependency of the module,
 # nor linked into a function.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
-lint: ## gofmt, go vet, staticcheck and a tidy go.mod
+lint: ## gofmt, go vet, staticcheck, a tidy go.mod, and actionlint on the workflows
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	go vet ./...
 	go run $(STATICCHECK) ./...
 	go mod tidy -diff
+	go run $(ACTIONLINT)
 
 clean: ## remove build output
 	rm -rf build cdk.out

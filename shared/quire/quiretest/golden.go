@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/ from what the code makes")
+var update = flag.Bool("update", false, "rewrite the golden files (and the contracts) from what the code makes")
 
 // Updating reports whether the tests run with -update, which rewrites what
 // they compare with from what the code makes.
@@ -16,9 +16,8 @@ func Updating() bool { return *update }
 
 // Golden fails tb unless got is what the golden file path holds; with the
 // -update flag it first writes got there. A golden file holds what a
-// reviewer should see change (a synthesized template, the OpenAPI
-// document): a change the code means is rewritten with -update, and shows
-// in review as the file's diff.
+// reviewer should see change (a synthesized template): a change the code
+// means is rewritten with -update, and shows in review as the file's diff.
 func Golden(tb testing.TB, path string, got []byte) {
 	tb.Helper()
 	if *update {
