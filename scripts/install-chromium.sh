@@ -23,24 +23,7 @@ for name in chromium chromium-browser; do
 	fi
 done
 
-if ! command -v apt-get >/dev/null 2>&1; then
-	echo "install-chromium: no Chromium, and no apt-get to install one: install Chromium or Chrome," >&2
-	echo "  then put it on PATH as chromium or set CHROMIUM=/path/to/it" >&2
-	exit 1
-fi
-sudo=()
-if [[ "$(id -u)" != 0 ]]; then
-	if ! command -v sudo >/dev/null 2>&1; then
-		echo "install-chromium: installing Chromium needs root: run 'apt-get install -y chromium' as root" >&2
-		exit 1
-	fi
-	sudo=(sudo)
-fi
-
-echo "Installing Chromium (apt-get install chromium)"
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq chromium
+"$(dirname "${BASH_SOURCE[0]}")/apt-install.sh" chromium
 runs chromium || {
 	echo "install-chromium: chromium was installed but does not run" >&2
 	exit 1

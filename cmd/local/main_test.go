@@ -48,15 +48,7 @@ var textLine = regexp.MustCompile(`^time=\S+ level=(DEBUG|INFO|WARN|ERROR) msg=`
 // token included; the address it prints leads a browser to the docs page;
 // and a HEAD request is logged under its route.
 func TestRun(t *testing.T) {
-	dir, err := ddblocal.Find()
-	if err != nil {
-		if os.Getenv("QUIRE_REQUIRE_DYNAMODB_LOCAL") != "1" {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	t.Setenv("DYNAMODB_LOCAL_DIR", dir)
-	t.Chdir(t.TempDir()) // where it writes build/sam-env.json
+	inTempDir(t)
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
 			lines := serve(t, format, func(url string) {
@@ -117,6 +109,21 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// inTempDir runs the rest of the test in a directory of its own, where
+// the server writes build/sam-env.json, with the installed DynamoDB Local;
+// it skips the test without one, unless QUIRE_REQUIRE_DYNAMODB_LOCAL=1.
+func inTempDir(t *testing.T) {
+	dir, err := ddblocal.Find()
+	if err != nil {
+		if os.Getenv("QUIRE_REQUIRE_DYNAMODB_LOCAL") != "1" {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	t.Setenv("DYNAMODB_LOCAL_DIR", dir)
+	t.Chdir(t.TempDir())
+}
+
 // serve runs the local server in format until it is ready, calls while
 // with its address, stops it, and returns what it printed, line by line.
 func serve(t *testing.T, format string, while func(url string)) []string {
@@ -162,15 +169,7 @@ func TestREADME(t *testing.T) {
 			t.Fatalf("the README's examples need %s (make deps installs it): %v", tool, err)
 		}
 	}
-	dir, err := ddblocal.Find()
-	if err != nil {
-		if os.Getenv("QUIRE_REQUIRE_DYNAMODB_LOCAL") != "1" {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	t.Setenv("DYNAMODB_LOCAL_DIR", dir)
-	t.Chdir(t.TempDir())
+	inTempDir(t)
 	var served string
 	lines := serve(t, "text", func(url string) {
 		served = url
