@@ -60,7 +60,8 @@ var presets = map[stageKind]preset{
 	production:  {deployment: defaultDeployment, waf: true, logRetention: 30, retain: true},
 }
 
-// stageName is a stage's name: lower case letters, digits and hyphens.
+// stageNamePattern is a stage's name: lower case letters, digits and
+// hyphens, starting with a letter.
 var stageNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
 
 // stackName returns the name of the stack of the stage the app's context

@@ -75,12 +75,11 @@ func negotiate(r *http.Request, pathVersion int) (*http.Request, error) {
 	}
 	// application/json comes first: among equal choices (Accept: */*)
 	// the plain type wins, in the path's version or the oldest not gone.
-	plain := offers[0].version
-	if pathVersion == 0 {
-		for i := len(offers) - 1; i >= 0; i-- {
-			if !routes.Gone(offers[i].version, time.Now()) || i == len(offers)-1 {
-				plain = offers[i].version
-			}
+	now, plain := time.Now(), offers[len(offers)-1].version // the newest, when every one is gone
+	for _, o := range offers {
+		if !routes.Gone(o.version, now) {
+			plain = o.version
+			break
 		}
 	}
 	offers = append([]offer{{MediaTypeJSON, plain}}, offers...)
