@@ -61,6 +61,7 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 		return err
 	}
 	defer ln.Close()
+	ln = apigw.Listener(ln) // net/http's own refusals in problem+json too
 
 	cfg, err := service.ConfigFromEnv(func(k string) string {
 		if v := getenv(k); v != "" || k != "CORS_ORIGINS" {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -65,6 +67,9 @@ func TestRun(t *testing.T) {
 					t.Fatal(err)
 				}
 				resp.Body.Close()
+				if status, ctype := rawGet(t, url, "/users/%zz"); status != http.StatusBadRequest || ctype != "application/problem+json" {
+					t.Errorf("GET /users/%%zz = %d %s, want 400 problem+json", status, ctype)
+				}
 			})
 			ready, demoAccounts, head := map[string]any{}, 0, false
 			for _, line := range lines {
@@ -107,6 +112,23 @@ func TestRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rawGet sends GET path to the server at url as it is, bytes no client
+// library would send, and returns the answer's status and Content-Type.
+func rawGet(t *testing.T, url, path string) (int, string) {
+	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n", path)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Content-Type")
 }
 
 // inTempDir runs the rest of the test in a directory of its own, where

@@ -222,7 +222,7 @@ func TestGatewayBodyLimit(t *testing.T) {
 func TestHandlerEscapesPath(t *testing.T) {
 	var got string
 	h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r.URL.Path; w.WriteHeader(200) }), nil)
-	for _, p := range []string{"/users/%", "/users/a?b", "/users/a#b", "/users/a b"} {
+	for _, p := range []string{"/users/%", "/users/%zz", "/users/a?b", "/users/a#b", "/users/a b"} {
 		resp, err := h(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: p})
 		if err != nil || resp.StatusCode != 200 || got != p {
 			t.Errorf("path %q: status %d, err %v, handler saw %q", p, resp.StatusCode, err, got)
