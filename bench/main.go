@@ -36,6 +36,7 @@ import (
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/login"
+	"github.com/quireapi/quire/shared/pretraffic"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service"
@@ -106,6 +107,9 @@ func run(ctx context.Context) error {
 	}
 	authEvent, _ := json.Marshal(authorizerEvent(tokens["admin"]))
 	fns = append(fns, &function{name: "authorizer", pkg: "./functions/authorizer", event: authEvent, check: authorizerOK})
+	// The hook's requests go to CodeDeploy and Lambda: its init alone is
+	// timed here, and its checks in hookRuns.
+	fns = append(fns, &function{name: hookName, pkg: "./functions/hook"})
 	for _, f := range fns {
 		if err := build(f, dir); err != nil {
 			return err
@@ -121,7 +125,7 @@ func run(ctx context.Context) error {
 	}
 	// As deployed, login has the private keys and the authorizer the
 	// public ones.
-	keyEnv := []string{"SIGNING_KEYS=" + keys, "JWKS=" + string(jwks)}
+	keyEnv := []string{"SIGNING_KEYS=" + keys, "JWKS=" + string(jwks), pretraffic.VersionsEnv + "=" + newVersions()}
 
 	// Inits are timed first, in rounds of their own, before DynamoDB Local
 	// starts: no JVM shares the two cores with them. A function's init
@@ -153,12 +157,19 @@ func run(ctx context.Context) error {
 	env := append(lambdaEnv(cfg.DynamoDB), keyEnv...)
 	for range runs { // interleaved, so that the machine's mood hits all alike
 		for _, f := range fns {
+			if f.event == nil {
+				continue
+			}
 			r, err := measure(ctx, f.binary, env, f.event, f.check)
 			if err != nil {
 				return err
 			}
 			f.cold, f.warm = append(f.cold, r.cold), append(f.warm, r.warm)
 		}
+	}
+	hooks, err := hookRuns(ctx, cfg)
+	if err != nil {
+		return err
 	}
 	costs, err := authorizerCosts(cfg, tokens["admin"])
 	if err != nil {
@@ -208,8 +219,24 @@ func run(ctx context.Context) error {
 		}
 		printHeat(w, mix)
 		printCost(w, prices, authz)
+		inits := map[string]time.Duration{}
+		for _, f := range fns {
+			inits[f.name] = median(f.init)
+		}
+		printHook(w, hooks, inits)
 		return nil
 	})
+}
+
+// newVersions is the hook's NEW_VERSIONS, as the stack sets it: a version
+// of every function it checks.
+func newVersions() string {
+	v := map[string]string{}
+	for _, g := range pretraffic.Groups() {
+		v[g] = "arn:aws:lambda:us-east-1:123456789012:function:Quire-" + g + ":1"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 func seed(ctx context.Context, cfg dynamo.Config) error {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/quireapi/quire/docs/markdown"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/pretraffic"
 	"github.com/quireapi/quire/shared/rest"
 )
 
@@ -297,4 +298,25 @@ func (v envVisitor) Visit(n ast.Node) ast.Visitor {
 		}
 	}
 	return envVisitor{params, v.visit}
+}
+
+// TestPreTrafficChecks: the table of deploying.md's pre-traffic checks has
+// a row for each function the hook checks, which names every request of
+// its checks.
+func TestPreTrafficChecks(t *testing.T) {
+	rows := table(t, "deploying.md", "Function", "What the hook asks the new version")
+	var groups []string
+	for _, r := range rows {
+		group := strings.TrimSpace(r.Cells[0])
+		groups = append(groups, group)
+		spans := markdown.CodeSpans(r.Cells[1])
+		for _, req := range pretraffic.Requests(group) {
+			if !slices.Contains(spans, req) {
+				t.Errorf("%s: %s does not name the request %q of its checks", r, group, req)
+			}
+		}
+	}
+	if !slices.Equal(groups, pretraffic.Groups()) {
+		t.Errorf("the rows are %v, want a row for each of %v, in that order", groups, pretraffic.Groups())
+	}
 }

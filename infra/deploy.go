@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -10,6 +11,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawscloudwatch"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/quireapi/quire/shared/pretraffic"
 )
 
 // contextDeployment names how CodeDeploy shifts a function's traffic to a
@@ -68,12 +71,20 @@ func newAlias(stack awscdk.Stack, name string, fn awslambda.Function) awslambda.
 	})
 }
 
-// newDeployments defines a CodeDeploy deployment group per alias, all in
-// one application with one role: a deployment that changes a function
+// hookName names the pre-traffic hook's function.
+const hookName = "hook"
+
+// hookTimeout bounds one run of the hook: a cold start and a few requests
+// of the new version, well inside it.
+const hookTimeout = 60
+
+// newDeployments defines a CodeDeploy deployment group per alias, named
+// after its group, all in one application with one role: a deployment that
+// changes a function first runs the pre-traffic hook (see newHook), then
 // shifts its alias to the new version as config says, and rolls back when
-// one of the function's alarms (see alarms.rollback) goes off, or when the
-// deployment fails or is stopped.
-func newDeployments(stack awscdk.Stack, aliases map[string]awslambda.Alias, config awscodedeploy.ILambdaDeploymentConfig, alarms *alarms) {
+// the hook fails, when one of the function's alarms (see alarms.rollback)
+// goes off, or when the deployment fails or is stopped.
+func newDeployments(stack awscdk.Stack, aliases map[string]awslambda.Alias, config awscodedeploy.ILambdaDeploymentConfig, alarms *alarms, assetDir string) {
 	app := awscodedeploy.NewLambdaApplication(stack, jsii.String("Deployments"), nil)
 	role := awsiam.NewRole(stack, jsii.String("DeploymentRole"), &awsiam.RoleProps{
 		AssumedBy: awsiam.NewServicePrincipal(jsii.String("codedeploy.amazonaws.com"), nil),
@@ -82,21 +93,59 @@ func newDeployments(stack awscdk.Stack, aliases map[string]awslambda.Alias, conf
 		},
 	})
 	suppress(role, findingDeployPolicy, "AWS's least-privilege policy for CodeDeploy's Lambda deployments: it "+
-		"reads the alarms, moves aliases and invokes no function but hooks (Quire has none).")
+		"reads the alarms and moves aliases; the stack grants it the pre-traffic hook alone besides.")
+	hook := newHook(stack, aliases, assetDir)
+	var groups []*string
 	for _, name := range sortedKeys(aliases) {
 		var rollback []interfacesawscloudwatch.IAlarmRef
 		for _, a := range alarms.rollback(name) {
 			rollback = append(rollback, a)
 		}
-		awscodedeploy.NewLambdaDeploymentGroup(stack, jsii.String(exportName(name)+"Deployment"), &awscodedeploy.LambdaDeploymentGroupProps{
-			Application:      app,
-			Role:             role,
-			Alias:            aliases[name],
-			DeploymentConfig: config,
-			Alarms:           &rollback,
+		group := awscodedeploy.NewLambdaDeploymentGroup(stack, jsii.String(exportName(name)+"Deployment"), &awscodedeploy.LambdaDeploymentGroupProps{
+			Application: app,
+			// The hook learns the group from the deployment, by this name.
+			DeploymentGroupName: jsii.String(name),
+			Role:                role,
+			Alias:               aliases[name],
+			DeploymentConfig:    config,
+			PreHook:             hook,
+			Alarms:              &rollback,
 			AutoRollback: &awscodedeploy.AutoRollbackConfig{
 				DeploymentInAlarm: jsii.Bool(true), FailedDeployment: jsii.Bool(true), StoppedDeployment: jsii.Bool(true),
 			},
 		})
+		groups = append(groups, group.DeploymentGroupArn())
 	}
+	// The hook reads the groups' deployments, and reports on them
+	// (PreHook's grant).
+	hook.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("codedeploy:GetDeployment"),
+		Resources: &groups,
+	}))
+	// After the groups: PreHook's grant adds the policy this is about.
+	suppress(role, findingHookVersions, "CodeDeploy invokes the pre-traffic hook, a function of this stack that "+
+		"serves nothing; the grant of its ARN covers its versions too.")
+}
+
+// newHook defines the pre-traffic hook (pretraffic.Hook): one function for
+// every deployment group, which may invoke the new versions the aliases
+// move to, and nothing else of the stack's functions. As an alias's update
+// runs the hook, the hook, with the new versions in its environment and its
+// policy, is updated first.
+func newHook(stack awscdk.Stack, aliases map[string]awslambda.Alias, assetDir string) awslambda.Function {
+	versions := map[string]*string{}
+	var arns []*string
+	for _, name := range sortedKeys(aliases) {
+		arn := aliases[name].Version().FunctionArn()
+		versions[name] = arn
+		arns = append(arns, arn)
+	}
+	fn := newLambda(stack, hookName, "Checks each new version before CodeDeploy shifts traffic to it", 128,
+		map[string]*string{pretraffic.VersionsEnv: stack.ToJsonString(versions, nil)}, filepath.Join(assetDir, hookName))
+	fn.Node().DefaultChild().(awslambda.CfnFunction).SetTimeout(jsii.Number(hookTimeout))
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("lambda:InvokeFunction"),
+		Resources: &arns,
+	}))
+	return fn
 }

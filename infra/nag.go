@@ -38,6 +38,7 @@ var (
 	findingLambdaLogging  = finding{rule: "AwsSolutions-IAM4", appliesTo: "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"}
 	findingGatewayLogging = finding{rule: "AwsSolutions-IAM4", appliesTo: "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"}
 	findingDeployPolicy   = finding{rule: "AwsSolutions-IAM4", appliesTo: "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited"}
+	findingHookVersions   = finding{rule: "AwsSolutions-IAM5", appliesTo: "Resource::<HookFunction.Arn>:*"}
 )
 
 // suppress records on c, and what it contains, why f is not fixed.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/pretraffic"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/telemetry"
 )
@@ -72,7 +74,7 @@ func jsonOf(v any) string {
 func TestFunctionsObserved(t *testing.T) {
 	_, res := template(t)
 	fns := ofType(res, "AWS::Lambda::Function")
-	if len(fns) != len(servedFunctions())+1 {
+	if len(fns) != len(servedFunctions())+2 { // and the keys function and the hook
 		t.Fatalf("%d functions", len(fns))
 	}
 	for id, fn := range fns {
@@ -422,6 +424,112 @@ func TestDeployments(t *testing.T) {
 			t.Errorf("%s has no alias", fn)
 		}
 	}
+}
+
+// TestPreTrafficHook: every deployment group runs the one hook before any
+// traffic shifts. The hook may invoke the new versions the aliases move to
+// and nothing else, read the groups' deployments and report on them; its
+// environment names each group's new version, and it is updated (policy
+// first) before any alias, whose update runs it.
+func TestPreTrafficHook(t *testing.T) {
+	_, res := template(t)
+	hookID := exportName(hookName) + "Function"
+	hook, ok := res[hookID]
+	if !ok {
+		t.Fatalf("no %s", hookID)
+	}
+	versions := map[string]bool{}
+	for id, a := range ofType(res, "AWS::Lambda::Alias") {
+		update, _ := a.UpdatePolicy["CodeDeployLambdaAliasUpdate"].(map[string]any)
+		if ref(update["BeforeAllowTrafficHook"]) != hookID {
+			t.Errorf("%s: before traffic runs %v, want %s", id, update["BeforeAllowTrafficHook"], hookID)
+		}
+		versions[ref(a.Properties["FunctionVersion"])] = true
+	}
+	groups := ofType(res, "AWS::CodeDeploy::DeploymentGroup")
+	env := jsonOf(hook.Properties["Environment"])
+	for _, g := range pretraffic.Groups() {
+		if !strings.Contains(env, `\"`+g+`\":\"`) {
+			t.Errorf("%s names no new version of %s: %s", pretraffic.VersionsEnv, g, env)
+		}
+	}
+	for v := range versions {
+		if !strings.Contains(env, `"Ref":"`+v+`"`) {
+			t.Errorf("%s lacks the version %s", pretraffic.VersionsEnv, v)
+		}
+	}
+	if hook.Properties["Timeout"] != float64(hookTimeout) {
+		t.Errorf("timeout %v, want %d", hook.Properties["Timeout"], hookTimeout)
+	}
+
+	role := ref(hook.Properties["Role"])
+	var policy string
+	for id, p := range ofType(res, "AWS::IAM::Policy") {
+		if strings.Contains(jsonOf(p.Properties["Roles"]), `"`+role+`"`) {
+			policy = id
+		}
+	}
+	if !slices.Contains(dependsOn(hook), policy) {
+		t.Errorf("the hook does not wait for its policy %q: depends on %v", policy, hook.DependsOn)
+	}
+	invoked, reported, read := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, st := range res[policy].Properties["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+		st := st.(map[string]any)
+		for _, action := range asList(st["Action"]) {
+			for _, r := range asList(st["Resource"]) {
+				groupsOf := func(into map[string]bool) {
+					for g := range groups {
+						if strings.Contains(jsonOf(r), `"Ref":"`+g+`"`) {
+							into[g] = true
+						}
+					}
+				}
+				switch action {
+				case "lambda:InvokeFunction":
+					invoked[ref(r)] = true
+				case "codedeploy:PutLifecycleEventHookExecutionStatus":
+					groupsOf(reported)
+				case "codedeploy:GetDeployment":
+					groupsOf(read)
+				case "xray:PutTraceSegments", "xray:PutTelemetryRecords":
+				default:
+					t.Errorf("the hook may %s on %v", action, r)
+				}
+			}
+		}
+	}
+	if !maps.Equal(invoked, versions) {
+		t.Errorf("the hook may invoke %v, want the new versions %v alone", slices.Sorted(maps.Keys(invoked)), slices.Sorted(maps.Keys(versions)))
+	}
+	if len(reported) != len(groups) || len(read) != len(groups) {
+		t.Errorf("the hook reports on %v and reads %v, want every deployment group: %v", reported, read, slices.Sorted(maps.Keys(groups)))
+	}
+	// CodeDeploy may invoke the hook besides what AWS's policy for it
+	// allows, and nothing else.
+	for id, p := range ofType(res, "AWS::IAM::Policy") {
+		if !strings.Contains(jsonOf(p.Properties["Roles"]), "DeploymentRole") {
+			continue
+		}
+		if doc := jsonOf(p.Properties["PolicyDocument"]); strings.Count(doc, `"Action"`) != 1 || !strings.Contains(doc, `"Action":"lambda:InvokeFunction"`) ||
+			strings.Count(doc, `"Fn::GetAtt":["`+hookID+`","Arn"]`) != 2 || strings.Count(doc, "Fn::GetAtt") != 2 {
+			t.Errorf("%s: CodeDeploy's role may %s", id, doc)
+		}
+	}
+}
+
+// dependsOn is the DependsOn of r as a list.
+func dependsOn(r resource) []string {
+	switch d := r.DependsOn.(type) {
+	case string:
+		return []string{d}
+	case []any:
+		var out []string
+		for _, v := range d {
+			out = append(out, v.(string))
+		}
+		return out
+	}
+	return nil
 }
 
 // TestDeploymentContext: quire:deployment takes CodeDeploy's predefined

@@ -89,7 +89,7 @@ func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps
 		newHealthCheck(ops, api)
 	}
 	alarms := newAlarms(ops, *stack.StackName(), api, fns, tables, namespace)
-	newDeployments(stack, aliases, deployment, alarms)
+	newDeployments(stack, aliases, deployment, alarms, props.AssetDir)
 	dashboard := newDashboard(ops, *stack.StackName(), api, fns, tables, namespace, alarms)
 	newQueries(ops, *stack.StackName(), accessLogs, fns)
 	output(stack, "ApiUrl", "Base URL of the Quire API", api.Url())

@@ -1,0 +1,307 @@
+// Package pretraffic checks a new version of each function before any
+// traffic reaches it: CodeDeploy runs the stack's hook (see Hook) before it
+// shifts a function's alias, and the hook invokes the new version with the
+// read-only checks of its group (Check). A failed check fails the
+// deployment, which rolls back while every caller is still on the old
+// version.
+package pretraffic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// Authorizer is the group name of the authorizer function, which has
+// checks of its own.
+const Authorizer = "authorizer"
+
+// Invoke calls a function with payload, as Lambda's Invoke does: it returns
+// the function's answer, or an error with the function's error message
+// when the function returned an error.
+type Invoke func(ctx context.Context, payload []byte) ([]byte, error)
+
+// Nobody is the caller of the checks of protected routes: a customer whom
+// no account belongs to, so that the checks read what a caller without
+// data gets, and nobody's data. Its id is one the id clock gives during one
+// millisecond of 2039 (see quire.NewID).
+const Nobody quire.ID = 4095
+
+// Host is the Host of the checks' requests.
+const Host = "pretraffic.invalid"
+
+// step is one check: a request and what its answer must be.
+type step struct {
+	method, path string
+	caller       bool // sent as Nobody; else as nobody at all, as a public route is
+	status       int
+	body         func([]byte) error // nil: no check of the body
+	// mayBeMissing: 404 not-found is a right answer too, on a stage
+	// that has none of that data yet.
+	mayBeMissing bool
+}
+
+// checks are each group's read-only checks, in order. Each reads through
+// the function what its group reads (a table, the keys), writes nothing,
+// and expects what a working version answers whatever the data.
+var checks = map[string][]step{
+	routes.GroupHealth: {
+		{method: "GET", path: "/health", status: 200, body: jsonObject},
+		{method: "GET", path: routes.VersionPrefix(routes.Versions[0]) + routes.DocumentPath, status: 200, body: member("openapi")},
+	},
+	routes.GroupAuth: {
+		{method: "GET", path: "/.well-known/jwks.json", status: 200, body: member("keys")},
+	},
+	routes.GroupCatalog: {
+		{method: "GET", path: "/landing", status: 200, body: jsonObject},
+		{method: "GET", path: "/products", caller: true, status: 200, body: jsonArray},
+		{method: "GET", path: "/products/0", caller: true, status: 404, body: problem(quire.ENOTFOUND)},
+	},
+	routes.GroupCarts: {
+		{method: "GET", path: "/cart", caller: true, status: 200, body: jsonObject},
+	},
+	routes.GroupOrders: {
+		{method: "GET", path: "/orders", caller: true, status: 200, body: jsonArray},
+	},
+	routes.GroupUsers: {
+		{method: "GET", path: "/users/" + Nobody.String(), caller: true, status: 404, body: problem(quire.ENOTFOUND)},
+	},
+	routes.GroupConfig: {
+		{method: "GET", path: "/config", caller: true, status: 200, body: jsonObject, mayBeMissing: true}, // and its revalidation: see Check
+	},
+}
+
+// Groups are the groups Check has checks for: every function that the
+// stack deploys through CodeDeploy.
+func Groups() []string {
+	out := []string{Authorizer}
+	for _, g := range routes.Groups() {
+		out = append(out, g.Name)
+	}
+	return out
+}
+
+// Requests are the requests of group's checks, as "GET /health": what
+// docs/deploying.md lists.
+func Requests(group string) []string {
+	if group == Authorizer {
+		return []string{"GET " + authorizerPath}
+	}
+	var out []string
+	for _, s := range checks[group] {
+		out = append(out, s.method+" "+s.path)
+	}
+	return out
+}
+
+// Check runs group's checks through invoke, and returns the first failure,
+// which names the request and what was wrong. A GET answered with an ETag
+// is asked again with If-None-Match, and must then be 304.
+func Check(ctx context.Context, group string, invoke Invoke) error {
+	if group == Authorizer {
+		return checkAuthorizer(ctx, invoke)
+	}
+	steps, ok := checks[group]
+	if !ok {
+		return fmt.Errorf("no checks for the function of group %q", group)
+	}
+	for _, s := range steps {
+		resp, err := call(ctx, invoke, s, "")
+		if err == nil {
+			err = s.check(resp)
+		}
+		if err == nil && resp.header.Get("ETag") != "" {
+			revalidate := s
+			revalidate.status, revalidate.body = http.StatusNotModified, empty
+			resp, err = call(ctx, invoke, revalidate, resp.header.Get("ETag"))
+			if err == nil {
+				err = revalidate.check(resp)
+			}
+			s = revalidate
+		}
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", s.method, s.path, err)
+		}
+	}
+	return nil
+}
+
+// answer is a function's answer with its headers in one map.
+type answer struct {
+	events.APIGatewayProxyResponse
+	header http.Header
+	body   []byte
+}
+
+// call sends s's request, with If-None-Match when etag is set, as API
+// Gateway's event for the route.
+func call(ctx context.Context, invoke Invoke, s step, etag string) (answer, error) {
+	r, err := http.NewRequestWithContext(ctx, s.method, "https://"+Host+s.path, nil)
+	if err != nil {
+		return answer{}, err
+	}
+	r.Header.Set("Accept", "application/json")
+	if etag != "" {
+		r.Header.Set("If-None-Match", etag)
+	}
+	template, params, ok := routes.Match(s.path)
+	if !ok {
+		return answer{}, errors.New("not a path of the route table")
+	}
+	resource, version := routes.Gateway(template)
+	if version != "" {
+		params[routes.VersionParam] = version
+	}
+	ev := apigw.Event(r, nil, resource, params, "pretraffic-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	if s.caller {
+		ev.RequestContext.Authorizer = map[string]any{
+			rest.ContextUserID:  Nobody.String(),
+			rest.ContextRole:    string(quire.RoleCustomer),
+			rest.ContextExpires: strconv.FormatInt(time.Now().Add(5*time.Minute).Unix(), 10),
+			rest.ContextSession: "pretraffic",
+		}
+	}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return answer{}, err
+	}
+	out, err := invoke(ctx, payload)
+	if err != nil {
+		return answer{}, fmt.Errorf("the function failed: %w", err)
+	}
+	var a answer
+	if err := json.Unmarshal(out, &a.APIGatewayProxyResponse); err != nil {
+		return answer{}, fmt.Errorf("not an API Gateway proxy response: %w", err)
+	}
+	a.header = http.Header{}
+	for k, v := range a.Headers {
+		a.header.Set(k, v)
+	}
+	for k, vs := range a.MultiValueHeaders {
+		a.header.Del(k)
+		for _, v := range vs {
+			a.header.Add(k, v)
+		}
+	}
+	a.body = []byte(a.Body)
+	if a.IsBase64Encoded {
+		return answer{}, errors.New("a base64 body, which a request without Accept-Encoding never gets")
+	}
+	return a, nil
+}
+
+// check holds a against s: its status, nosniff, a media type that fits
+// the status, and s's body check.
+func (s step) check(a answer) error {
+	if s.mayBeMissing && a.StatusCode == http.StatusNotFound {
+		s.status, s.body = http.StatusNotFound, problem(quire.ENOTFOUND)
+	}
+	if a.StatusCode != s.status {
+		return fmt.Errorf("status %d, want %d: %.200s", a.StatusCode, s.status, a.body)
+	}
+	if v := a.header.Get("X-Content-Type-Options"); v != "nosniff" {
+		return fmt.Errorf("X-Content-Type-Options %q, want nosniff", v)
+	}
+	if a.StatusCode != http.StatusNotModified {
+		want := "application/json"
+		if a.StatusCode >= 400 {
+			want = rest.ProblemMediaType
+		}
+		if mt, _, _ := mime.ParseMediaType(a.header.Get("Content-Type")); mt != want && !(want == "application/json" && strings.HasPrefix(mt, "application/vnd.quire.")) {
+			return fmt.Errorf("Content-Type %q, want %s", a.header.Get("Content-Type"), want)
+		}
+	}
+	if s.body != nil {
+		return s.body(a.body)
+	}
+	return nil
+}
+
+// authorizerPath is the path of the authorizer's checks.
+var authorizerPath = "/users/" + Nobody.String()
+
+// checkAuthorizer: the authorizer refuses a request without a token and one
+// with a token it did not sign, with the error API Gateway turns into 401.
+func checkAuthorizer(ctx context.Context, invoke Invoke) error {
+	for _, authorization := range []string{"", "Bearer not-a-token"} {
+		ev := events.APIGatewayCustomAuthorizerRequestTypeRequest{
+			Type:       "REQUEST",
+			MethodArn:  apigw.MethodARN("GET", authorizerPath),
+			Resource:   "/users/{id}",
+			Path:       authorizerPath,
+			HTTPMethod: "GET",
+			Headers:    map[string]string{"Host": Host},
+		}
+		if authorization != "" {
+			ev.Headers["Authorization"] = authorization
+		}
+		payload, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		out, err := invoke(ctx, payload)
+		if err == nil || err.Error() != "Unauthorized" {
+			return fmt.Errorf("authorizer, Authorization %q: answered %.200s (error %v), want the error Unauthorized", authorization, out, err)
+		}
+	}
+	return nil
+}
+
+func jsonObject(b []byte) error {
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("not a JSON object: %.200s", b)
+	}
+	return nil
+}
+
+func jsonArray(b []byte) error {
+	var v []any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("not a JSON array: %.200s", b)
+	}
+	return nil
+}
+
+// member: a JSON object with the member name.
+func member(name string) func([]byte) error {
+	return func(b []byte) error {
+		var v map[string]json.RawMessage
+		if err := json.Unmarshal(b, &v); err != nil || v[name] == nil {
+			return fmt.Errorf("not a JSON object with %q: %.200s", name, b)
+		}
+		return nil
+	}
+}
+
+// problem: a problem of the code's type and status.
+func problem(code string) func([]byte) error {
+	return func(b []byte) error {
+		var p rest.Problem
+		if err := json.Unmarshal(b, &p); err != nil || p.Type != rest.ProblemType(code) || p.Status != rest.Status(code) {
+			return fmt.Errorf("not a problem of type %s: %.200s", rest.ProblemType(code), b)
+		}
+		return nil
+	}
+}
+
+func empty(b []byte) error {
+	if len(bytes.TrimSpace(b)) > 0 {
+		return fmt.Errorf("a body: %.200s", b)
+	}
+	return nil
+}
