@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -264,10 +266,25 @@ func TestHook(t *testing.T) {
 		}
 	}
 
+	// CodeDeploy's own event, as events/ keeps it.
+	b, err := os.ReadFile(filepath.Join("..", "..", "events", "hook", "before-allow-traffic.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev pretraffic.Event
+	if err := json.Unmarshal(b, &ev); err != nil {
+		t.Fatal(err)
+	}
+	cd := &codeDeploy{groups: map[string]string{ev.DeploymentID: routes.GroupUsers}}
+	h := &pretraffic.Hook{CodeDeploy: cd, Lambda: &lambdaService{fns: map[string]pretraffic.Invoke{users: fns[routes.GroupUsers]}}, Versions: versions}
+	if err := h.Handle(t.Context(), ev); err != nil || !slices.Equal(cd.reported, []string{ev.DeploymentID + " " + ev.LifecycleEventHookExecutionID + " Succeeded"}) {
+		t.Errorf("CodeDeploy's event: Handle = %v, reported %v", err, cd.reported)
+	}
+
 	// A report CodeDeploy does not take is the hook's error: Lambda runs
 	// it again.
-	cd := &codeDeploy{groups: map[string]string{"d-1": routes.GroupUsers}, putErr: errors.New("ThrottlingException")}
-	h := &pretraffic.Hook{CodeDeploy: cd, Lambda: &lambdaService{fns: map[string]pretraffic.Invoke{users: fns[routes.GroupUsers]}}, Versions: versions}
+	cd = &codeDeploy{groups: map[string]string{"d-1": routes.GroupUsers}, putErr: errors.New("ThrottlingException")}
+	h = &pretraffic.Hook{CodeDeploy: cd, Lambda: &lambdaService{fns: map[string]pretraffic.Invoke{users: fns[routes.GroupUsers]}}, Versions: versions}
 	if err := h.Handle(t.Context(), pretraffic.Event{DeploymentID: "d-1", LifecycleEventHookExecutionID: "e"}); err == nil {
 		t.Error("a failed report: Handle returned nil")
 	}
