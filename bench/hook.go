@@ -12,12 +12,8 @@ import (
 	"github.com/quireapi/quire/shared/service"
 )
 
-// The pre-traffic hook's function and its memory, as the stack names and
-// sizes them.
-const (
-	hookName     = "hook"
-	hookMemoryMB = 128
-)
+// hookName is the pre-traffic hook's function.
+const hookName = "hook"
 
 // hookRun is one deployment group's pre-traffic checks, run in this process
 // against DynamoDB Local: how many invocations of the new version they
@@ -74,12 +70,12 @@ func printHook(w io.Writer, runs []hookRun, inits map[string]time.Duration) {
 	fmt.Fprintf(w, "## The pre-traffic hook\n\nBefore CodeDeploy shifts traffic to a new version, the hook (`functions/hook`, %d MB) "+
 		"invokes it with its group's read-only checks (`shared/pretraffic`). The checks here run in this process against "+
 		"DynamoDB Local on the demo data; a deployed run adds the network between the hook and Lambda. The cost is at "+
-		"Lambda's prices of %s, the inits billed as duration.\n\n", hookMemoryMB, pricesDate)
+		"Lambda's prices of %s, the inits billed as duration.\n\n", pretraffic.MemoryMB, pricesDate)
 	fmt.Fprintln(w, "| deployment group | invocations of the new version | checks' time | cost of a deployment (US$) |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|")
 	var total float64
 	for _, r := range runs {
-		hook := lambdaCost(hookMemoryMB, billedMillis(inits[hookName]+r.took)) / 1e6
+		hook := lambdaCost(pretraffic.MemoryMB, billedMillis(inits[hookName]+r.took)) / 1e6
 		version := (lambdaCost(r.memoryMB, billedMillis(inits[r.group]+r.took)) + float64(r.invocations-1)*lambdaPerMillion) / 1e6
 		total += hook + version
 		fmt.Fprintf(w, "| %s | %d | %s | %.8f |\n", r.group, r.invocations, ms(r.took), hook+version)

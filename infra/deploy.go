@@ -140,7 +140,7 @@ func newHook(stack awscdk.Stack, aliases map[string]awslambda.Alias, assetDir st
 		versions[name] = arn
 		arns = append(arns, arn)
 	}
-	fn := newLambda(stack, hookName, "Checks each new version before CodeDeploy shifts traffic to it", 128,
+	fn := newLambda(stack, hookName, "Checks each new version before CodeDeploy shifts traffic to it", pretraffic.MemoryMB,
 		map[string]*string{pretraffic.VersionsEnv: stack.ToJsonString(versions, nil)}, filepath.Join(assetDir, hookName))
 	fn.Node().DefaultChild().(awslambda.CfnFunction).SetTimeout(jsii.Number(hookTimeout))
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{

@@ -125,13 +125,11 @@ func Check(ctx context.Context, group string, invoke Invoke) error {
 			err = s.check(resp)
 		}
 		if err == nil && resp.header.Get("ETag") != "" {
-			revalidate := s
-			revalidate.status, revalidate.body = http.StatusNotModified, empty
+			revalidate := step{method: s.method, path: s.path, caller: s.caller, status: http.StatusNotModified, body: empty}
 			resp, err = call(ctx, invoke, revalidate, resp.header.Get("ETag"))
 			if err == nil {
 				err = revalidate.check(resp)
 			}
-			s = revalidate
 		}
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", s.method, s.path, err)

@@ -47,6 +47,10 @@ type Hook struct {
 	Versions map[string]string
 }
 
+// MemoryMB is the hook function's memory: it waits on the versions it
+// invokes, and needs little.
+const MemoryMB = 128
+
 // VersionsEnv is the variable HookFromEnv reads Hook.Versions from, as a
 // JSON object.
 const VersionsEnv = "NEW_VERSIONS"
