@@ -37,7 +37,7 @@ type Lambda interface {
 // Hook is the BeforeAllowTraffic hook of every deployment group of the
 // stack: one function for all, as a deployment names its group, which
 // names the version to check. One hook costs the stack one function, where
-// a hook per group would cost it nine.
+// a hook per group would cost it eight.
 type Hook struct {
 	CodeDeploy CodeDeploy
 	Lambda     Lambda
@@ -73,13 +73,22 @@ func HookFromEnv(getenv func(string) string) (*Hook, error) {
 	return h, nil
 }
 
+// ReportMargin is the time Handle keeps, of its invocation's, for the
+// report: checks still running then have failed.
+const ReportMargin = 5 * time.Second
+
 // Handle checks the new version of the deployment's group and reports to
 // CodeDeploy: Succeeded lets the deployment shift traffic, Failed stops it,
 // and CodeDeploy rolls the alias back. Any error before the report is a
 // failed check, so that a deployment never waits out the hook's hour. It
 // returns an error only when the report itself failed.
 func (h *Hook) Handle(ctx context.Context, ev Event) error {
-	group, err := h.check(ctx, ev.DeploymentID)
+	checks, cancel := ctx, context.CancelFunc(func() {})
+	if d, ok := ctx.Deadline(); ok { // keep time to report
+		checks, cancel = context.WithDeadline(ctx, d.Add(-ReportMargin))
+	}
+	group, err := h.check(checks, ev.DeploymentID)
+	cancel()
 	status := types.LifecycleEventStatusSucceeded
 	if err != nil {
 		status = types.LifecycleEventStatusFailed

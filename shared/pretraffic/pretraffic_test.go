@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/codedeploy"
@@ -279,6 +280,17 @@ func TestHook(t *testing.T) {
 	h := &pretraffic.Hook{CodeDeploy: cd, Lambda: &lambdaService{fns: map[string]pretraffic.Invoke{users: fns[routes.GroupUsers]}}, Versions: versions}
 	if err := h.Handle(t.Context(), ev); err != nil || !slices.Equal(cd.reported, []string{ev.DeploymentID + " " + ev.LifecycleEventHookExecutionID + " Succeeded"}) {
 		t.Errorf("CodeDeploy's event: Handle = %v, reported %v", err, cd.reported)
+	}
+
+	// Checks that outlast the hook's time fail, and are reported so
+	// before Lambda would stop the hook.
+	cd = &codeDeploy{groups: map[string]string{"d-2": routes.GroupUsers}}
+	hang := func(ctx context.Context, _ []byte) ([]byte, error) { <-ctx.Done(); return nil, ctx.Err() }
+	h = &pretraffic.Hook{CodeDeploy: cd, Lambda: &lambdaService{fns: map[string]pretraffic.Invoke{users: hang}}, Versions: versions}
+	ctx, cancel := context.WithTimeout(t.Context(), pretraffic.ReportMargin+200*time.Millisecond)
+	defer cancel()
+	if err := h.Handle(ctx, pretraffic.Event{DeploymentID: "d-2", LifecycleEventHookExecutionID: "e"}); err != nil || !slices.Equal(cd.reported, []string{"d-2 e Failed"}) {
+		t.Errorf("checks past the deadline: Handle = %v, reported %v", err, cd.reported)
 	}
 
 	// A report CodeDeploy does not take is the hook's error: Lambda runs
