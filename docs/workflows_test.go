@@ -18,7 +18,8 @@ var (
 // commit SHA, with its version in a comment; their shell steps only call
 // what a developer calls (make targets and .ci/run); and each starts with
 // read-only permissions, which only a deploying job widens, to the OpenID
-// Connect token it needs. actionlint (make lint) checks the rest.
+// Connect token it needs; a pull request's stage is destroyed whatever
+// happened. actionlint (make lint) checks the rest.
 func TestWorkflows(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", ".github", "workflows", "*.yml"))
 	if err != nil || len(files) < 2 {
@@ -30,6 +31,9 @@ func TestWorkflows(t *testing.T) {
 			t.Fatal(err)
 		}
 		text := string(b)
+		if strings.HasSuffix(f, "preview.yml") && !strings.Contains(text, "      - if: always()\n        run: make destroy\n") {
+			t.Errorf("%s: the pull request's stage is not destroyed whatever happened (a last step if: always(), run: make destroy)", f)
+		}
 		if !strings.Contains(text, "\npermissions:\n  contents: read\n") {
 			t.Errorf("%s: the workflow's permissions are not read-only contents", f)
 		}
@@ -42,8 +46,8 @@ func TestWorkflows(t *testing.T) {
 			if m := runs.FindStringSubmatch(line); m != nil && !strings.HasPrefix(m[1], "make ") && m[1] != ".ci/run" {
 				t.Errorf("%s:%d: a step runs %q: steps call make targets, as a developer does", f, i+1, m[1])
 			}
-			if strings.Contains(line, "id-token: write") && !strings.HasSuffix(f, "deploy.yml") {
-				t.Errorf("%s:%d: only the deployment asks for an OpenID Connect token", f, i+1)
+			if strings.Contains(line, "id-token: write") && !strings.HasSuffix(f, "deploy.yml") && !strings.HasSuffix(f, "preview.yml") {
+				t.Errorf("%s:%d: only the deployments ask for an OpenID Connect token", f, i+1)
 			}
 			if strings.Contains(line, "secrets.") {
 				t.Errorf("%s:%d: the workflows use no secret: AWS trusts GitHub's OpenID Connect token", f, i+1)
