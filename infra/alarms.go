@@ -12,10 +12,12 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/telemetry"
 )
@@ -132,7 +134,11 @@ func newAlarms(stack awscdk.Stack, name string, api awsapigateway.RestApi, fns m
 	a := &alarms{stack: stack, name: name, topic: topic, byID: map[string]awscloudwatch.Alarm{}, functions: map[string][]awscloudwatch.Alarm{}}
 	a.api = a.define(apiAlarms(api)...)
 	for _, name := range sortedKeys(fns) {
-		a.functions[name] = a.define(functionAlarms(name, fns[name])...)
+		errors := awscloudwatch.IMetric(fns[name].MetricErrors(perMinute("Sum")))
+		if name == authorizerName {
+			errors = authorizerFailures(stack, fns[name], namespace)
+		}
+		a.functions[name] = a.define(functionAlarms(name, fns[name], errors)...)
 	}
 	for _, name := range sortedKeys(tables) {
 		a.define(tableAlarms(name, tables[name])...)
@@ -220,11 +226,36 @@ func apiAlarms(api awsapigateway.RestApi) []alarmSpec {
 	}
 }
 
-func functionAlarms(name string, fn awslambda.Function) []alarmSpec {
+// authorizerFailures are the authorizer's failed invocations but its
+// refusals: a token it refuses is an invocation error too (API Gateway
+// answers it 401), so that its Errors count every client with an expired
+// token and every attacker's junk. Its line for each refusal (auth.Refused)
+// counts them, through a metric filter on its log group.
+func authorizerFailures(stack awscdk.Stack, fn awslambda.Function, namespace string) awscloudwatch.IMetric {
+	refusals := awslogs.NewMetricFilter(stack, jsii.String("AuthorizerRefusals"), &awslogs.MetricFilterProps{
+		LogGroup:        fn.LogGroup(),
+		FilterPattern:   awslogs.FilterPattern_StringValue(jsii.String("$.message"), jsii.String("="), jsii.String(auth.Refused)),
+		MetricNamespace: jsii.String(namespace),
+		MetricName:      jsii.String("AuthorizerRefusals"),
+		MetricValue:     jsii.String("1"),
+	})
+	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Label:      jsii.String("authorizer failures"),
+		Expression: jsii.String("errors - FILL(refusals, 0)"),
+		Period:     minute,
+		UsingMetrics: &map[string]awscloudwatch.IMetric{
+			"errors":   fn.MetricErrors(perMinute("Sum")),
+			"refusals": refusals.Metric(perMinute("Sum")),
+		},
+	})
+}
+
+// functionAlarms are a function's alarms, errors its failed invocations.
+func functionAlarms(name string, fn awslambda.Function, errors awscloudwatch.IMetric) []alarmSpec {
 	sum := perMinute("Sum")
 	return []alarmSpec{
 		{
-			id: name + "-errors", metric: fn.MetricErrors(sum), threshold: thresholds.FunctionErrors, of: 2, in: 3,
+			id: name + "-errors", metric: errors, threshold: thresholds.FunctionErrors, of: 2, in: 3,
 			check: "The " + name + " function fails invocations (crashes or timeouts, which clients see as 502 or 504). " +
 				"Search its log group for ERROR lines and Lambda's own \"Task timed out\"; a new version rolls back on this alarm.",
 		},

@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -110,6 +111,28 @@ func TestDocsAlarms(t *testing.T) {
 		if _, ok := documented[id]; !ok {
 			t.Errorf("the stack creates the alarm %s, which the table of docs/operating.md does not name", id)
 		}
+	}
+
+	// What they cost: CloudWatch bills an alarm per metric it reads.
+	metrics := 0
+	for _, p := range alarms {
+		if m, ok := p["Metrics"].([]any); ok {
+			for _, q := range m {
+				if q.(map[string]any)["MetricStat"] != nil {
+					metrics++
+				}
+			}
+		} else {
+			metrics++
+		}
+	}
+	page, err := os.ReadFile(filepath.Join("..", "docs", "operating.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("the %d alarms read %d metrics", len(alarms), metrics); !strings.Contains(string(page), want) ||
+		!strings.Contains(string(page), fmt.Sprintf("$%.2f at $0.10 each", float64(metrics)/10)) {
+		t.Errorf("docs/operating.md does not say %q, at $%.2f", want, float64(metrics)/10)
 	}
 }
 
@@ -463,5 +486,18 @@ func TestDocsGatewayProblems(t *testing.T) {
 				t.Errorf("%s: %s says status %d, which neither shared/rest nor API Gateway answers with %s", rows[code], code, status, code)
 			}
 		}
+	}
+}
+
+// TestDocsNestedStack: docs/deploying.md gives the nested operations
+// stack's number of resources.
+func TestDocsNestedStack(t *testing.T) {
+	_, res := opsTemplate(t)
+	page, err := os.ReadFile(filepath.Join("..", "docs", "deploying.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("(%d resources) live in a nested stack", len(res)); !strings.Contains(string(page), want) {
+		t.Errorf("docs/deploying.md does not say %q", want)
 	}
 }

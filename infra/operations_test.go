@@ -15,6 +15,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/pretraffic"
 	"github.com/quireapi/quire/shared/routes"
@@ -346,6 +347,24 @@ func TestAlarmMetrics(t *testing.T) {
 
 	for _, fn := range servedFunctions() {
 		p := alarm(t, res, fn+"-errors")
+		if fn == authorizerName {
+			// Its refusals of tokens are invocation errors too: the
+			// alarm takes off those its log lines count.
+			metrics := jsonOf(p["Metrics"])
+			filter := single(t, res, "AWS::Logs::MetricFilter").Properties
+			mt := jsonOf(filter["MetricTransformations"])
+			if !strings.Contains(metrics, `"Expression":"errors - FILL(refusals, 0)"`) ||
+				!strings.Contains(metrics, `"MetricName":"Errors","Namespace":"AWS/Lambda"`) ||
+				!strings.Contains(metrics, `"MetricName":"AuthorizerRefusals","Namespace":"`+telemetry.DefaultNamespace+`/Quire"`) ||
+				!strings.Contains(metrics, exportName(fn)+"Function") {
+				t.Errorf("%s-errors reads %s", fn, metrics)
+			}
+			if filter["FilterPattern"] != `{ $.message = "`+auth.Refused+`" }` || !strings.Contains(jsonOf(filter["LogGroupName"]), "AuthorizerLogs") ||
+				!strings.Contains(mt, `"MetricName":"AuthorizerRefusals"`) || !strings.Contains(mt, `"MetricValue":"1"`) {
+				t.Errorf("the authorizer's refusals: filter %s", jsonOf(filter))
+			}
+			continue
+		}
 		dims := jsonOf(p["Dimensions"])
 		if p["Namespace"] != "AWS/Lambda" || p["MetricName"] != "Errors" || !strings.Contains(dims, exportName(fn)+"Function") {
 			t.Errorf("%s-errors reads %v %v %s", fn, p["Namespace"], p["MetricName"], dims)

@@ -24,6 +24,12 @@ import (
 // UNAUTHORIZED gateway response) when the message is exactly "Unauthorized".
 var ErrUnauthorized = errors.New("Unauthorized")
 
+// Refused is the message of the authorizer's line for each token it
+// refuses. Its refusals are invocation errors (ErrUnauthorized), which the
+// stack's alarm on the authorizer's failures tells from real ones by
+// counting these lines.
+const Refused = "unauthorized"
+
 // Authorizer is the Lambda REQUEST authorizer of every protected route.
 //
 // API Gateway caches its answer per Authorization header and applies the
@@ -76,12 +82,12 @@ func CacheTTL(lifetime time.Duration) time.Duration { return min(lifetime, MaxCa
 func (a *Authorizer) Handle(ctx context.Context, ev events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
 	token, ok := BearerToken(header(ev.Headers, "Authorization"))
 	if !ok {
-		slog.InfoContext(ctx, "unauthorized", "reason", "no bearer token", "request_id", ev.RequestContext.RequestID)
+		slog.InfoContext(ctx, Refused, "reason", "no bearer token", "request_id", ev.RequestContext.RequestID)
 		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
 	}
 	id, err := a.Verifier.Verify(token)
 	if err != nil {
-		slog.InfoContext(ctx, "unauthorized", "reason", err.Error(), "request_id", ev.RequestContext.RequestID)
+		slog.InfoContext(ctx, Refused, "reason", err.Error(), "request_id", ev.RequestContext.RequestID)
 		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
 	}
 	policy, err := Policy(ev.MethodArn, id.Role)

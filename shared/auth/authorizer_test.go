@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/login"
@@ -83,7 +84,8 @@ func FuzzBearerToken(f *testing.F) {
 func testAuthorizer(t *testing.T, keys KeySet, log *bytes.Buffer) *Authorizer {
 	t.Helper()
 	was := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(log, nil)))
+	// As the function logs, in Lambda's JSON format.
+	slog.SetDefault(slog.New(slog.NewJSONHandler(log, &slog.HandlerOptions{ReplaceAttr: lambdacontext.ReplaceAttr})))
 	t.Cleanup(func() { slog.SetDefault(was) })
 	return &Authorizer{Verifier: NewVerifier(keys, testConfig, func() time.Time { return testNow })}
 }
@@ -135,7 +137,9 @@ func TestHandle(t *testing.T) {
 			if resp.PrincipalID != "" || len(resp.PolicyDocument.Statement) != 0 {
 				t.Errorf("%s: response %+v with the error", name, resp)
 			}
-			if !strings.Contains(log.String(), "unauthorized") || !strings.Contains(log.String(), "req-1") {
+			// One line a refusal, which the stack counts (infra's
+			// authorizerFailures).
+			if strings.Count(log.String(), `"message":"`+Refused+`"`) != 1 || !strings.Contains(log.String(), "req-1") {
 				t.Errorf("%s: log %q", name, log.String())
 			}
 			if strings.Contains(log.String(), valid[20:]) || strings.Contains(log.String(), expired[20:]) {
