@@ -37,12 +37,12 @@ type Invoke func(ctx context.Context, payload []byte) ([]byte, error)
 
 // Nobody is the caller of the checks of protected routes: a customer whom
 // no account belongs to, so that the checks read what a caller without
-// data gets, and nobody's data. Its id is one the id clock gives during one
-// millisecond of 2039 (see quire.NewID).
+// data gets, and nobody's data. quire.NewID gives no id below 4096 until
+// its milliseconds wrap, in 2094.
 const Nobody quire.ID = 4095
 
-// Host is the Host of the checks' requests.
-const Host = "pretraffic.invalid"
+// host is the Host of the checks' requests.
+const host = "pretraffic.invalid"
 
 // step is one check: a request and what its answer must be.
 type step struct {
@@ -148,7 +148,7 @@ type answer struct {
 // call sends s's request, with If-None-Match when etag is set, as API
 // Gateway's event for the route.
 func call(ctx context.Context, invoke Invoke, s step, etag string) (answer, error) {
-	r, err := http.NewRequestWithContext(ctx, s.method, "https://"+Host+s.path, nil)
+	r, err := http.NewRequestWithContext(ctx, s.method, "https://"+host+s.path, nil)
 	if err != nil {
 		return answer{}, err
 	}
@@ -242,7 +242,7 @@ func checkAuthorizer(ctx context.Context, invoke Invoke) error {
 			Resource:   "/users/{id}",
 			Path:       authorizerPath,
 			HTTPMethod: "GET",
-			Headers:    map[string]string{"Host": Host},
+			Headers:    map[string]string{"Host": host},
 		}
 		if authorization != "" {
 			ev.Headers["Authorization"] = authorization
