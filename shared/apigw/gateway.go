@@ -81,14 +81,14 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if inBase && path == "" {
 		path = "/" // the base path alone is the API's root, as on a custom domain
 	}
-	template, params, ok := routes.Match(path)
-	if !inBase || !strings.HasPrefix(path, "/") || !ok {
+	template, params, version, ok := match(path)
+	if !inBase || !ok {
 		fail(quire.ENOTFOUND, "No resource at this path.")
 		return
 	}
 	// The events name the resource as API Gateway has it: every version's
 	// routes are one tree, /api/{version}/... (routes.Gateway).
-	resource, version := routes.Gateway(template)
+	resource, _ := routes.Gateway(template)
 	if version != "" {
 		params[routes.VersionParam] = version
 	}
@@ -150,6 +150,27 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// above are the ones it logs.
 	slog.Debug("invoked", "method", r.Method, "path", r.URL.Path, "status", resp.StatusCode,
 		"function", group, "ms", time.Since(start).Milliseconds(), "request_id", requestID)
+}
+
+// match finds the route of path as API Gateway does, with the value of
+// its version parameter: a path of the table, or one of the tree
+// /api/{version}/... whose version the API does not have, which API Gateway
+// takes too (then the authorizer runs, and the function answers 404), as
+// the same route of the first version.
+func match(path string) (template string, params map[string]string, version string, ok bool) {
+	if template, params, ok = routes.Match(path); ok {
+		_, version = routes.Gateway(template)
+		return template, params, version, true
+	}
+	v, rest, found := strings.Cut(strings.TrimPrefix(path, "/api/"), "/")
+	if !strings.HasPrefix(path, "/api/") || !found || v == "" {
+		return "", nil, "", false
+	}
+	template, params, ok = routes.Match(routes.VersionPrefix(routes.Versions[0]) + "/" + rest)
+	if _, versioned := routes.Gateway(template); !ok || versioned == "" {
+		return "", nil, "", false
+	}
+	return template, params, v, true
 }
 
 // ParseBasePath reads a base path as Gateway.BasePath takes it: "" or "/"

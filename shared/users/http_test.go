@@ -479,3 +479,29 @@ func TestEmptyListIsAnArray(t *testing.T) {
 		}
 	}
 }
+
+// A version the API does not have reaches the function as on API Gateway,
+// whose tree /api/{version}/... takes any: a protected route runs the
+// authorizer first (401 without a token), and the function answers 404.
+func TestAVersionTheAPIDoesNotHave(t *testing.T) {
+	api := servicetest.New(t)
+	u := signUp(t, api, "ada@example.com")
+	path := fmt.Sprintf("/api/v9/users/%d", u.ID)
+	// Not through api.Do: the document has no such path, whose answers
+	// are 404 but this one, which API Gateway's authorizer gives first.
+	r0, err := http.Get(api.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r0.Body.Close()
+	if r0.StatusCode != http.StatusUnauthorized || r0.Header.Get("WWW-Authenticate") == "" {
+		t.Errorf("GET %s without a token = %d, want 401 from the authorizer", path, r0.StatusCode)
+	}
+	r := as(t, api, u).Do(t, "GET", path, "")
+	if p := servicetest.Decode[rest.Problem](t, r); r.StatusCode != http.StatusNotFound || p.Type != rest.ProblemType(quire.ENOTFOUND) || r.Header.Get("X-Amzn-Requestid") == "" {
+		t.Errorf("GET %s = %d %s, want the function's 404 problem", path, r.StatusCode, r.Body)
+	}
+	if r := api.Do(t, "GET", "/api/v9/no-such-path", ""); r.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /api/v9/no-such-path = %d, want 404", r.StatusCode)
+	}
+}
