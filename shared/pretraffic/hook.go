@@ -56,7 +56,8 @@ const MemoryMB = 128
 const VersionsEnv = "NEW_VERSIONS"
 
 // HookFromEnv returns the hook with clients of the function's region and
-// credentials and the versions of VersionsEnv.
+// credentials and the versions of VersionsEnv. It returns an error when
+// the credentials are not set or VersionsEnv names no version.
 func HookFromEnv(getenv func(string) string) (*Hook, error) {
 	env := awsenv.FromEnv(getenv)
 	if !env.HasCredentials() {
