@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +24,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/quireapi/quire/shared/api"
+	"github.com/quireapi/quire/shared/awsenv"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/pretraffic"
@@ -315,5 +320,66 @@ func TestHookFromEnv(t *testing.T) {
 		if _, err := pretraffic.HookFromEnv(func(k string) string { return env[k] }); err == nil {
 			t.Errorf("%s %q: no error", pretraffic.VersionsEnv, bad)
 		}
+	}
+}
+
+// The hook's SDK clients against CodeDeploy's and Lambda's wire protocols,
+// served here: a check reaches the new version by its ARN with the event as
+// the payload, a function's error comes back as X-Amz-Function-Error, and
+// the report names the deployment, its execution and the outcome.
+func TestHookOnTheWire(t *testing.T) {
+	fns, _, _ := functions(t, false)
+	const users = "arn:aws:lambda:us-east-1:123456789012:function:Quire-UsersFunction:7"
+	const auth = "arn:aws:lambda:us-east-1:123456789012:function:Quire-AuthorizerFunction:3"
+	byARN := map[string]pretraffic.Invoke{users: fns[routes.GroupUsers], auth: fns[pretraffic.Authorizer]}
+	groups := map[string]string{"d-USERS": routes.GroupUsers, "d-AUTH": pretraffic.Authorizer}
+	var invoked, reported []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if fn, ok := strings.CutPrefix(r.URL.Path, "/2015-03-31/functions/"); ok && r.Method == "POST" {
+			fn = strings.TrimSuffix(fn, "/invocations")
+			invoked = append(invoked, fn)
+			out, err := byARN[fn](r.Context(), body)
+			if err != nil {
+				w.Header().Set("X-Amz-Function-Error", "Unhandled")
+				out, _ = json.Marshal(map[string]string{"errorMessage": err.Error(), "errorType": "errorString"})
+			}
+			w.Write(out)
+			return
+		}
+		var in struct {
+			DeploymentID string `json:"deploymentId"`
+			Execution    string `json:"lifecycleEventHookExecutionId"`
+			Status       string `json:"status"`
+		}
+		json.Unmarshal(body, &in)
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+		switch r.Header.Get("X-Amz-Target") {
+		case "CodeDeploy_20141006.GetDeployment":
+			fmt.Fprintf(w, `{"deploymentInfo":{"deploymentId":%q,"deploymentGroupName":%q,"status":"InProgress"}}`, in.DeploymentID, groups[in.DeploymentID])
+		case "CodeDeploy_20141006.PutLifecycleEventHookExecutionStatus":
+			reported = append(reported, in.DeploymentID+" "+in.Execution+" "+in.Status)
+			fmt.Fprintf(w, `{"lifecycleEventHookExecutionId":%q}`, in.Execution)
+		default:
+			http.Error(w, "unknown operation "+r.Header.Get("X-Amz-Target"), http.StatusBadRequest)
+		}
+	}))
+	defer srv.Close()
+	env := awsenv.FromEnv(func(string) string { return "" })
+	h := &pretraffic.Hook{
+		CodeDeploy: codedeploy.New(codedeploy.Options{Region: env.Region, Credentials: env.Credentials(), BaseEndpoint: &srv.URL}),
+		Lambda:     lambda.New(lambda.Options{Region: env.Region, Credentials: env.Credentials(), BaseEndpoint: &srv.URL}),
+		Versions:   map[string]string{routes.GroupUsers: users, pretraffic.Authorizer: auth},
+	}
+	for _, id := range []string{"d-USERS", "d-AUTH"} {
+		if err := h.Handle(t.Context(), pretraffic.Event{DeploymentID: id, LifecycleEventHookExecutionID: "exec-" + id}); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	if want := []string{"d-USERS exec-d-USERS Succeeded", "d-AUTH exec-d-AUTH Succeeded"}; !slices.Equal(reported, want) {
+		t.Errorf("reported %v, want %v", reported, want)
+	}
+	if want := []string{users, auth, auth}; !slices.Equal(invoked, want) {
+		t.Errorf("invoked %v, want %v", invoked, want)
 	}
 }
