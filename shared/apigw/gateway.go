@@ -162,8 +162,9 @@ func match(path string) (template string, params map[string]string, version stri
 		_, version = routes.Gateway(template)
 		return template, params, version, true
 	}
-	v, rest, found := strings.Cut(strings.TrimPrefix(path, "/api/"), "/")
-	if !strings.HasPrefix(path, "/api/") || !found || v == "" {
+	after, isAPI := strings.CutPrefix(path, "/api/")
+	v, rest, found := strings.Cut(after, "/")
+	if !isAPI || !found || v == "" {
 		return "", nil, "", false
 	}
 	template, params, ok = routes.Match(routes.VersionPrefix(routes.Versions[0]) + "/" + rest)
