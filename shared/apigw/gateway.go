@@ -81,16 +81,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if inBase && path == "" {
 		path = "/" // the base path alone is the API's root, as on a custom domain
 	}
-	template, params, version, ok := match(path)
+	template, resource, params, ok := Route(path)
 	if !inBase || !ok {
 		fail(quire.ENOTFOUND, "No resource at this path.")
 		return
-	}
-	// The events name the resource as API Gateway has it: every version's
-	// routes are one tree, /api/{version}/... (routes.Gateway).
-	resource, _ := routes.Gateway(template)
-	if version != "" {
-		params[routes.VersionParam] = version
 	}
 	group := routes.Owner(template)
 	method := r.Method
@@ -152,26 +146,33 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"function", group, "ms", time.Since(start).Milliseconds(), "request_id", requestID)
 }
 
-// match finds the route of path as API Gateway does, with the value of
-// its version parameter: a path of the table, or one of the tree
-// /api/{version}/... whose version the API does not have, which API Gateway
-// takes too (then the authorizer runs, and the function answers 404), as
-// the same route of the first version.
-func match(path string) (template string, params map[string]string, version string, ok bool) {
+// Route resolves path as API Gateway does: the route table's template,
+// the resource API Gateway has for it (every version's routes are one
+// tree, /api/{version}/...: see routes.Gateway) and its parameters, the
+// version's included. A version the API does not have matches too, as on
+// API Gateway, as the same route of the first version (the authorizer runs,
+// and the function answers 404). ok is false for a path of no route.
+func Route(path string) (template, resource string, params map[string]string, ok bool) {
+	version := ""
 	if template, params, ok = routes.Match(path); ok {
 		_, version = routes.Gateway(template)
-		return template, params, version, true
+	} else {
+		after, isAPI := strings.CutPrefix(path, "/api/")
+		v, rest, found := strings.Cut(after, "/")
+		if !isAPI || !found || v == "" {
+			return "", "", nil, false
+		}
+		template, params, ok = routes.Match(routes.VersionPrefix(routes.Versions[0]) + "/" + rest)
+		if _, versioned := routes.Gateway(template); !ok || versioned == "" {
+			return "", "", nil, false
+		}
+		version = v
 	}
-	after, isAPI := strings.CutPrefix(path, "/api/")
-	v, rest, found := strings.Cut(after, "/")
-	if !isAPI || !found || v == "" {
-		return "", nil, "", false
+	resource, _ = routes.Gateway(template)
+	if version != "" {
+		params[routes.VersionParam] = version
 	}
-	template, params, ok = routes.Match(routes.VersionPrefix(routes.Versions[0]) + "/" + rest)
-	if _, versioned := routes.Gateway(template); !ok || versioned == "" {
-		return "", nil, "", false
-	}
-	return template, params, v, true
+	return template, resource, params, true
 }
 
 // ParseBasePath reads a base path as Gateway.BasePath takes it: "" or "/"
@@ -291,18 +292,39 @@ func clientAddr(r *http.Request) (ip, port string) {
 // writeResponse writes a proxy response: its headers (multi-value ones
 // included), its status and its body, decoded when base64.
 func writeResponse(w http.ResponseWriter, method string, resp events.APIGatewayProxyResponse) error {
-	body := []byte(resp.Body)
-	if resp.IsBase64Encoded {
-		b, err := base64.StdEncoding.DecodeString(resp.Body)
-		if err != nil {
-			return fmt.Errorf("decode base64 body: %w", err)
-		}
-		body = b
+	header, body, err := Response(resp)
+	if err != nil {
+		return err
 	}
 	if resp.StatusCode < 100 || resp.StatusCode > 599 {
 		return fmt.Errorf("status %d", resp.StatusCode)
 	}
 	h := w.Header()
+	for k, vs := range header {
+		h[k] = vs
+	}
+	if h.Get("Content-Length") != "" && method != http.MethodHead { // HEAD's is the GET's
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	w.WriteHeader(resp.StatusCode)
+	w.Write(body) // an error here means the client went away
+	return nil
+}
+
+// Response reads resp, a function's answer, as API Gateway passes it on:
+// its headers, a multi-value header over the single value of its name,
+// and its body, decoded when base64. It returns an error for a base64 body
+// that does not decode.
+func Response(resp events.APIGatewayProxyResponse) (http.Header, []byte, error) {
+	body := []byte(resp.Body)
+	if resp.IsBase64Encoded {
+		b, err := base64.StdEncoding.DecodeString(resp.Body)
+		if err != nil {
+			return nil, nil, fmt.Errorf("decode base64 body: %w", err)
+		}
+		body = b
+	}
+	h := http.Header{}
 	for k, v := range resp.Headers {
 		if _, multi := resp.MultiValueHeaders[k]; !multi {
 			h.Set(k, v)
@@ -314,12 +336,7 @@ func writeResponse(w http.ResponseWriter, method string, resp events.APIGatewayP
 			h.Add(k, v)
 		}
 	}
-	if h.Get("Content-Length") != "" && method != http.MethodHead { // HEAD's is the GET's
-		h.Set("Content-Length", strconv.Itoa(len(body)))
-	}
-	w.WriteHeader(resp.StatusCode)
-	w.Write(body) // an error here means the client went away
-	return nil
+	return h, body, nil
 }
 
 // newRequestID returns a random UUID, as API Gateway's request ids are.

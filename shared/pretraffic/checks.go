@@ -156,13 +156,9 @@ func call(ctx context.Context, invoke Invoke, s step, etag string) (answer, erro
 	if etag != "" {
 		r.Header.Set("If-None-Match", etag)
 	}
-	template, params, ok := routes.Match(s.path)
+	_, resource, params, ok := apigw.Route(s.path)
 	if !ok {
 		return answer{}, errors.New("not a path of the route table")
-	}
-	resource, version := routes.Gateway(template)
-	if version != "" {
-		params[routes.VersionParam] = version
 	}
 	ev := apigw.Event(r, nil, resource, params, "pretraffic-"+strconv.FormatInt(time.Now().UnixNano(), 36))
 	if s.caller {
@@ -185,21 +181,11 @@ func call(ctx context.Context, invoke Invoke, s step, etag string) (answer, erro
 	if err := json.Unmarshal(out, &a.APIGatewayProxyResponse); err != nil {
 		return answer{}, fmt.Errorf("not an API Gateway proxy response: %w", err)
 	}
-	a.header = http.Header{}
-	for k, v := range a.Headers {
-		a.header.Set(k, v)
-	}
-	for k, vs := range a.MultiValueHeaders {
-		a.header.Del(k)
-		for _, v := range vs {
-			a.header.Add(k, v)
-		}
-	}
-	a.body = []byte(a.Body)
 	if a.IsBase64Encoded {
 		return answer{}, errors.New("a base64 body, which a request without Accept-Encoding never gets")
 	}
-	return a, nil
+	a.header, a.body, err = apigw.Response(a.APIGatewayProxyResponse)
+	return a, err
 }
 
 // check holds a against s: its status, nosniff, a media type that fits
