@@ -262,15 +262,7 @@ func (s *CatalogStore) CommitProduct(ctx context.Context, p catalog.Product, rea
 		},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	switch _, applied, lost := raced(err, p.Hash); {
-	case applied: // the write landed; its answer was lost, and the SDK's retry met it
-		return nil
-	case lost:
-		return &quire.Stale{What: catalog.StaleProduct}
-	case err != nil:
-		return fmt.Errorf("replace product %d: %w", p.ID, err)
-	}
-	return nil
+	return conditioned(err, p.Hash, catalog.StaleProduct, "replace product %d", p.ID)
 }
 
 // create puts the item of a new author or product, id, with rec, in one

@@ -283,15 +283,7 @@ func (s *UserStore) updateUser(ctx context.Context, update *types.Update, u user
 		ExpressionAttributeValues:           update.ExpressionAttributeValues,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	switch _, applied, lost := raced(err, u.Hash); {
-	case applied:
-		return nil
-	case lost:
-		return &quire.Stale{What: users.StaleUser}
-	case err != nil:
-		return fmt.Errorf("update user %d: %w", u.ID, err)
-	}
-	return nil
+	return conditioned(err, u.Hash, users.StaleUser, "update user %d", u.ID)
 }
 
 // credentials are a user's password hash and session epoch, as stored.

@@ -163,6 +163,23 @@ func raced(err error, written string) (current map[string]types.AttributeValue, 
 	return ccf.Item, ccf.Item != nil && hashOf(ccf.Item) == written, true
 }
 
+// conditioned is the outcome of a single-item write conditioned on the
+// content hash it read, which set the hash to written (see raced): nil when
+// it landed, even if its answer was lost; a *quire.Stale naming stale when
+// another write came first; else err, wrapped with what was being done
+// (format and args, formatted only then).
+func conditioned(err error, written, stale, format string, args ...any) error {
+	switch _, applied, lost := raced(err, written); {
+	case applied:
+		return nil
+	case lost:
+		return &quire.Stale{What: stale}
+	case err != nil:
+		return fmt.Errorf(format+": %w", append(args, err)...)
+	}
+	return nil
+}
+
 // hashOf returns the content hash of a stored item, "" for none.
 func hashOf(item map[string]types.AttributeValue) string {
 	v, _ := item[attrHash].(*types.AttributeValueMemberS)
