@@ -19,27 +19,13 @@ import (
 	"github.com/quireapi/quire/shared/rest"
 )
 
-// table returns the rows of the first table of a page of docs/ whose
-// header has the cells header (see markdown.Table), failing the test when
-// the page has no such table or a row of another shape.
-func table(t *testing.T, page string, header ...string) []markdown.Row {
-	t.Helper()
-	rows, err := markdown.Table(page, header...)
-	if rows == nil && err != nil {
-		t.Fatal(err)
-	} else if err != nil {
-		t.Error(err)
-	}
-	return rows
-}
-
 // TestProblemTypes: the table of problem types in conventions.md has one row
 // for each error code of shared/rest and none other, each row with the
 // code's status and with Retry-After exactly when rest.Retryable says a
 // retry can succeed. (API Gateway's own answers, the statuses of the
 // gateway responses, are infra's TestDocsGatewayProblems.)
 func TestProblemTypes(t *testing.T) {
-	rows := table(t, "conventions.md", "`type`", "status", "`Retry-After`", "meaning", "what a client should do")
+	rows := markdown.MustTable(t, "conventions.md", "`type`", "status", "`Retry-After`", "meaning", "what a client should do")
 	seen := map[string]markdown.Row{}
 	for _, r := range rows {
 		names := markdown.CodeSpans(r.Cells[0])
@@ -106,7 +92,7 @@ var libraryReads = map[string]string{
 // is read.
 func TestConfigurationVariables(t *testing.T) {
 	documented := map[string]markdown.Row{}
-	for _, r := range table(t, "configuration.md", "Variable", "Used by", "Default", "Meaning") {
+	for _, r := range markdown.MustTable(t, "configuration.md", "Variable", "Used by", "Default", "Meaning") {
 		names := markdown.CodeSpans(r.Cells[0])
 		if len(names) == 0 {
 			t.Errorf("%s: %q names no variable", r, r.Cells[0])
@@ -304,7 +290,7 @@ func (v envVisitor) Visit(n ast.Node) ast.Visitor {
 // a row for each function the hook checks, which names every request of
 // its checks.
 func TestPreTrafficChecks(t *testing.T) {
-	rows := table(t, "deploying.md", "Function", "What the hook asks the new version")
+	rows := markdown.MustTable(t, "deploying.md", "Function", "What the hook asks the new version")
 	var groups []string
 	for _, r := range rows {
 		group := strings.TrimSpace(r.Cells[0])

@@ -27,20 +27,6 @@ import (
 // context, and the problems API Gateway answers itself. The tables that
 // need no synthesized stack are docs/tables_test.go's.
 
-// docTable returns the rows of the first table of a page of docs/ whose
-// header has the cells header (see markdown.Table), failing the test when
-// the page has no such table or a row of another shape.
-func docTable(t *testing.T, page string, header ...string) []markdown.Row {
-	t.Helper()
-	rows, err := markdown.Table(filepath.Join("..", "docs", page), header...)
-	if rows == nil && err != nil {
-		t.Fatal(err)
-	} else if err != nil {
-		t.Error(err)
-	}
-	return rows
-}
-
 // TestDocsAlarms: the table of alarms of docs/operating.md names every
 // alarm the stack creates and no other (<function> standing for each
 // served function, <table> for each table), and what it says of each is
@@ -65,7 +51,7 @@ func TestDocsAlarms(t *testing.T) {
 	placeholders := map[string][]string{"<function>": servedFunctions(), "<table>": tables}
 
 	documented := map[string]markdown.Row{}
-	for _, r := range docTable(t, "operating.md", "Alarm", "Goes off when", "What it means; check first") {
+	for _, r := range markdown.MustTable(t, filepath.Join("..", "docs", "operating.md"), "Alarm", "Goes off when", "What it means; check first") {
 		names := markdown.CodeSpans(r.Cells[0])
 		if len(names) != 1 {
 			t.Errorf("%s: %q names no single alarm", r, r.Cells[0])
@@ -219,7 +205,7 @@ func TestDocsContextKeys(t *testing.T) {
 	read := contextKeys(t)
 	documented := map[string]markdown.Row{}
 	defaults := map[string]string{} // only keys that have one
-	for _, r := range docTable(t, "deploying.md", "Key", "Default", "Meaning") {
+	for _, r := range markdown.MustTable(t, filepath.Join("..", "docs", "deploying.md"), "Key", "Default", "Meaning") {
 		keys := markdown.CodeSpans(r.Cells[0])
 		values := markdown.CodeSpans(r.Cells[1])
 		switch {
@@ -375,7 +361,7 @@ type gatewayAnswer struct {
 func TestDocsGatewayProblems(t *testing.T) {
 	rows := map[string]markdown.Row{}
 	statuses := map[string][]int{}
-	for _, r := range docTable(t, "conventions.md", "`type`", "status", "`Retry-After`", "meaning", "what a client should do") {
+	for _, r := range markdown.MustTable(t, filepath.Join("..", "docs", "conventions.md"), "`type`", "status", "`Retry-After`", "meaning", "what a client should do") {
 		names := markdown.CodeSpans(r.Cells[0])
 		if len(names) != 1 {
 			t.Errorf("%s: the type %q names no single problem type", r, r.Cells[0])

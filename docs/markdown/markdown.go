@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // Row is a row of a table: its cells, trimmed, and the page and line it
@@ -28,6 +29,20 @@ var (
 	delimiter = regexp.MustCompile(`^[\s|:-]+$`)
 	code      = regexp.MustCompile("`([^`]+)`")
 )
+
+// MustTable is Table for a test: it stops tb when the page has no such
+// table, and fails it for each row of another shape, going on with the
+// other rows.
+func MustTable(tb testing.TB, path string, header ...string) []Row {
+	tb.Helper()
+	rows, err := Table(path, header...)
+	if rows == nil && err != nil {
+		tb.Fatal(err)
+	} else if err != nil {
+		tb.Error(err)
+	}
+	return rows
+}
 
 // Table returns the rows of the first table of the page at path, outside
 // code, whose header has the cells header (as written, backticks
