@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,12 +11,12 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/quireapi/quire/shared/ddblocal"
 	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
 // make run listens on loopback unless HOST says otherwise.
@@ -149,7 +148,7 @@ func inTempDir(t *testing.T) {
 // serve runs the local server in format until it is ready, calls while
 // with its address, stops it, and returns what it printed, line by line.
 func serve(t *testing.T, format string, while func(url string)) []string {
-	out := &syncBuffer{}
+	out := &servicetest.Buffer{}
 	ctx, cancel := context.WithCancel(t.Context())
 	env := map[string]string{"PORT": "0", "LOG_FORMAT": format, "KEYS_FILE": t.TempDir() + "/keys.json"}
 	done := make(chan error, 1)
@@ -253,21 +252,4 @@ func parseText(line string) map[string]any {
 		rec[m[1]] = v
 	}
 	return rec
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

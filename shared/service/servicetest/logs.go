@@ -22,7 +22,7 @@ import (
 func Main(m *testing.M) {
 	code := dynamotest.Run(m)
 	if code == 0 {
-		if found := Leaks(sink.bytes(), secrets.list()); len(found) > 0 {
+		if found := Leaks(sink.Bytes(), secrets.list()); len(found) > 0 {
 			fmt.Fprintf(os.Stderr, "servicetest: the logs hold secrets or personal data:\n")
 			for _, f := range found {
 				fmt.Fprintf(os.Stderr, "  %s\n", f)
@@ -39,7 +39,7 @@ func Main(m *testing.M) {
 func Line(tb testing.TB, requestID string) map[string]any {
 	tb.Helper()
 	var found []map[string]any
-	for _, b := range bytes.Split(sink.bytes(), []byte("\n")) {
+	for _, b := range bytes.Split(sink.Bytes(), []byte("\n")) {
 		if !bytes.Contains(b, []byte(requestID)) {
 			continue
 		}
@@ -58,7 +58,7 @@ func Line(tb testing.TB, requestID string) map[string]any {
 }
 
 // Lines returns every line logged so far, as written.
-func Lines() [][]byte { return bytes.Split(bytes.TrimSpace(sink.bytes()), []byte("\n")) }
+func Lines() [][]byte { return bytes.Split(bytes.TrimSpace(sink.Bytes()), []byte("\n")) }
 
 // captureLogs makes slog's default logger, where the functions and the
 // gateway write, write JSON from DEBUG up into sink while tests run.
@@ -66,26 +66,30 @@ var captureLogs = sync.OnceFunc(func() {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: slog.LevelDebug})))
 })
 
-var sink = &buffer{}
+var sink = &Buffer{}
 
-// buffer is a bytes.Buffer for concurrent writers; slog's handlers write
-// each line with one Write.
-type buffer struct {
+// Buffer is a bytes.Buffer for concurrent writers, such as a logger's (slog's
+// handlers write each line with one Write) while a test reads what it holds.
+type Buffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *buffer) Write(p []byte) (int, error) {
+func (b *Buffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *buffer) bytes() []byte {
+// Bytes returns a copy of what b holds.
+func (b *Buffer) Bytes() []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Clone(b.buf.Bytes())
 }
+
+// String returns what b holds.
+func (b *Buffer) String() string { return string(b.Bytes()) }
 
 // secrets are the passwords and tokens the tests' requests and answers
 // carried.
