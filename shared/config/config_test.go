@@ -345,6 +345,8 @@ func TestBadDocumentsChangeNothing(t *testing.T) {
 		{"an array", `[1, 2]`, "application/json", "", http.StatusBadRequest},
 		{"a string", `"settings"`, "application/json", "", http.StatusBadRequest},
 		{"invalid UTF-8", "{\"a\": \"\xff\"}", "application/json", "", http.StatusBadRequest},
+		{"invalid UTF-8 in a name", "{\"b\": {\"\xff\": 1}}", "application/json", "", http.StatusBadRequest},
+		{"a member twice", `{"a": {"b": 1, "b": 2}}`, "application/json", "", http.StatusBadRequest},
 		{"text", `{"a": 1}`, "text/plain", "", http.StatusUnsupportedMediaType},
 		{"compressed", `{"a": 1}`, "application/json", "gzip", http.StatusUnsupportedMediaType},
 	} {

@@ -47,7 +47,9 @@ func MediaType(r *http.Request) string { return mediaType(r) }
 // bytes, uncompressed, and returns it as it came. The Content-Type must be
 // JSON in UTF-8, as for Decode. It returns EMEDIATYPE for another
 // Content-Type or a Content-Encoding, ETOOLARGE for a longer body and
-// EINVALID for one that is not JSON.
+// EINVALID for one that is not JSON, has a string that is not valid UTF-8,
+// or names a member twice in one object (names that differ only in case
+// are two members: the value is kept as sent, not read into fields).
 func ReadJSON(r *http.Request, limit int) ([]byte, error) {
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		return nil, quire.Errorf(quire.EMEDIATYPE, "Send the body uncompressed, without Content-Encoding: %s.", ce)
@@ -62,6 +64,9 @@ func ReadJSON(r *http.Request, limit int) ([]byte, error) {
 	if !json.Valid(body) {
 		var v any
 		return nil, decodeError(json.Unmarshal(body, &v))
+	}
+	if err := strict(body, false); err != nil {
+		return nil, err
 	}
 	return body, nil
 }

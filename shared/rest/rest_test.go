@@ -80,6 +80,12 @@ func TestDecode(t *testing.T) {
 			[]quire.FieldError{{Pointer: "/inner/flag", Detail: "appears twice in its object"}}},
 		{"a/b~ escaped", "application/json", `{"x":{"a/b~":1,"a/b~":2}}`, quire.EINVALID,
 			[]quire.FieldError{{Pointer: "/x/a~1b~0", Detail: "appears twice in its object"}}},
+		{"duplicate member in another case", "application/json", `{"count":1,"Count":99}`, quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/Count", Detail: `appears twice in its object, once as "count"`}}},
+		{"duplicate member under Unicode folding", "application/json", "{\"inner\":{\"flag\":true,\"FLA\u212a\":false}}", quire.EINVALID, nil},
+		{"duplicate member escaped", "application/json", `{"count":1,"\u0063ount":2}`, quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/count", Detail: "appears twice in its object"}}},
+		{"a value like a name", "application/json", `{"name":"count","count":1}`, "", nil},
 		{"same name in two objects", "application/json", `{"name":"a","inner":{"flag":true}}`, "", nil},
 		{"too large", "application/json", `{"name":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, quire.ETOOLARGE, nil},
 	} {
@@ -99,10 +105,12 @@ func TestDecode(t *testing.T) {
 }
 
 // FuzzDecode checks that no body makes Decode panic or fail with anything
-// but a client error, and that a body it takes is valid UTF-8.
+// but a client error, and that a body it takes is valid UTF-8 and names no
+// member of an object twice, in any case.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{`{"name":"a","count":1,"price":2.50}`, `{`, `[]`, `null`, `{"inner":{"flag":true}}`, "\xff",
-		`{"count":1,"count":2}`, "{\"name\":\"\xc3\"}", `{"a":[{"b":[1,{"c":2,"c":3}]}]}`, `{"count":1.5}`} {
+		`{"count":1,"count":2}`, "{\"name\":\"\xc3\"}", `{"a":[{"b":[1,{"c":2,"c":3}]}]}`, `{"count":1.5}`,
+		`{"inner":{"flag":true,"Flag":false}}`, `{"name":"a","n\u0061me":"b"}`} {
 		f.Add("application/json", s)
 	}
 	f.Fuzz(func(t *testing.T, ct, body string) {
@@ -111,11 +119,53 @@ func FuzzDecode(f *testing.F) {
 			if !utf8.ValidString(body) {
 				t.Fatalf("Decode(%q, %q) takes a body that is not UTF-8", ct, body)
 			}
+			if name, ok := twice(body); ok {
+				t.Fatalf("Decode(%q, %q) takes a body that names %q twice", ct, body, name)
+			}
 		case quire.EINVALID, quire.EMEDIATYPE, quire.ETOOLARGE:
 		default:
 			t.Fatalf("Decode(%q, %q): code %q", ct, body, code)
 		}
 	})
+}
+
+// twice returns a member name that an object of body, well-formed JSON,
+// has twice up to case (as encoding/json matches names), read token by
+// token.
+func twice(body string) (string, bool) {
+	dec := json.NewDecoder(strings.NewReader(body))
+	var objects []map[string]bool
+	expectName := []bool{}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		n := len(objects)
+		switch tok {
+		case json.Delim('{'):
+			objects, expectName = append(objects, map[string]bool{}), append(expectName, true)
+			continue
+		case json.Delim('['):
+			objects, expectName = append(objects, nil), append(expectName, false)
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			objects, expectName = objects[:n-1], expectName[:n-1]
+		default:
+			if name, ok := tok.(string); ok && n > 0 && objects[n-1] != nil && expectName[n-1] {
+				for seen := range objects[n-1] {
+					if strings.EqualFold(seen, name) {
+						return name, true
+					}
+				}
+				objects[n-1][name], expectName[n-1] = true, false
+				continue
+			}
+		}
+		if n := len(objects); n > 0 && objects[n-1] != nil {
+			expectName[n-1] = true
+		}
+	}
 }
 
 func problemOf(t *testing.T, rec *httptest.ResponseRecorder) Problem {
@@ -372,4 +422,30 @@ func (noRecords) Get(context.Context, string) (*idempotency.Record, error) { ret
 
 func (noRecords) Begin(scope, fingerprint string) *idempotency.Pending {
 	return &idempotency.Pending{Scope: scope, Fingerprint: fingerprint}
+}
+
+// ReadJSON keeps a body as sent, so two names that differ only in case are
+// two members; an exact duplicate or invalid UTF-8 is refused, naming it.
+func TestReadJSON(t *testing.T) {
+	for body, want := range map[string]*quire.FieldError{
+		`{"color":"red","Color":"blue"}`:   nil,
+		`{"a":{"b":1,"b":2}}`:              {Pointer: "/a/b", Detail: "appears twice in its object"},
+		"{\"a\":[\"x\",\"\xff\"]}":         {Pointer: "/a/1", Detail: "is not valid UTF-8"},
+		"{\"a\":{\"\xff\":1}}":             {Pointer: "/a", Detail: "has a member name that is not valid UTF-8"},
+		`{"list":[{"k":1},{"k":2}],"k":3}`: nil,
+	} {
+		r := httptest.NewRequest("PUT", "/x", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		got, err := ReadJSON(r, 1<<10)
+		if want == nil {
+			if err != nil || string(got) != body {
+				t.Errorf("ReadJSON(%q) = %q, %v; want it as sent", body, got, err)
+			}
+			continue
+		}
+		e, _ := errors.AsType[*quire.Error](err)
+		if e == nil || e.Code != quire.EINVALID || len(e.Fields) != 1 || e.Fields[0] != *want {
+			t.Errorf("ReadJSON(%q) = %v; want %+v", body, err, *want)
+		}
+	}
 }
