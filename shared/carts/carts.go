@@ -219,11 +219,8 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request) error {
 			if products, err = h.Products.ProductsByID(r.Context(), ch.Cart.ProductIDs()); err != nil {
 				return nil, err
 			}
-			switch p, ok := products[id]; {
-			case !ok:
-				return nil, quire.Errorf(quire.ENOTFOUND, "No product has the id %d.", id)
-			case p.Status != catalog.StatusAvailable:
-				return nil, quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d is %s: it cannot be bought.", id, p.Status.In(rest.Version(r)))
+			if err := Addable(products, id, rest.Version(r)); err != nil {
+				return nil, err
 			}
 			return answer.Record(rest.Render(r, http.StatusOK, rep(r, &ch.Cart, products)))
 		})

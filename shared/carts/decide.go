@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 
+	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/quire"
 )
@@ -49,6 +50,18 @@ func Add(c Cart, product quire.ID, quantity int) (Change, error) {
 		n.Items[product] = have + quantity
 		return nil
 	})
+}
+
+// Addable refuses adding product to a cart, with products the books of the
+// cart as it would be, as read: ENOTFOUND when there is no such product,
+// EPRODUCTUNAVAILABLE when it cannot be bought (its status named as API
+// version v does).
+func Addable(products map[quire.ID]catalog.Product, product quire.ID, v int) error {
+	p, ok := products[product]
+	if !ok {
+		return quire.Errorf(quire.ENOTFOUND, "No product has the id %d.", product)
+	}
+	return p.Buyable(v)
 }
 
 // Remove decides taking product out of c: ENOTFOUND when it is not in it.

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quireapi/quire/shared/carts"
+	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/quire"
 )
 
@@ -83,5 +84,32 @@ func TestCartDecisions(t *testing.T) {
 				t.Errorf("the cart as read changed: %v", tc.read.Items)
 			}
 		})
+	}
+}
+
+// Only a product that exists and is available may be added; a refusal
+// names the status as the client's version does (v1 has no ARCHIVED).
+func TestAddable(t *testing.T) {
+	products := map[quire.ID]catalog.Product{
+		1: {ID: 1, Name: "Frankenstein", Price: 12_50, Status: catalog.StatusAvailable},
+		2: {ID: 2, Name: "Emma", Price: 9_99, Status: catalog.StatusDiscontinued},
+		3: {ID: 3, Name: "Persuasion", Price: 8_00, Status: catalog.StatusArchived},
+	}
+	for _, tc := range []struct {
+		product quire.ID
+		version int
+		code    string
+		detail  string
+	}{
+		{product: 1, version: 2},
+		{product: 4, version: 2, code: quire.ENOTFOUND, detail: "No product has the id 4."},
+		{product: 2, version: 2, code: quire.EPRODUCTUNAVAILABLE, detail: "The product 2 is DISCONTINUED: it cannot be bought."},
+		{product: 3, version: 2, code: quire.EPRODUCTUNAVAILABLE, detail: "The product 3 is ARCHIVED: it cannot be bought."},
+		{product: 3, version: 1, code: quire.EPRODUCTUNAVAILABLE, detail: "The product 3 is DISCONTINUED: it cannot be bought."},
+	} {
+		err := carts.Addable(products, tc.product, tc.version)
+		if quire.ErrorCode(err) != tc.code || tc.code != "" && err.(*quire.Error).Message != tc.detail {
+			t.Errorf("Addable(%d, v%d) = %v, want %s %q", tc.product, tc.version, err, tc.code, tc.detail)
+		}
 	}
 }

@@ -55,6 +55,15 @@ type Product struct {
 	Hash       string `json:"-"` // the content hash of the above, stored with it
 }
 
+// Buyable refuses a product that cannot be bought, one not available
+// (EPRODUCTUNAVAILABLE), naming its status as API version v does.
+func (p Product) Buyable(v int) error {
+	if p.Status != StatusAvailable {
+		return quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d is %s: it cannot be bought.", p.ID, p.Status.In(v))
+	}
+	return nil
+}
+
 // Bounds on catalog fields.
 const (
 	MaxNameLen = 200 // characters, of a product's or an author's name

@@ -24,7 +24,7 @@ import (
 // a call that DynamoDB throttles, fails or ignores gives up within about
 // 7 s, and sooner when its request's deadline comes first. A write whose
 // answer was lost is safe to retry: a transaction's retry carries its
-// ClientRequestToken (see transact), and a single-item write's retry finds
+// ClientRequestToken (see tx.commit), and a single-item write's retry finds
 // its own content hash (see raced).
 const (
 	MaxAttempts    = 3

@@ -22,7 +22,7 @@ import (
 // another's.
 const maxWriteAttempts = 5
 
-// maxConflictAttempts bounds how often transact runs a transaction that
+// maxConflictAttempts bounds how often tx.commit runs a transaction that
 // DynamoDB cancelled for a conflict with another one: as often as a read,
 // decide and commit runs again after a stale read (quire.MaxAttempts), as
 // both are concurrent changes of one item. DynamoDB holds a transaction's
@@ -43,32 +43,27 @@ func (t *tx) add(name string, item types.TransactWriteItem) {
 	t.items = append(t.items, item)
 }
 
-// commit runs the transaction (see transact) with rec's Put into the records
-// table when rec is set. When DynamoDB cancels it because an item's
-// condition failed, it returns a *quire.Stale naming the first such item.
-func (t *tx) commit(ctx context.Context, db *dynamodb.Client, records string, rec *idempotency.Record) error {
-	var record func(time.Time) (types.TransactWriteItem, error)
-	if rec != nil {
-		record = func(now time.Time) (types.TransactWriteItem, error) { return recordItem(records, rec, now), nil }
+// recordName names the Put of an idempotency record in a transaction.
+const recordName = "idempotency record"
+
+// reason returns the code for which DynamoDB cancelled the item name of t
+// in err, or "".
+func (t *tx) reason(err error, name string) string {
+	if i := slices.Index(t.names, name); i >= 0 {
+		return reason(err, i)
 	}
-	err := transact(ctx, db, &dynamodb.TransactWriteItemsInput{TransactItems: t.items}, record)
-	for i, name := range t.names {
-		if reason(err, i) == "ConditionalCheckFailed" {
-			return &quire.Stale{What: name}
-		}
-	}
-	return err
+	return ""
 }
 
-// transact runs a transaction, again after a short random pause when DynamoDB
-// cancels it only because another transaction was writing the same items:
-// concurrent requests then all land, in some order. A transaction still
-// conflicting after maxConflictAttempts is ECONFLICT.
-//
-// With record, the Put of an idempotency record it returns joins the
-// transaction: if another request with the key committed first, transact
-// returns idempotency.ErrRaced, and idempotency.ErrInFlight if that
-// request is committing at the same time.
+// commit runs the transaction, with rec's Put into the records table when
+// rec is set, and again after a short random pause when DynamoDB cancels it
+// only because another transaction was writing the same items: concurrent
+// requests then all land, in some order. A transaction still conflicting
+// after maxConflictAttempts is ECONFLICT. When DynamoDB cancels it because
+// an item's condition failed, it returns a *quire.Stale naming the first
+// such item; for the record, idempotency.ErrRaced (another request with
+// the key committed first), and idempotency.ErrInFlight when that request
+// is committing at the same time.
 //
 // Each run carries a ClientRequestToken of its own, which the SDK's retries
 // of that run repeat: when DynamoDB applied a transaction and its answer was
@@ -76,24 +71,25 @@ func (t *tx) commit(ctx context.Context, db *dynamodb.Client, records string, re
 // applies nothing again (DynamoDB keeps tokens for 10 minutes, far longer
 // than a request lives). A run after a conflict is another transaction, with
 // another token.
-func transact(ctx context.Context, db *dynamodb.Client, in *dynamodb.TransactWriteItemsInput, record func(time.Time) (types.TransactWriteItem, error)) error {
-	items := in.TransactItems
+func (t *tx) commit(ctx context.Context, db *dynamodb.Client, records string, rec *idempotency.Record) error {
+	effects := len(t.items)
 	for attempt := 1; ; attempt++ {
-		in.ClientRequestToken = aws.String(requestToken())
-		if record != nil {
-			put, err := record(time.Now())
-			if err != nil {
-				return err
-			}
-			in.TransactItems = append(slices.Clip(items), put)
+		t.names, t.items = t.names[:effects], t.items[:effects]
+		if rec != nil {
+			t.add(recordName, recordItem(records, rec, time.Now()))
 		}
-		_, err := db.TransactWriteItems(ctx, in)
-		if record != nil {
-			switch reason(err, len(in.TransactItems)-1) {
-			case "ConditionalCheckFailed": // the key has a record now
-				return idempotency.ErrRaced
-			case "TransactionConflict": // the key's first request is committing
-				return idempotency.ErrInFlight
+		_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+			TransactItems: t.items, ClientRequestToken: aws.String(requestToken()),
+		})
+		switch t.reason(err, recordName) {
+		case "ConditionalCheckFailed": // the key has a record now
+			return idempotency.ErrRaced
+		case "TransactionConflict": // the key's first request is committing
+			return idempotency.ErrInFlight
+		}
+		for _, name := range t.names {
+			if t.reason(err, name) == "ConditionalCheckFailed" {
+				return &quire.Stale{What: name}
 			}
 		}
 		if !conflicted(err) {

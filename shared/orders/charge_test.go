@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quireapi/quire/shared/carts"
+	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/orders"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/users"
@@ -90,6 +91,59 @@ func TestCharge(t *testing.T) {
 				if diff := cmp.Diff(want, pay.Cart); diff != "" {
 					t.Errorf("the emptied cart (-want +got):\n%s", diff)
 				}
+			}
+		})
+	}
+}
+
+// What an order holds is decided with no store: a book or a cart at the
+// prices read, and the refusals of an empty cart and of a book that is gone
+// or cannot be bought, its status named as the client's version does.
+func TestPurchases(t *testing.T) {
+	products := map[quire.ID]catalog.Product{
+		1: {ID: 1, Name: "Frankenstein", Price: 12_50, Status: catalog.StatusAvailable},
+		2: {ID: 2, Name: "Emma", Price: 9_99, Status: catalog.StatusAvailable},
+		3: {ID: 3, Name: "Persuasion", Price: 8_00, Status: catalog.StatusArchived},
+	}
+	cart := func(items map[quire.ID]int) *carts.Cart { return &carts.Cart{UserID: 7, Items: items, Revision: 2} }
+	two := cart(map[quire.ID]int{2: 1, 1: 2})
+	for _, tc := range []struct {
+		name   string
+		decide func() (orders.Purchase, error)
+		want   orders.Purchase
+		code   string
+		detail string
+	}{
+		{name: "a book", decide: func() (orders.Purchase, error) { return orders.Book(products[1], 3, 2) },
+			want: orders.Purchase{Items: []orders.Item{{1, "Frankenstein", 12_50, 3, 37_50}}, Total: 37_50}},
+		{name: "an archived book", decide: func() (orders.Purchase, error) { return orders.Book(products[3], 1, 2) },
+			code: quire.EPRODUCTUNAVAILABLE, detail: "The product 3 is ARCHIVED: it cannot be bought."},
+		{name: "an archived book in v1", decide: func() (orders.Purchase, error) { return orders.Book(products[3], 1, 1) },
+			code: quire.EPRODUCTUNAVAILABLE, detail: "The product 3 is DISCONTINUED: it cannot be bought."},
+		{name: "a cart", decide: func() (orders.Purchase, error) { return orders.Checkout(two, products, 2) },
+			want: orders.Purchase{Items: []orders.Item{{1, "Frankenstein", 12_50, 2, 25_00}, {2, "Emma", 9_99, 1, 9_99}}, Total: 34_99, Cart: two}},
+		{name: "an empty cart", decide: func() (orders.Purchase, error) { return orders.Checkout(cart(map[quire.ID]int{}), products, 2) },
+			code: quire.ECARTEMPTY, detail: "The cart is empty: add books with POST /cart first."},
+		{name: "a cart with a book gone", decide: func() (orders.Purchase, error) {
+			return orders.Checkout(cart(map[quire.ID]int{1: 1, 9: 1}), products, 2)
+		}, code: quire.EPRODUCTUNAVAILABLE, detail: "The product 9 of the cart does not exist; remove it."},
+		{name: "a cart with an archived book", decide: func() (orders.Purchase, error) {
+			return orders.Checkout(cart(map[quire.ID]int{1: 1, 3: 1}), products, 2)
+		}, code: quire.EPRODUCTUNAVAILABLE, detail: "The product 3 is ARCHIVED: it cannot be bought."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.decide()
+			if tc.code != "" {
+				if e, ok := err.(*quire.Error); !ok || e.Code != tc.code || e.Message != tc.detail {
+					t.Fatalf("= %v, want %s: %q", err, tc.code, tc.detail)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("purchase (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -66,6 +66,41 @@ const (
 	StaleOrder = "order" // the new order's id, taken in the same millisecond
 )
 
+// Book decides what buying n copies of p, as read, buys: EPRODUCTUNAVAILABLE
+// when p cannot be bought (its status named as API version v does).
+func Book(p catalog.Product, n, v int) (Purchase, error) {
+	if err := p.Buyable(v); err != nil {
+		return Purchase{}, err
+	}
+	sub := p.Price * quire.Money(n)
+	return Purchase{Items: []Item{{p.ID, p.Name, p.Price, n, sub}}, Total: sub}, nil
+}
+
+// Checkout decides what paying the cart c buys, with products the products
+// its items name, as read: each line at the price read. It refuses an empty
+// cart (ECARTEMPTY) and a cart holding a product that is gone or cannot be
+// bought (EPRODUCTUNAVAILABLE, its status named as API version v does).
+func Checkout(c *carts.Cart, products map[quire.ID]catalog.Product, v int) (Purchase, error) {
+	if len(c.Items) == 0 {
+		return Purchase{}, quire.Errorf(quire.ECARTEMPTY, "The cart is empty: add books with POST /cart first.")
+	}
+	for _, id := range c.ProductIDs() {
+		p, ok := products[id]
+		if !ok {
+			return Purchase{}, quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d of the cart does not exist; remove it.", id)
+		}
+		if err := p.Buyable(v); err != nil {
+			return Purchase{}, err
+		}
+	}
+	lines, total := carts.Priced(c, products)
+	purchase := Purchase{Total: total, Cart: c}
+	for _, l := range lines {
+		purchase.Items = append(purchase.Items, Item{l.ProductID, l.Name, l.Price, l.Quantity, l.Subtotal})
+	}
+	return purchase, nil
+}
+
 // Charge decides how buyer pays for p at now: the debit of p's total from
 // the balance and the order of p's items. It refuses a closed account
 // (EACCOUNTCLOSED) and a balance short of the total (EINSUFFICIENTFUNDS).
@@ -160,12 +195,8 @@ func (h *Handlers) buy(w http.ResponseWriter, r *http.Request) error {
 		if err := pre.Check(p.Hash); err != nil {
 			return nil, err
 		}
-		if err := buyable(r, p); err != nil {
-			return nil, err
-		}
-		n := int(*q.Quantity)
-		sub := p.Price * quire.Money(n)
-		return &Purchase{Items: []Item{{p.ID, p.Name, p.Price, n, sub}}, Total: sub}, nil
+		purchase, err := Book(*p, int(*q.Quantity), rest.Version(r))
+		return &purchase, err
 	})
 }
 
@@ -187,33 +218,9 @@ func (h *Handlers) pay(w http.ResponseWriter, r *http.Request) error {
 		if err := pre.Check(carts.ETagHash(c, products)); err != nil {
 			return nil, err
 		}
-		if len(c.Items) == 0 {
-			return nil, quire.Errorf(quire.ECARTEMPTY, "The cart is empty: add books with POST /cart first.")
-		}
-		for _, id := range c.ProductIDs() {
-			p, ok := products[id]
-			if !ok {
-				return nil, quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d of the cart does not exist; remove it.", id)
-			}
-			if err := buyable(r, &p); err != nil {
-				return nil, err
-			}
-		}
-		purchase := &Purchase{Cart: c}
-		lines, total := carts.Priced(c, products)
-		for _, l := range lines {
-			purchase.Items = append(purchase.Items, Item{l.ProductID, l.Name, l.Price, l.Quantity, l.Subtotal})
-		}
-		purchase.Total = total
-		return purchase, nil
+		purchase, err := Checkout(c, products, rest.Version(r))
+		return &purchase, err
 	})
-}
-
-func buyable(r *http.Request, p *catalog.Product) error {
-	if p.Status != catalog.StatusAvailable {
-		return quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d is %s: it cannot be bought.", p.ID, p.Status.In(rest.Version(r)))
-	}
-	return nil
 }
 
 // commit pays for what purchase reads, from the caller's balance, and
