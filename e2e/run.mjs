@@ -5,7 +5,9 @@
 //     demo data, allowing one origin (CORS_ORIGINS) for the browser tests,
 //     under the base path /shop (BASE_PATH), as a custom domain's base path
 //     mapping serves the API: every link the client follows, the docs page
-//     and its "Try it out" must keep it (the Go tests cover the root);
+//     and its "Try it out" must keep it (the Go tests cover the root); its
+//     files go to build/e2e (SAM_ENV_FILE, KEYS_FILE), so that it leaves
+//     those of `make run` (build/sam-env.json) alone;
 //  2. reads each version's OpenAPI document, GET /api/v<N>/openapi.json
 //     (into build/e2e/openapi-v<N>.json; GET /openapi.json, the newest
 //     version's, says how many there are), lints it with Redocly's
@@ -18,14 +20,16 @@
 //  4. runs them with node --test: the generated client (client.test), the
 //     Swagger UI page (docs.test) and a page of another origin (cors.test),
 //     the last two in headless Chromium, and the smoke suite (smoke.test:
-//     smoke.mts against the server, and against servers that answer
-//     wrongly, which it must fail);
+//     smoke.mts against the server with the admin and, as its command,
+//     without, and against servers that answer wrongly, which it must
+//     fail);
 //  5. stops the server, whatever happened.
 //
 // `node e2e/run.mjs --smoke <url>` (make smoke BASE_URL=<url>) runs the
 // smoke suite alone against a running Quire: its client generated from
 // that Quire's documents, then the journey; SMOKE_ADMIN_EMAIL and
-// SMOKE_ADMIN_PASSWORD let it record the money its payment needs.
+// SMOKE_ADMIN_PASSWORD let it record the money its payment needs, and
+// SMOKE_ORIGIN names an origin the API allows, whose preflight it checks.
 //
 // Environment: CHROMIUM (the browser; default: chromium on PATH),
 // E2E_TIMEOUT (seconds for the whole run; default 300) and what
@@ -235,6 +239,7 @@ async function main() {
       SEED_ADMIN_EMAIL: admin.email,
       SEED_ADMIN_PASSWORD: admin.password,
       KEYS_FILE: join(out, "signing-keys.json"),
+      SAM_ENV_FILE: join(out, "sam-env.json"),
       DATA_DIR: "",
     },
     stdio: ["ignore", "pipe", "pipe"],

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -110,7 +111,7 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 		return err
 	}
 	slog.Info("tables ready with the demo data", "users_added", added, "books", len(demo.Products()))
-	if err := writeSAMEnv(cfg); err != nil {
+	if err := writeSAMEnv(cfg, cmp.Or(getenv("SAM_ENV_FILE"), api.SAMEnvFile)); err != nil {
 		return err
 	}
 	if profile := getenv("FAULTS"); profile != "" {
@@ -245,20 +246,20 @@ func devKeys(file string) (string, error) {
 	return string(b), nil
 }
 
-// writeSAMEnv writes the --env-vars file with which `sam local invoke` runs
-// a function against this DynamoDB and with these signing keys (see
-// api.SAMEnv), readable by its owner alone: it holds the private keys.
-func writeSAMEnv(cfg service.Config) error {
+// writeSAMEnv writes file, the --env-vars file with which `sam local
+// invoke` runs a function against this DynamoDB and with these signing keys
+// (see api.SAMEnv), readable by its owner alone: it holds the private keys.
+func writeSAMEnv(cfg service.Config, file string) error {
 	b, err := api.SAMEnv(cfg)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(api.SAMEnvFile), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(api.SAMEnvFile, b, 0o600); err != nil {
-		return fmt.Errorf("write %s: %w", api.SAMEnvFile, err)
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", file, err)
 	}
-	slog.Info("wrote sam local invoke's --env-vars for this DynamoDB and these keys", "file", api.SAMEnvFile)
+	slog.Info("wrote sam local invoke's --env-vars for this DynamoDB and these keys", "file", file)
 	return nil
 }

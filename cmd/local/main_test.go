@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,12 +11,18 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/quireapi/quire/shared/api"
+	"github.com/quireapi/quire/shared/awsenv"
 	"github.com/quireapi/quire/shared/ddblocal"
 	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
@@ -145,12 +152,16 @@ func inTempDir(t *testing.T) {
 	t.Chdir(t.TempDir())
 }
 
-// serve runs the local server in format until it is ready, calls while
-// with its address, stops it, and returns what it printed, line by line.
-func serve(t *testing.T, format string, while func(url string)) []string {
+// serve runs the local server in format, with more variables (name, value,
+// ...), until it is ready, calls while with its address, stops it, and
+// returns what it printed, line by line.
+func serve(t *testing.T, format string, while func(url string), more ...string) []string {
 	out := &servicetest.Buffer{}
 	ctx, cancel := context.WithCancel(t.Context())
 	env := map[string]string{"PORT": "0", "LOG_FORMAT": format, "KEYS_FILE": t.TempDir() + "/keys.json"}
+	for i := 0; i+1 < len(more); i += 2 {
+		env[more[i]] = more[i+1]
+	}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, func(k string) string { return env[k] }, out) }()
 	url := ""
@@ -173,6 +184,45 @@ func serve(t *testing.T, format string, while func(url string)) []string {
 		t.Errorf("run: %v", err)
 	}
 	return strings.Split(strings.TrimSpace(out.String()), "\n")
+}
+
+// The --env-vars file the server writes for `sam local invoke` names the
+// DynamoDB that serves it and every table there, at api.SAMEnvFile or
+// SAM_ENV_FILE (where make e2e puts it, so as not to replace make run's).
+func TestSAMEnvFile(t *testing.T) {
+	inTempDir(t)
+	for _, file := range []string{"", "other/sam.json"} {
+		written := cmp.Or(file, api.SAMEnvFile)
+		serve(t, "text", func(url string) {
+			b, err := os.ReadFile(written)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var env struct{ Parameters map[string]string }
+			if err := json.Unmarshal(b, &env); err != nil {
+				t.Fatal(err)
+			}
+			db, err := dynamo.NewClient(dynamo.Config{Endpoint: env.Parameters["DYNAMODB_ENDPOINT"], AWS: awsenv.Env{Region: "us-east-1"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := db.ListTables(t.Context(), &dynamodb.ListTablesInput{})
+			if err != nil {
+				t.Fatalf("%s: DYNAMODB_ENDPOINT %s: %v", written, env.Parameters["DYNAMODB_ENDPOINT"], err)
+			}
+			for _, table := range dynamo.Tables() {
+				if name := env.Parameters[dynamo.TableEnv(table.Name)]; !slices.Contains(out.TableNames, name) {
+					t.Errorf("%s: %s = %q, not a table of %v", written, dynamo.TableEnv(table.Name), name, out.TableNames)
+				}
+			}
+		}, "SAM_ENV_FILE", file)
+		if file != "" {
+			if _, err := os.Stat(api.SAMEnvFile); err == nil {
+				t.Errorf("with SAM_ENV_FILE=%s, the server wrote %s too", file, api.SAMEnvFile)
+			}
+		}
+		os.Remove(written)
+	}
 }
 
 // readmeAddress is where the README says `make run` serves.
