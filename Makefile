@@ -56,14 +56,30 @@ deploy: deps build ## deploy the stage STAGE (the stack Quire-STAGE) to the curr
 destroy: development-stage deps build ## delete the development stage STAGE, tables included (refused for a production stage)
 	npx cdk destroy --force -c quire:stage=$(STAGE) $(CDK_ARGS)
 
-# development-stage refuses a production stage's name or kind (infra/stages.go
-# has the same rule), before anything is built.
+# development-stage refuses, before anything is built, any stage the app
+# would treat as production: the rule of kindOf and kindOfName in
+# infra/stages.go, which TestDestroyRefusesProduction (infra/stages_test.go)
+# holds to this one. quire:stageKind decides when CDK_ARGS gives it, or
+# else cdk.json's context (CDK_ARGS first, as the CDK reads them; a
+# production in CDK_ARGS always refuses); without it, only the names of
+# DEVELOPMENT_STAGES are development. Context set elsewhere (cdk.context.json,
+# ~/.cdk.json) is not read here: a production stack's termination
+# protection is the backstop. CDK_ARGS may not name the stage: STAGE does.
+DEVELOPMENT_STAGES := dev|development|test|dev-*|test-*|pr-*
 .PHONY: development-stage
 development-stage:
-	@case "$(STAGE)" in \
-	  ""|prod|production) echo "make destroy: refused for STAGE=$(STAGE): a production stage (see docs/deploying.md)" >&2; exit 1;; \
+	@refuse() { echo "make destroy: refused for STAGE=$(STAGE): $$1 (see docs/deploying.md#stages)" >&2; exit 1; }; \
+	case "$(CDK_ARGS)" in *quire:stage=*) refuse "name the stage with STAGE, not quire:stage in CDK_ARGS";; esac; \
+	case "$(CDK_ARGS)" in \
+	  *quire:stageKind=production*) kind=production;; \
+	  *quire:stageKind=*) kind=$$(echo "$(CDK_ARGS)" | grep -o 'quire:stageKind=[^ ]*' | tail -n 1 | cut -d= -f2);; \
+	  *) kind=$$( { grep -o '"quire:stageKind" *: *"[^"]*"' cdk.json 2>/dev/null || true; } | tail -n 1 | cut -d'"' -f4);; \
+	esac; \
+	case "$$kind" in \
+	  development) ;; \
+	  "") case "$(STAGE)" in $(DEVELOPMENT_STAGES)) ;; *) refuse "a production stage by its name";; esac;; \
+	  *) refuse "quire:stageKind=$$kind";; \
 	esac
-	@case "$(CDK_ARGS)" in *quire:stageKind=production*) echo "make destroy: refused: a production stage" >&2; exit 1;; esac
 
 test: deps build lint ## lint, unit, integration (DynamoDB Local), infra, events, template lint and end to end
 	QUIRE_REQUIRE_DYNAMODB_LOCAL=1 go test -count=1 ./...

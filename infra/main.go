@@ -22,8 +22,10 @@ func newStage(app awscdk.App, assetDir string) awscdk.Stack {
 	return NewQuireStack(app, stackName(app), &QuireStackProps{
 		StackProps: awscdk.StackProps{
 			Description: jsii.String("Quire: a serverless REST API for a bookshop"),
-			// A production stage cannot be deleted by mistake.
-			TerminationProtection: jsii.Bool(kindOf(app) == production),
+			// A production stage cannot be deleted by mistake: its
+			// preset turns termination protection on, and
+			// quire:terminationProtection says otherwise.
+			TerminationProtection: jsii.Bool(terminationProtection(app)),
 		},
 		AssetDir: assetDir,
 	})

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsroute53"
+	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
 
@@ -25,10 +26,10 @@ const (
 	contextHealthCheck = "quire:healthCheck"
 )
 
-// boolContext reads a boolean from the CDK context, or def. It panics
+// boolContext reads a boolean from scope's CDK context, or def. It panics
 // (failing the synth) on a value that is not a boolean.
-func boolContext(stack awscdk.Stack, key string, def bool) bool {
-	v := stack.Node().TryGetContext(jsii.String(key))
+func boolContext(scope constructs.Construct, key string, def bool) bool {
+	v := scope.Node().TryGetContext(jsii.String(key))
 	if v == nil {
 		return def
 	}

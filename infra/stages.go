@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
@@ -19,15 +20,18 @@ const (
 	// the alarms, the dashboard, the queries, the metrics' namespace and
 	// the tokens' issuer.
 	contextStage = "quire:stage"
-	// contextStageKind is development or production. Without it, a stage
-	// named prod or production, or none, is production; any other is
-	// development.
+	// contextStageKind is development or production. Without it, the
+	// stage's name decides (see kindOfName): only a name that says
+	// development is; any other name, and none, is production.
 	contextStageKind = "quire:stageKind"
 	// contextLogRetention is how many days the logs are kept.
 	contextLogRetention = "quire:logRetentionDays"
 	// contextRemoval says what deleting the stack does to the tables:
 	// retain (with deletion protection) or destroy.
 	contextRemoval = "quire:removal"
+	// contextTerminationProtection: whether CloudFormation refuses to
+	// delete the stack ("true" or "false").
+	contextTerminationProtection = "quire:terminationProtection"
 )
 
 // stageKind is a kind of stage, which selects a preset.
@@ -40,14 +44,16 @@ const (
 
 // preset is what a kind of stage sets, each value overridden by its own
 // key: the deployment (quire:deployment), the web ACL (quire:waf), the
-// logs' retention in days (quire:logRetentionDays), and whether the tables
-// outlive the stack (quire:removal). Neither kind mails alarms until
-// quire:alarmEmail names an address.
+// logs' retention in days (quire:logRetentionDays), whether the tables
+// outlive the stack (quire:removal), and whether CloudFormation refuses to
+// delete the stack (quire:terminationProtection). Neither kind mails
+// alarms until quire:alarmEmail names an address.
 type preset struct {
-	deployment   string
-	waf          bool
-	logRetention int
-	retain       bool
+	deployment            string
+	waf                   bool
+	logRetention          int
+	retain                bool
+	terminationProtection bool
 }
 
 // presets: a development stack deploys at once, costs no web ACL, keeps
@@ -56,8 +62,8 @@ type preset struct {
 // its tables when it is deleted, and cannot be deleted while termination
 // protection is on.
 var presets = map[stageKind]preset{
-	development: {deployment: "AllAtOnce", waf: false, logRetention: 7, retain: false},
-	production:  {deployment: defaultDeployment, waf: true, logRetention: 30, retain: true},
+	development: {deployment: "AllAtOnce", waf: false, logRetention: 7, retain: false, terminationProtection: false},
+	production:  {deployment: defaultDeployment, waf: true, logRetention: 30, retain: true, terminationProtection: true},
 }
 
 // stageNamePattern is a stage's name: lower case letters, digits and
@@ -79,7 +85,8 @@ func stackName(app awscdk.App) string {
 	return "Quire-" + name
 }
 
-// kindOf returns the kind of the stage of scope's context.
+// kindOf returns the kind of the stage of scope's context: its
+// quire:stageKind, or else the kind its name says (kindOfName).
 func kindOf(scope constructs.Construct) stageKind {
 	if v := scope.Node().TryGetContext(jsii.String(contextStageKind)); v != nil {
 		k := stageKind(fmt.Sprint(v))
@@ -88,15 +95,39 @@ func kindOf(scope constructs.Construct) stageKind {
 		}
 		return k
 	}
-	switch v := scope.Node().TryGetContext(jsii.String(contextStage)); fmt.Sprint(v) {
-	case "<nil>", "", "prod", "production":
-		return production
+	name := ""
+	if v := scope.Node().TryGetContext(jsii.String(contextStage)); v != nil {
+		name = fmt.Sprint(v)
 	}
-	return development
+	return kindOfName(name)
+}
+
+// kindOfName returns the kind a stage's name says, failing safe: only
+// dev, development, test, and dev-*, test-* and pr-* (the pull requests'
+// stages, .github/workflows/preview.yml) are development; any other name
+// (prod-eu, staging, live...), and none, is production, whose tables
+// outlive the stack. The Makefile's development-stage target, which
+// guards make destroy, has the same rule (DEVELOPMENT_STAGES), and
+// TestDestroyRefusesProduction holds the two together.
+func kindOfName(name string) stageKind {
+	switch {
+	case name == "dev", name == "development", name == "test",
+		strings.HasPrefix(name, "dev-"), strings.HasPrefix(name, "test-"), strings.HasPrefix(name, "pr-"):
+		return development
+	}
+	return production
 }
 
 // stagePreset returns the preset of stack's stage.
 func stagePreset(stack awscdk.Stack) preset { return presets[kindOf(stack)] }
+
+// terminationProtection reports whether CloudFormation refuses to delete
+// the stack of scope's stage: the context's quire:terminationProtection,
+// or the stage's preset. It panics (failing the synth) on a value that is
+// not a boolean.
+func terminationProtection(scope constructs.Construct) bool {
+	return boolContext(scope, contextTerminationProtection, presets[kindOf(scope)].terminationProtection)
+}
 
 // retentions are the retentions CloudWatch Logs takes that a stage may
 // choose, in days.

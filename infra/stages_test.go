@@ -3,10 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 )
 
@@ -108,10 +112,12 @@ func TestStageNames(t *testing.T) {
 	}
 }
 
-// TestPresets: a development stage deploys at once, has no web ACL, keeps
-// its logs a week and its tables go with it; a production stage has the
-// canary, the web ACL, a month of logs, tables kept and protected, and
-// termination protection; each value of a preset yields to its own key.
+// TestPresets: a development stage (dev, pr-42, or any stage of
+// quire:stageKind=development) deploys at once, has no web ACL, keeps its
+// logs a week and its tables go with it; a production stage (prod, none,
+// prod-eu: any name that does not say development) has the canary, the
+// web ACL, a month of logs, tables kept and protected, and termination
+// protection; each value of a preset yields to its own key.
 func TestPresets(t *testing.T) {
 	type want struct {
 		deployment string
@@ -127,11 +133,14 @@ func TestPresets(t *testing.T) {
 		{map[string]any{contextStage: "dev"}, want{"AllAtOnce", false, 7, false, false}},
 		{map[string]any{contextStage: "prod"}, want{"Canary10Percent5Minutes", true, 30, true, true}},
 		{map[string]any{}, want{"Canary10Percent5Minutes", true, 30, true, true}},
-		{map[string]any{contextStage: "staging", contextStageKind: "production"}, want{"Canary10Percent5Minutes", true, 30, true, true}},
+		{map[string]any{contextStage: "prod-eu"}, want{"Canary10Percent5Minutes", true, 30, true, true}},
+		{map[string]any{contextStage: "pr-42"}, want{"AllAtOnce", false, 7, false, false}},
+		{map[string]any{contextStage: "dev", contextStageKind: "production"}, want{"Canary10Percent5Minutes", true, 30, true, true}},
+		{map[string]any{contextStage: "staging", contextStageKind: "development"}, want{"AllAtOnce", false, 7, false, false}},
 		{map[string]any{contextStage: "dev", contextDeployment: "Canary10Percent5Minutes", contextWAF: "true",
-			contextLogRetention: "30", contextRemoval: "retain"}, want{"Canary10Percent5Minutes", true, 30, true, false}},
+			contextLogRetention: "30", contextRemoval: "retain", contextTerminationProtection: "true"}, want{"Canary10Percent5Minutes", true, 30, true, true}},
 		{map[string]any{contextStage: "prod", contextDeployment: "AllAtOnce", contextWAF: "false",
-			contextLogRetention: 7, contextRemoval: "destroy"}, want{"AllAtOnce", false, 7, false, true}},
+			contextLogRetention: 7, contextRemoval: "destroy", contextTerminationProtection: false}, want{"AllAtOnce", false, 7, false, false}},
 	} {
 		_, stack, err := newApp(t.TempDir(), tc.context)
 		if err != nil {
@@ -156,7 +165,7 @@ func TestPresets(t *testing.T) {
 			t.Errorf("%v: %+v, want %+v", tc.context, got, tc.want)
 		}
 	}
-	for key, bad := range map[string]any{contextStageKind: "staging", contextLogRetention: "10", contextRemoval: "keep"} {
+	for key, bad := range map[string]any{contextStageKind: "staging", contextLogRetention: "10", contextRemoval: "keep", contextTerminationProtection: "yes"} {
 		func() {
 			defer func() {
 				if msg := fmt.Sprint(recover()); !strings.Contains(msg, key) {
@@ -165,5 +174,91 @@ func TestPresets(t *testing.T) {
 			}()
 			newApp(t.TempDir(), map[string]any{key: bad})
 		}()
+	}
+}
+
+// TestDestroyRefusesProduction: make destroy refuses, before anything is
+// built, every stage the app would make production (kindOf), and allows
+// every development one: the Makefile's development-stage target and
+// infra/stages.go keep one rule, for names, quire:stageKind in CDK_ARGS
+// and in cdk.json's context (CDK_ARGS first, as the CDK reads them).
+func TestDestroyRefusesProduction(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make:", err)
+	}
+	makefile, err := filepath.Abs(filepath.Join("..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(makefile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^destroy: development-stage\b`).Match(b) {
+		t.Error("the Makefile's destroy does not check development-stage first")
+	}
+	type kv = [2]string
+	cases := []struct {
+		stage   string
+		args    []kv // CDK_ARGS' -c key=value, in order
+		cdkJSON []kv // cdk.json's context
+	}{
+		{stage: ""}, {stage: "dev"}, {stage: "development"}, {stage: "test"}, {stage: "dev-alice"}, {stage: "dev-"},
+		{stage: "test-1"}, {stage: "pr-42"}, {stage: "prod"}, {stage: "production"}, {stage: "prod-eu"},
+		{stage: "production-eu"}, {stage: "live"}, {stage: "staging"}, {stage: "devel"}, {stage: "developer"},
+		{stage: "tests"}, {stage: "pr"}, {stage: "preview"}, {stage: "qa"}, {stage: "Dev"},
+		{stage: "dev", args: []kv{{contextStageKind, "production"}}},
+		{stage: "staging", args: []kv{{contextStageKind, "development"}}},
+		{stage: "", args: []kv{{contextStageKind, "development"}}},
+		{stage: "dev", args: []kv{{contextStageKind, "development"}, {contextStageKind, "production"}}},
+		{stage: "dev", args: []kv{{contextStageKind, "staging"}}},
+		{stage: "dev", cdkJSON: []kv{{contextStageKind, "production"}}},
+		{stage: "staging", cdkJSON: []kv{{contextStageKind, "development"}}},
+		{stage: "staging", args: []kv{{contextStageKind, "production"}}, cdkJSON: []kv{{contextStageKind, "development"}}},
+		{stage: "dev", args: []kv{{contextStageKind, "development"}}, cdkJSON: []kv{{contextStageKind, "production"}}},
+		{stage: "dev", args: []kv{{contextWAF, "false"}}},
+	}
+	for _, tc := range cases {
+		// What the CDK gives the app: cdk.json's context, then CDK_ARGS'
+		// (the later -c of a key wins), then make destroy's quire:stage.
+		context := map[string]any{}
+		file := map[string]any{}
+		var args []string
+		for _, c := range tc.cdkJSON {
+			context[c[0]], file[c[0]] = c[1], c[1]
+		}
+		for _, c := range tc.args {
+			context[c[0]] = c[1]
+			args = append(args, "-c", c[0]+"="+c[1])
+		}
+		context[contextStage] = tc.stage
+		isProduction := func() (yes bool) {
+			defer func() {
+				if recover() != nil {
+					yes = true // the synth fails: nothing to destroy as development
+				}
+			}()
+			return kindOf(awscdk.NewApp(&awscdk.AppProps{Context: &context})) == production
+		}()
+
+		dir := t.TempDir()
+		cdk, err := json.MarshalIndent(map[string]any{"app": "go run ./infra", "context": file}, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cdk.json"), cdk, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("make", "--no-print-directory", "-C", dir, "-f", makefile, "development-stage",
+			"STAGE="+tc.stage, "CDK_ARGS="+strings.Join(args, " "))
+		out, err := cmd.CombinedOutput()
+		refused := err != nil
+		if refused && !strings.Contains(string(out), "make destroy: refused") {
+			t.Errorf("STAGE=%q CDK_ARGS=%v cdk.json %v: make failed, not refusing: %v\n%s", tc.stage, args, file, err, out)
+		}
+		if refused != isProduction {
+			t.Errorf("STAGE=%q CDK_ARGS=%v cdk.json %v: make destroy refused: %v, but the app's kind is production: %v\n%s",
+				tc.stage, args, file, refused, isProduction, out)
+		}
 	}
 }
