@@ -3,9 +3,12 @@
 package docs
 
 import (
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -157,4 +160,55 @@ func lines(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	return strings.Split(string(b), "\n")
+}
+
+// TestSharedPackages: architecture.md's list of the packages of shared/
+// (its bullet "**shared/** is a folder of packages") names every package
+// there, by its path under shared/ ("password/argon2id"), and nothing
+// else: each code span of the bullet that could be such a path is one.
+func TestSharedPackages(t *testing.T) {
+	var list []string
+	in := false
+	for _, line := range lines(t, "architecture.md") {
+		switch {
+		case strings.HasPrefix(line, "- **shared/** is a folder of packages"):
+			in = true
+		case in && (line == "" || strings.HasPrefix(line, "- ")):
+			in = false
+		}
+		if in {
+			list = append(list, line)
+		}
+	}
+	if list == nil {
+		t.Fatal("architecture.md has no list of the packages of shared/")
+	}
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile("`([a-z0-9/]+)`").FindAllStringSubmatch(strings.Join(list, " "), -1) {
+		listed[m[1]] = true
+	}
+	packages := map[string]bool{}
+	root := filepath.Join("..", "shared")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		if rel, _ := filepath.Rel(root, filepath.Dir(path)); !strings.Contains(rel, "testdata") {
+			packages[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range slices.Sorted(maps.Keys(packages)) {
+		if !listed[p] {
+			t.Errorf("architecture.md's list of the packages of shared/ does not name %s", p)
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(listed)) {
+		if !packages[p] {
+			t.Errorf("architecture.md's list of the packages of shared/ names %s, which is no package of shared/", p)
+		}
+	}
 }

@@ -1,22 +1,38 @@
 package docs
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"go/types"
 	"io/fs"
+	"log/slog"
 	"maps"
+	"math"
+	"net/http"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/quireapi/quire/docs/markdown"
+	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/pretraffic"
 	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/service"
+	"github.com/quireapi/quire/shared/telemetry"
 )
 
 // TestProblemTypes: the table of problem types in conventions.md has one row
@@ -89,19 +105,68 @@ var libraryReads = map[string]string{
 // environment variable Quire's Go code reads (the module's sources but
 // tests and bench/: os.Getenv, os.LookupEnv and a getenv parameter, by a
 // literal name, a constant or dynamo.TableEnv), and each variable it lists
-// is read.
+// is read. The default of each variable that the functions' configuration
+// (service.ConfigFromEnv) or the demo's (demo.OptionsFromEnv) reads is
+// what they make of an empty environment: the default cell's first code
+// span, or the i-th for a row's i-th variable. (make run's own defaults,
+// PORT's and the others' of cmd/local, a main package, and
+// DYNAMODB_LOCAL_DIR's, an unexported constant of ddblocal, are read by
+// no exported code, so the table alone says them.)
 func TestConfigurationVariables(t *testing.T) {
+	empty := func(string) string { return "" }
+	cfg, err := service.ConfigFromEnv(empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, err := demo.OptionsFromEnv(empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := map[string]string{
+		"TOKEN_LIFETIME":      cfg.Tokens.Lifetime.String(),
+		"TOKEN_ISSUER":        cfg.Tokens.Issuer,
+		"TOKEN_AUDIENCE":      cfg.Tokens.Audience,
+		"IDEMPOTENCY_TTL":     cfg.IdempotencyTTL.String(),
+		"METRICS_NAMESPACE":   cfg.MetricsNamespace,
+		"SEED_ADMIN_EMAIL":    seed.AdminEmail,
+		"SEED_ADMIN_PASSWORD": seed.AdminPassword,
+	}
+	for _, tb := range dynamo.Tables() {
+		defaults[dynamo.TableEnv(tb.Name)] = cfg.DynamoDB.Tables.Physical(tb.Name)
+	}
+
 	documented := map[string]markdown.Row{}
 	for _, r := range markdown.MustTable(t, "configuration.md", "Variable", "Used by", "Default", "Meaning") {
 		names := markdown.CodeSpans(r.Cells[0])
 		if len(names) == 0 {
 			t.Errorf("%s: %q names no variable", r, r.Cells[0])
 		}
-		for _, name := range names {
+		values := markdown.CodeSpans(r.Cells[2])
+		for i, name := range names {
 			if first, ok := documented[name]; ok {
 				t.Errorf("%s: %s has a row already, at %s", r, name, first)
 			}
 			documented[name] = r
+			want, ok := defaults[name]
+			if !ok {
+				continue
+			}
+			if i >= len(values) {
+				t.Errorf("%s: %s's default is %q, but the row gives none in %q", r, name, want, r.Cells[2])
+				continue
+			}
+			got := values[i]
+			if d, err := time.ParseDuration(got); err == nil {
+				got = d.String() // 15m as the code's 15m0s
+			}
+			if got != want {
+				t.Errorf("%s: %s's default is %q, but the row says %q", r, name, want, values[i])
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(defaults)) {
+		if _, ok := documented[name]; !ok {
+			t.Errorf("the table of configuration.md has no row for %s, whose default is %q", name, defaults[name])
 		}
 	}
 	read := envReads(t)
@@ -304,5 +369,146 @@ func TestPreTrafficChecks(t *testing.T) {
 	}
 	if !slices.Equal(groups, pretraffic.Groups()) {
 		t.Errorf("the rows are %v, want a row for each of %v, in that order", groups, pretraffic.Groups())
+	}
+}
+
+// metricPrice is CloudWatch's price of a metric a month, at us-east-1's
+// prices for the first 10,000 metrics, as docs/operating.md gives it.
+const metricPrice = 0.30
+
+// TestOperatingMetrics: what docs/operating.md says of the functions'
+// metrics is what a request's line declares. Every method API Gateway
+// passes on (its ANY method sends each to the path's owner) on every
+// resource of the API goes through apigw.NewHandler, to a handler that
+// counts every function metric; the routes of their lines are every
+// value of the route dimension. The table of metrics names each metric
+// the lines declare, with its dimension and unit, and the page gives the
+// values' count, the metrics' and what they cost a month.
+func TestOperatingMetrics(t *testing.T) {
+	var logged bytes.Buffer
+	log := &telemetry.Logger{
+		Log: slog.New(slog.NewJSONHandler(&logged, nil)), JSON: true,
+		Function: routes.GroupUsers, Namespace: telemetry.DefaultNamespace,
+	}
+	counts := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := telemetry.FromContext(r.Context())
+		rec.Count(telemetry.IdempotentReplays)
+		rec.Count(telemetry.FailedLogins)
+		rec.AddDynamoDB(telemetry.DynamoDB{Calls: 1, Retries: 1, Throttles: 1, Conflicts: 1})
+		w.WriteHeader(http.StatusNoContent)
+	})
+	h := apigw.NewHandler(counts, log)
+	methods := []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions}
+	for _, resource := range routes.GatewayPaths() {
+		params := map[string]string{}
+		for _, m := range regexp.MustCompile(`\{(\w+)\}`).FindAllStringSubmatch(resource, -1) {
+			params[m[1]] = "1"
+		}
+		if _, ok := params[routes.VersionParam]; ok {
+			params[routes.VersionParam] = "v" + strconv.Itoa(routes.Versions[0])
+		}
+		path, ok := routes.Resolve(resource, params)
+		if !ok {
+			t.Fatalf("routes.Resolve(%q, %v) resolves nothing", resource, params)
+		}
+		for _, method := range methods {
+			ev := events.APIGatewayProxyRequest{HTTPMethod: method, Resource: resource, Path: path, PathParameters: params}
+			if _, err := h(context.Background(), ev); err != nil {
+				t.Fatalf("%s %s: %v", method, resource, err)
+			}
+		}
+	}
+
+	// What the lines say: each route, and the metrics declared by dimension.
+	values := map[string]bool{}
+	declared := map[string]string{} // by metric: "[[dimension]], unit"
+	for _, l := range strings.Split(strings.TrimSpace(logged.String()), "\n") {
+		var line struct {
+			Route string `json:"route"`
+			AWS   struct {
+				CloudWatchMetrics []struct {
+					Dimensions [][]string
+					Metrics    []struct{ Name, Unit string }
+				}
+			} `json:"_aws"`
+		}
+		if err := json.Unmarshal([]byte(l), &line); err != nil {
+			t.Fatalf("a request's line: %v: %s", err, l)
+		}
+		values[line.Route] = true
+		for _, d := range line.AWS.CloudWatchMetrics {
+			for _, m := range d.Metrics {
+				declared[m.Name] = fmt.Sprint(d.Dimensions) + ", " + m.Unit
+			}
+		}
+	}
+	var heads, others, table []string
+	for v := range values {
+		switch {
+		case strings.HasPrefix(v, http.MethodHead+" "):
+			heads = append(heads, v)
+		case v == http.MethodOptions || v == "other":
+			others = append(others, v)
+		default:
+			table = append(table, v)
+		}
+	}
+	var resources []string // the table's routes without a version prefix
+	for _, r := range routes.All() {
+		if k := r.Resource().Key(); !slices.Contains(resources, k) {
+			resources = append(resources, k)
+		}
+	}
+	if slices.Sort(table); !slices.Equal(table, slices.Sorted(slices.Values(resources))) {
+		t.Errorf("the lines name the routes %v, but the route table's without a version prefix are %v", table, slices.Sorted(slices.Values(resources)))
+	}
+
+	// The table of metrics.
+	documented := map[string]string{}
+	for _, r := range markdown.MustTable(t, "operating.md", "metric", "dimension", "unit", "what") {
+		dims := markdown.CodeSpans(r.Cells[1])
+		if len(dims) != 1 {
+			t.Errorf("%s: %q names no single dimension", r, r.Cells[1])
+			continue
+		}
+		for _, name := range markdown.CodeSpans(r.Cells[0]) {
+			documented[name] = fmt.Sprint([][]string{dims}) + ", " + strings.TrimSpace(r.Cells[2])
+			if got, ok := declared[name]; !ok {
+				t.Errorf("%s: no request's line declares %s", r, name)
+			} else if got != documented[name] {
+				t.Errorf("%s: %s is declared with the dimension and unit %s, not %s", r, name, got, documented[name])
+			}
+		}
+	}
+	perDimension := map[string]int{}
+	for _, name := range slices.Sorted(maps.Keys(declared)) {
+		if _, ok := documented[name]; !ok {
+			t.Errorf("a request's line declares %s (%s), which the table of metrics of operating.md does not name", name, declared[name])
+		}
+		perDimension[strings.Split(declared[name], ",")[0]]++
+	}
+	byRoute := perDimension[fmt.Sprint([][]string{{telemetry.DimensionRoute}})]
+	byFunction := perDimension[fmt.Sprint([][]string{{telemetry.DimensionFunction}})]
+
+	// The count and the cost.
+	functions := len(routes.Groups()) // each served through service.Config.Serve, named by its group
+	metrics := byRoute*len(values) + byFunction*functions
+	cost := math.Round(float64(metrics) * metricPrice)
+	page := strings.Join(lines(t, "operating.md"), "\n")
+	page = strings.Join(strings.Fields(page), " ") // a sentence may wrap
+	for _, want := range []string{
+		fmt.Sprintf("one of the table's %d routes without their version prefix", len(table)),
+		fmt.Sprintf("a `HEAD` of one of its %d GET paths", len(heads)),
+		fmt.Sprintf("%d values in all", len(values)),
+		fmt.Sprintf("so %d metrics × %d routes and %d × %d functions: at most %d metrics, about $%.0f a month at CloudWatch's $%.2f per metric",
+			byRoute, len(values), byFunction, functions, metrics, cost, metricPrice),
+		fmt.Sprintf("the functions' metrics $%.0f", cost),
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("operating.md does not say %q", want)
+		}
+	}
+	if len(others) != 2 {
+		t.Errorf("the lines name %v besides the table's routes and HEAD, want OPTIONS and other, as operating.md says", others)
 	}
 }

@@ -1,6 +1,8 @@
-// Package openapi is Quire's OpenAPI 3.1 document: one document for both
-// API versions, built from the route table and the operations below, so
-// that no route goes undocumented. GET /openapi.json serves it.
+// Package openapi builds Quire's OpenAPI 3.1 documents from the route
+// table and the operations below, so that no route goes undocumented: each
+// API version has its own (Document), served at /api/v<N>/openapi.json,
+// and GET /openapi.json serves the newest version's. The tests check every
+// answer against one document of every route of every version (Contract).
 package openapi
 
 import (

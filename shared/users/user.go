@@ -168,8 +168,10 @@ type Credentials struct {
 }
 
 // Store keeps users. Its methods return *quire.Error with ENOTFOUND for a
-// missing user, EEMAILTAKEN for an email another user has, and ECONFLICT
-// when another request changed the user meanwhile.
+// missing user. A commit that finds what it read changed writes nothing
+// and returns a *quire.Stale naming it, as each method says (StaleUser,
+// StaleEmail...), for the caller to read and decide again; one that other
+// requests' transactions kept from committing returns ECONFLICT.
 type Store interface {
 	// CommitCreate stores the new user u (see Signed) with passwordHash,
 	// and reserves its email, with rec, the answer to the request's
