@@ -16,8 +16,8 @@ help: ## list the targets
 	@grep -E '^[a-z0-9]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
 deps: node_modules/.installed $(DDB_LOCAL) $(DOCS_ASSETS) ## install npm packages, DynamoDB Local, Go modules, curl and jq
-	go mod download
-	scripts/apt-install.sh curl jq
+	@go mod download
+	@scripts/apt-install.sh curl jq
 
 # The CDK CLI ships Go templates; a go.mod makes node_modules a module of its
 # own, so that ./... patterns leave it out.
@@ -35,8 +35,8 @@ $(DDB_LOCAL): scripts/install-dynamodb-local.sh shared/ddblocal/Loopback.java
 	scripts/install-dynamodb-local.sh
 
 run: deps ## serve the whole API on PORT (default 8080) with DynamoDB Local
-	go build -o build/quire-local ./cmd/local
-	build/quire-local
+	@go build -o build/quire-local ./cmd/local
+	@build/quire-local
 
 build: $(BOOTSTRAPS) ## build every function's bootstrap for Lambda (linux/arm64)
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/quireapi/quire/docs/markdown"
 	"github.com/quireapi/quire/shared/api"
 	"github.com/quireapi/quire/shared/awsenv"
 	"github.com/quireapi/quire/shared/ddblocal"
@@ -223,6 +224,71 @@ func TestSAMEnvFile(t *testing.T) {
 		}
 		os.Remove(written)
 	}
+}
+
+// TestDemoData: the README's demo accounts log in with the passwords it
+// gives, with the ids, emails and balances it gives, and Grace's cart, her
+// order and the catalog hold what it says.
+func TestDemoData(t *testing.T) {
+	rows := markdown.MustTable(t, "../../README.md", "who", "id", "email", "password", "balance")
+	inTempDir(t)
+	serve(t, "text", func(url string) {
+		get := func(token, path string, v any) {
+			t.Helper()
+			req, _ := http.NewRequest("GET", url+path, nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if err := json.NewDecoder(resp.Body).Decode(v); err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("GET %s = %d, %v", path, resp.StatusCode, err)
+			}
+		}
+		tokens := map[string]string{}
+		for _, row := range rows {
+			id, email, password, balance := row.Cells[1], markdown.CodeSpans(row.Cells[2]), markdown.CodeSpans(row.Cells[3]), row.Cells[4]
+			if len(email) != 1 || len(password) != 1 {
+				t.Fatalf("%s: want an email and a password in backticks", row)
+			}
+			body := fmt.Sprintf(`{"email":%q,"password":%q}`, email[0], password[0])
+			resp, err := http.Post(url+"/login", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var login struct {
+				AccessToken string `json:"access_token"`
+			}
+			json.NewDecoder(resp.Body).Decode(&login)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s: POST /login as %s = %d", row, email[0], resp.StatusCode)
+				continue
+			}
+			tokens[email[0]] = login.AccessToken
+			var user struct {
+				ID      json.Number `json:"id"`
+				Email   string      `json:"email"`
+				Balance json.Number `json:"balance"`
+			}
+			get(login.AccessToken, "/users/"+id, &user)
+			if user.Email != email[0] || balance != "" && user.Balance.String() != balance {
+				t.Errorf("%s: GET /users/%s = %s with balance %s, want %s with %q", row, id, user.Email, user.Balance, email[0], balance)
+			}
+		}
+		grace := tokens["grace@quire.example"]
+		var cart struct{ Items []any }
+		var orders, products, authors []any
+		get(grace, "/cart", &cart)
+		get(grace, "/orders", &orders)
+		get(grace, "/products", &products)
+		get(grace, "/authors", &authors)
+		if len(cart.Items) != 2 || len(orders) != 1 || len(products) != 5 || len(authors) != 3 {
+			t.Errorf("Grace's cart holds %d books and she has %d orders; the shop has %d books by %d authors: the README says 2, 1, 5 and 3",
+				len(cart.Items), len(orders), len(products), len(authors))
+		}
+	})
 }
 
 // readmeAddress is where the README says `make run` serves.
