@@ -31,6 +31,7 @@ import (
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/service"
+	"github.com/quireapi/quire/shared/swaggerui"
 )
 
 // localOrigins are the origins allowed when CORS_ORIGINS is unset: pages
@@ -131,6 +132,11 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	}
 
 	cfg.LogJSON = getenv("LOG_FORMAT") == "json"
+	password := seed.AdminPassword
+	if password != demo.AdminPassword {
+		password = "(SEED_ADMIN_PASSWORD)" // not published: neither printed nor on the docs page
+	}
+	cfg.DocsLogin = &swaggerui.Login{Email: seed.AdminEmail, Password: password}
 	if !cfg.LogJSON {
 		cfg.MetricsNamespace = "" // metrics in embedded metric format are JSON
 	}
@@ -163,10 +169,6 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 		slog.Warn("listening beyond loopback: reachable from the network, with the demo accounts' published passwords", "addr", ln.Addr().String())
 	}
 	slog.Info("pages of these origins may call it from a browser (CORS_ORIGINS)", "origins", strings.Join(cfg.CORS.Origins(), ","))
-	password := seed.AdminPassword
-	if password != demo.AdminPassword {
-		password = "(SEED_ADMIN_PASSWORD)" // not published: not printed
-	}
 	slog.Info("Quire is ready: open the docs page, log in there with POST /login and a demo account, and try every route (Ctrl-C stops it)",
 		"url", base, "docs", base+"/docs")
 	slog.Info("demo account", "role", quire.RoleAdmin, "email", seed.AdminEmail, "password", password)

@@ -3,7 +3,7 @@
 // each at the top, shows every operation of the chosen version's document,
 // and its "Try it out" calls the API the page came from, base path included
 // (run.mjs serves it under one): in each version, the health check, then
-// the demo admin's login (the example body, on this machine), which
+// the demo admin's login (the example body make run's page carries), which
 // authorizes the page with its token, then a read of the admin's own user
 // in that version's representation.
 

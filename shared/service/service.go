@@ -69,7 +69,10 @@ type Config struct {
 	// metrics, in the CloudWatch namespace MetricsNamespace
 	// (METRICS_NAMESPACE, default telemetry.DefaultNamespace; none when
 	// empty).
-	LogJSON          bool
+	LogJSON bool
+	// DocsLogin is the docs page's example login: make run's demo admin;
+	// none deployed.
+	DocsLogin        *swaggerui.Login
 	MetricsNamespace string
 }
 
@@ -144,7 +147,7 @@ func Health(c Config) (http.Handler, error) {
 	}
 	hs := (&health.Handlers{DB: dynamo.NewPinger(db, c.DynamoDB.Tables)}).Routes()
 	hs["GET /openapi.json"] = openapi.Handler
-	maps.Copy(hs, swaggerui.Routes())
+	maps.Copy(hs, swaggerui.Routes(c.DocsLogin))
 	return rest.NewRouter(routes.GroupHealth, hs, nil)
 }
 

@@ -4,13 +4,13 @@
 // root, relative to itself, as its server: "Try it out" calls the API the
 // page came from, the local gateway or the stage, under any base path. A
 // successful login or token refresh made from the page authorizes the page
-// with its access token; a logout takes it back. Served from this machine
-// (make run), the login's example body is the demo admin's.
+// with its access token; a logout takes it back. Served by make run, the
+// page carries the demo admin's login (data-demo-login), which becomes
+// POST /login's example body; a deployed stage's page carries none.
 "use strict";
 (function () {
   var base = location.pathname.replace(/\/docs$/, "");
-  var local = location.hostname === "127.0.0.1" || location.hostname === "localhost" || location.hostname === "[::1]";
-  var demo = { email: "admin@quire.example", password: "quire-admin-password" };
+  var demo = document.body.dataset.demoLogin ? JSON.parse(document.body.dataset.demoLogin) : null;
   var ui;
   function answered(res) {
     var path = new URL(res.url, location.href).pathname.slice(base.length);
@@ -21,15 +21,14 @@
     }
     return res;
   }
-  // The demo login as POST /login's example, on this machine only: a
-  // deployed stage has no demo accounts to offer.
+  // The demo login as POST /login's example, when the page has one.
   var demoLogin = {
     statePlugins: {
       spec: {
         wrapActions: {
           updateJsonSpec: function (update) {
             return function (spec) {
-              var credentials = local && spec && spec.components && spec.components.schemas && spec.components.schemas.Credentials;
+              var credentials = demo && spec && spec.components && spec.components.schemas && spec.components.schemas.Credentials;
               if (credentials) {
                 credentials.example = demo;
               }

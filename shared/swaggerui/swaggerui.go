@@ -1,13 +1,16 @@
 // Package swaggerui serves the API's docs page: GET /docs is Swagger UI (from the
 // pinned npm package swagger-ui-dist, built into the function, never fetched
-// from elsewhere at run time) over GET /openapi.json, where a reader can log
-// in and try every route; GET /docs/{file} serves the page's files.
+// from elsewhere at run time) over each version's OpenAPI document
+// (GET /api/v<N>/openapi.json), where a reader can log in and try every
+// route; GET /docs/{file} serves the page's files.
 package swaggerui
 
 import (
 	"bytes"
 	"compress/gzip"
 	"embed"
+	"encoding/json"
+	"html"
 	"io"
 	"io/fs"
 	"net/http"
@@ -46,6 +49,21 @@ type file struct {
 	plain func() ([]byte, error)
 }
 
+func newFile(body []byte, media string, gz bool) *file {
+	f := &file{media: media, body: body, gzip: gz, tag: `"` + quire.HashBytes(body) + `"`}
+	f.plain = sync.OnceValues(func() ([]byte, error) {
+		if !gz {
+			return body, nil
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		return io.ReadAll(zr)
+	})
+	return f
+}
+
 // files are the page's files, read once: the path after /docs/ (the page
 // itself is "") to the file.
 var files = sync.OnceValues(func() (map[string]*file, error) {
@@ -55,18 +73,7 @@ var files = sync.OnceValues(func() (map[string]*file, error) {
 		if err != nil {
 			return err
 		}
-		f := &file{media: media, body: body, gzip: gz, tag: `"` + quire.HashBytes(body) + `"`}
-		f.plain = sync.OnceValues(func() ([]byte, error) {
-			if !gz {
-				return body, nil
-			}
-			zr, err := gzip.NewReader(bytes.NewReader(body))
-			if err != nil {
-				return nil, err
-			}
-			return io.ReadAll(zr)
-		})
-		out[name] = f
+		out[name] = newFile(body, media, gz)
 		return nil
 	}
 	for _, f := range []struct {
@@ -87,9 +94,39 @@ var files = sync.OnceValues(func() (map[string]*file, error) {
 	return out, nil
 })
 
+// Login is the example body of POST /login on the docs page: make run's
+// demo admin. A deployed stage has no demo accounts, and its page offers
+// none.
+type Login struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+// withLogin returns the page with demo as its body's data-demo-login, which
+// quire.js reads (the page's policy runs no inline script).
+func withLogin(page *file, demo *Login) (*file, error) {
+	if demo == nil {
+		return page, nil
+	}
+	js, err := json.Marshal(demo)
+	if err != nil {
+		return nil, err
+	}
+	body := bytes.Replace(page.body, []byte("<body>"), []byte(`<body data-demo-login="`+html.EscapeString(string(js))+`">`), 1)
+	return newFile(body, page.media, false), nil
+}
+
 // Routes returns the handlers of the docs routes, keyed as in the route
-// table: GET / sends a person who opens the API's address to the docs page.
-func Routes() rest.Handlers {
+// table: GET / sends a person who opens the API's address to the docs page,
+// whose login example is demo, when set.
+func Routes(demo *Login) rest.Handlers {
+	page := sync.OnceValues(func() (*file, error) {
+		all, err := files()
+		if err != nil {
+			return nil, err
+		}
+		return withLogin(all[""], demo)
+	})
 	return rest.Handlers{
 		"GET /": func(w http.ResponseWriter, r *http.Request) error {
 			w.Header().Set("Location", rest.URL(r, "/docs"))
@@ -97,29 +134,43 @@ func Routes() rest.Handlers {
 			w.WriteHeader(http.StatusFound)
 			return nil
 		},
-		"GET /docs":        func(w http.ResponseWriter, r *http.Request) error { return serve(w, r, "") },
-		"GET /docs/{file}": func(w http.ResponseWriter, r *http.Request) error { return serve(w, r, r.PathValue("file")) },
+		"GET /docs": func(w http.ResponseWriter, r *http.Request) error {
+			f, err := page()
+			if err != nil {
+				return notBuilt(err)
+			}
+			return serve(w, r, f, true)
+		},
+		"GET /docs/{file}": func(w http.ResponseWriter, r *http.Request) error {
+			all, err := files()
+			if err != nil {
+				return notBuilt(err)
+			}
+			name := r.PathValue("file")
+			if f := all[name]; f != nil && name != "" {
+				return serve(w, r, f, false)
+			}
+			return quire.Errorf(quire.ENOTFOUND, "The docs page has no file %q.", name)
+		},
 	}
 }
 
-// serve answers file name, gzip-compressed when the request takes gzip,
-// with an ETag of what it sends, and 304 for a matching If-None-Match.
-func serve(w http.ResponseWriter, r *http.Request, name string) error {
-	all, err := files()
-	if err != nil {
-		return &quire.Error{Code: quire.EINTERNAL, Message: "The docs page is not in this build.", Err: err}
-	}
-	f, ok := all[name]
-	if !ok {
-		return quire.Errorf(quire.ENOTFOUND, "The docs page has no file %q.", name)
-	}
+func notBuilt(err error) error {
+	return &quire.Error{Code: quire.EINTERNAL, Message: "The docs page is not in this build.", Err: err}
+}
+
+// serve answers f, the page itself or one of its files, gzip-compressed
+// when the request takes gzip, with an ETag of what it sends, and 304 for a
+// matching If-None-Match.
+func serve(w http.ResponseWriter, r *http.Request, f *file, page bool) error {
 	h := w.Header()
 	h.Set("Cache-Control", "public, max-age=300")
-	if name == "" {
+	if page {
 		h.Set("Content-Security-Policy", Policy)
 		h.Set("Referrer-Policy", "no-referrer")
 	}
 	body, tag := f.body, f.tag
+	var err error
 	if f.gzip {
 		h.Set("Vary", "Accept-Encoding")
 		if rest.AcceptsGzip(r) {

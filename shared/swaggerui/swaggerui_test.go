@@ -3,6 +3,8 @@ package swaggerui_test
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
+	"html"
 	"io"
 	"os"
 	"regexp"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/service"
 	"github.com/quireapi/quire/shared/service/servicetest"
 	"github.com/quireapi/quire/shared/swaggerui"
 )
@@ -112,5 +115,35 @@ func TestUnknownFile(t *testing.T) {
 		if r.StatusCode != 404 || r.Header.Get("Content-Type") != rest.ProblemMediaType {
 			t.Errorf("GET /docs/%s = %d %s", file, r.StatusCode, r.Header.Get("Content-Type"))
 		}
+	}
+}
+
+// TestDemoLogin: the page make run serves carries the demo login for
+// POST /login's example, escaped for an attribute; a deployed stage's page
+// carries none, so no password reaches its readers.
+func TestDemoLogin(t *testing.T) {
+	demo := &swaggerui.Login{Email: `ada+"docs"@quire.example`, Password: "quire-admin-password"}
+	for _, login := range []*swaggerui.Login{nil, demo} {
+		api := servicetest.New(t, servicetest.Option{Config: func(c *service.Config) { c.DocsLogin = login }})
+		r := api.Do(t, "GET", "/docs", "")
+		m := regexp.MustCompile(`<body data-demo-login="([^"]*)">`).FindStringSubmatch(r.Body)
+		switch {
+		case login == nil && (m != nil || strings.Contains(r.Body, "data-demo-login")):
+			t.Errorf("a page with no demo login carries one: %s", r.Body)
+		case login != nil && m == nil:
+			t.Errorf("the page has no demo login: %s", r.Body)
+		case login != nil:
+			var got swaggerui.Login
+			if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &got); err != nil || got != *login {
+				t.Errorf("data-demo-login = %s (%v), want %+v", m[1], err, *login)
+			}
+		}
+	}
+	js, err := os.ReadFile("quire.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(js), "quire-admin-password") {
+		t.Error("quire.js, served by every stage, names the demo password")
 	}
 }
