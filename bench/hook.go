@@ -62,7 +62,8 @@ func hookRuns(ctx context.Context, cfg service.Config) ([]hookRun, error) {
 }
 
 // printHook reports what the pre-traffic hook costs a deployment: per
-// group, one run of the hook (its init and the checks' time, billed at its
+// group, one run of the hook (its init, and the checks' time with the
+// new version's cold start, which the hook waits for, billed at its
 // memory) and the checks' invocations of the new version (a cold start,
 // then the checks' time, billed at the version's memory). inits are the
 // medians of the functions' inits, by name.
@@ -70,12 +71,12 @@ func printHook(w io.Writer, runs []hookRun, inits map[string]time.Duration) {
 	fmt.Fprintf(w, "## The pre-traffic hook\n\nBefore CodeDeploy shifts traffic to a new version, the hook (`functions/hook`, %d MB) "+
 		"invokes it with its group's read-only checks (`shared/pretraffic`). The checks here run in this process against "+
 		"DynamoDB Local on the demo data; a deployed run adds the network between the hook and Lambda. The cost is at "+
-		"Lambda's prices of %s, the inits billed as duration.\n\n", pretraffic.MemoryMB, pricesDate)
+		"Lambda's prices of %s, the inits billed as duration (the hook's too, and the new version's, which the hook waits for).\n\n", pretraffic.MemoryMB, pricesDate)
 	fmt.Fprintln(w, "| deployment group | invocations of the new version | checks' time | cost of a deployment (US$) |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|")
 	var total float64
 	for _, r := range runs {
-		hook := lambdaCost(pretraffic.MemoryMB, billedMillis(inits[hookName]+r.took)) / 1e6
+		hook := lambdaCost(pretraffic.MemoryMB, billedMillis(inits[hookName]+inits[r.group]+r.took)) / 1e6
 		version := (lambdaCost(r.memoryMB, billedMillis(inits[r.group]+r.took)) + float64(r.invocations-1)*lambdaPerMillion) / 1e6
 		total += hook + version
 		fmt.Fprintf(w, "| %s | %d | %s | %.8f |\n", r.group, r.invocations, ms(r.took), hook+version)

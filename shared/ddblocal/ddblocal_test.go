@@ -83,6 +83,21 @@ func TestNotReachableFromOutside(t *testing.T) {
 	if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "" {
 		t.Errorf("a preflight from a page: %s with Access-Control-Allow-Origin %q, want none", resp.Status, got)
 	}
+	// A request a page may send without a preflight: its answer must not
+	// be readable by the page either.
+	simple, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.Endpoint()+"/", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	simple.Header.Set("Origin", "https://any.example")
+	simple.Header.Set("Content-Type", "text/plain")
+	if resp, err = http.DefaultClient.Do(simple); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "" {
+		t.Errorf("a simple request from a page: %s with Access-Control-Allow-Origin %q, want none", resp.Status, got)
+	}
 }
 
 func TestStartStop(t *testing.T) {

@@ -5,6 +5,7 @@
 package routes
 
 import (
+	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
@@ -82,6 +83,25 @@ type Retirement struct {
 // deprecation, and after its successor is released), run make contract,
 // and say so in contracts/CHANGELOG.md.
 var Retirements = map[int]Retirement{}
+
+// Check reports what is wrong with the retirement r of version v: a
+// version the API does not serve, the newest (which no version succeeds),
+// a sunset not after the deprecation, or a changelog that is not an https
+// URL (the Link of every deprecated answer names it).
+func (r Retirement) Check(v int) error {
+	u, err := url.Parse(r.Changelog)
+	switch {
+	case !slices.Contains(Versions, v):
+		return fmt.Errorf("version %d: the API serves no such version", v)
+	case v == slices.Max(Versions):
+		return fmt.Errorf("version %d: the newest version has no successor to retire it for", v)
+	case !r.Sunset.After(r.Deprecated):
+		return fmt.Errorf("version %d: its sunset, %s, is not after its deprecation, %s", v, r.Sunset, r.Deprecated)
+	case err != nil || u.Scheme != "https" || u.Host == "":
+		return fmt.Errorf("version %d: its changelog %q is not an https URL", v, r.Changelog)
+	}
+	return nil
+}
 
 // Gone reports whether version v is past its sunset at now.
 func Gone(v int, now time.Time) bool {

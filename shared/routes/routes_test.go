@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -204,5 +205,35 @@ func TestGrow(t *testing.T) {
 	restore()
 	if _, ok := Find("GET", "/shelves"); ok || len(All()) != before || len(Versions) != 2 {
 		t.Errorf("the table is not put back: %d routes, versions %v", len(All()), Versions)
+	}
+}
+
+// TestRetirements: every declared retirement is one the API can carry
+// out, and Check refuses each way one can be wrong.
+func TestRetirements(t *testing.T) {
+	for v, r := range Retirements {
+		if err := r.Check(v); err != nil {
+			t.Error(err)
+		}
+	}
+	day := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	good := Retirement{Deprecated: day, Sunset: day.AddDate(0, 6, 0), Changelog: "https://example.com/CHANGELOG.md#v1"}
+	if err := good.Check(1); err != nil {
+		t.Errorf("a sound retirement of v1: %v", err)
+	}
+	for name, c := range map[string]struct {
+		v int
+		r Retirement
+	}{
+		"no such version":        {9, good},
+		"the newest version":     {slices.Max(Versions), good},
+		"sunset before":          {1, Retirement{Deprecated: day, Sunset: day.AddDate(0, -1, 0), Changelog: good.Changelog}},
+		"no changelog":           {1, Retirement{Deprecated: day, Sunset: good.Sunset}},
+		"a relative changelog":   {1, Retirement{Deprecated: day, Sunset: good.Sunset, Changelog: "contracts/CHANGELOG.md"}},
+		"a plain-HTTP changelog": {1, Retirement{Deprecated: day, Sunset: good.Sunset, Changelog: "http://example.com/c"}},
+	} {
+		if err := c.r.Check(c.v); err == nil {
+			t.Errorf("%s: Check(%d) = nil, want an error", name, c.v)
+		}
 	}
 }
