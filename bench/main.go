@@ -210,7 +210,10 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return generated.Write(page, "Benchmarks", "make bench", func(w io.Writer) error {
+	return generated.Write(page, "Benchmarks", "For anyone changing what a function links, what a route reads or writes, or "+
+		"what Quire costs: each function's size and init, each route's DynamoDB requests, what login, the configuration "+
+		"document, a request's logs and the pre-traffic hook cost, and the cost per million requests, as measured here. "+
+		"How it measures is in [Performance and cost](performance.md).", "make bench", func(w io.Writer) error {
 		printReport(w, fns, rows, costs, logins, docs)
 		for _, f := range fns {
 			if f.name == routes.GroupUsers {

@@ -154,6 +154,24 @@ func anchors(t *testing.T, path string) map[string]bool {
 	return out
 }
 
+// TestOpenings: each page of the manual opens, under its title (and the
+// comment of a page a command writes), with a paragraph that says who needs
+// it: "For ...".
+func TestOpenings(t *testing.T) {
+	for _, page := range pages(t)[1:] {
+		var first string
+		for _, l := range lines(t, page)[1:] {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "<!--") {
+				first = l
+				break
+			}
+		}
+		if !strings.HasPrefix(first, "For ") {
+			t.Errorf("%s opens with %q, want a paragraph that says who needs it (\"For ...\")", page, first)
+		}
+	}
+}
+
 func lines(t *testing.T, path string) []string {
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -30,14 +30,15 @@ func Machine() string {
 	return fmt.Sprintf("%s, %d cores, %s/%s, %s", cpu, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 }
 
-// Write writes the page at path: title, the line that says which command
-// wrote it where and when, and what body writes, which also goes to
-// stdout as it is written. The page is replaced, in one rename, only when
+// Write writes the page at path: title, the line that says who needs it
+// (who, "For ..."), the line that says which command wrote it where and
+// when, and what body writes, which also goes to stdout as it is written. The page is replaced, in one rename, only when
 // body returns nil, so that a failed run leaves the last good page.
-func Write(path, title, command string, body func(w io.Writer) error) error {
+func Write(path, title, who, command string, body func(w io.Writer) error) error {
 	var page bytes.Buffer
 	fmt.Fprintf(&page, "# %s\n\n", title)
 	fmt.Fprintf(&page, "<!-- Written by `%s`: run it again rather than editing this page. -->\n\n", command)
+	fmt.Fprintf(&page, "%s\n\n", who)
 	fmt.Fprintf(&page, "Written by `%s` on %s, %s.\n\n", command, Machine(), time.Now().UTC().Format("2006-01-02"))
 	os.Stdout.Write(page.Bytes())
 	if err := body(io.MultiWriter(os.Stdout, &page)); err != nil {

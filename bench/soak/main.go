@@ -70,7 +70,9 @@ func main() {
 	if len(os.Args) > 1 {
 		command += " SOAK_ARGS='" + strings.Join(os.Args[1:], " ") + "'"
 	}
-	err := generated.Write(page, "Soak under faults", command, func(w io.Writer) error { return run(ctx, o, w) })
+	err := generated.Write(page, "Soak under faults", "For anyone changing how Quire writes, retries or answers a fault: what a "+
+		"run of mixed traffic through injected DynamoDB faults did, and whether every invariant held. How it runs is in "+
+		"[Performance and cost](performance.md).", command, func(w io.Writer) error { return run(ctx, o, w) })
 	if errors.Is(err, errFailed) {
 		os.Exit(1) // the report says which checks failed
 	}
