@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/quireapi/quire/shared/rest"
@@ -54,23 +53,13 @@ func gatewayCORSHeaders(c rest.CORS) map[string]string {
 	}
 }
 
-// addBrowserMethods adds what browsers need on path's resource beyond the
-// route table's methods: OPTIONS, public (preflights carry no token) and
-// answered by the path's owner (see rest.CORS.Handler); and HEAD where the
-// path's ANY method would not serve it as the GET: when the GET's group is
-// not the path's owner, or the GET needs other access than the path's ANY
-// method runs with (a public ANY would skip the authorizer a protected
-// GET needs). Elsewhere ANY serves HEAD, to keep the stack's methods few.
-func addBrowserMethods(res awsapigateway.Resource, path string, integrations map[string]awsapigateway.LambdaIntegration, authorizer awsapigateway.IAuthorizer) {
-	addMethod(res, "OPTIONS", integrations[routes.Owner(path)], routes.Public, authorizer)
-	if get, ok := headMethod(path); ok {
-		addMethod(res, "HEAD", integrations[get.Group], get.Access, authorizer)
-	}
-}
-
 // headMethod returns the GET route of path, a resource of API Gateway's
-// (see routes.Gateway), when HEAD needs a method of its own there (see
-// addBrowserMethods).
+// (see routes.Gateway), when HEAD needs a method of its own there: when
+// the path's ANY method would not serve it as the GET, because the GET's
+// group is not the path's owner, or the GET needs other access than the
+// path's ANY method runs with (a public ANY would skip the authorizer a
+// protected GET needs). Elsewhere ANY serves HEAD, to keep the methods
+// few.
 func headMethod(path string) (routes.Route, bool) {
 	for _, r := range routes.All() {
 		if g, _ := routes.Gateway(r.Path); g == path && r.Method == "GET" {

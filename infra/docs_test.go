@@ -275,7 +275,11 @@ func TestDocsContextKeys(t *testing.T) {
 		if err != nil {
 			return false, err
 		}
-		return jsonOf(s.main.ToJSON()) == jsonOf(unset.main.ToJSON()) && jsonOf(s.ops.ToJSON()) == jsonOf(unset.ops.ToJSON()), nil
+		same = jsonOf(s.main.ToJSON()) == jsonOf(unset.main.ToJSON()) && jsonOf(s.ops.ToJSON()) == jsonOf(unset.ops.ToJSON())
+		for name, tmpl := range s.routes {
+			same = same && jsonOf(tmpl.ToJSON()) == jsonOf(unset.routes[name].ToJSON())
+		}
+		return same, nil
 	}
 	all := map[string]any{}
 	for key, value := range defaults {

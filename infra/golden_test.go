@@ -15,10 +15,14 @@ import (
 // file in testdata/, which `go test ./infra -run Golden -update` rewrites.
 func TestGoldenTemplates(t *testing.T) {
 	s := synthesized(t)
-	for name, tmpl := range map[string]assertions.Template{
+	templates := map[string]assertions.Template{
 		"Quire.template.json":                  s.main,
 		"QuireOperations.nested.template.json": s.ops,
-	} {
+	}
+	for name, tmpl := range s.routes {
+		templates["Quire"+name+".nested.template.json"] = tmpl
+	}
+	for name, tmpl := range templates {
 		got, err := json.MarshalIndent(tmpl.ToJSON(), "", "  ")
 		if err != nil {
 			t.Fatal(err)

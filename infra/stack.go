@@ -281,36 +281,75 @@ func newAPI(stack awscdk.Stack, aliases map[string]awslambda.Alias, authorizer a
 		BinaryMediaTypes: jsii.Strings("*/*"),
 		DeployOptions:    stage,
 	})
-	integrations := map[string]awsapigateway.LambdaIntegration{}
+	integrations := map[string]awsapigateway.Integration{}
 	for _, g := range routes.Groups() {
+		alias := aliases[g.Name]
+		integrations[g.Name] = awsapigateway.NewIntegration(&awsapigateway.IntegrationProps{
+			Type:                  awsapigateway.IntegrationType_AWS_PROXY,
+			IntegrationHttpMethod: jsii.String("POST"),
+			Uri: awscdk.Fn_Join(jsii.String(""), &[]*string{
+				jsii.String("arn:"), awscdk.Aws_PARTITION(), jsii.String(":apigateway:"), awscdk.Aws_REGION(),
+				jsii.String(":lambda:path/2015-03-31/functions/"), alias.FunctionArn(), jsii.String("/invocations"),
+			}),
+		})
 		// One permission per function for the whole API, not one per
 		// method: a function's resource policy is limited to 20 KB, which
 		// a group's methods in every version would pass.
-		integrations[g.Name] = awsapigateway.NewLambdaIntegration(aliases[g.Name], &awsapigateway.LambdaIntegrationOptions{
-			Proxy:                   jsii.Bool(true),
-			ScopePermissionToMethod: jsii.Bool(false),
+		alias.AddPermission(jsii.String("ApiInvoke"), &awslambda.Permission{
+			Principal: awsiam.NewServicePrincipal(jsii.String("apigateway.amazonaws.com"), nil),
+			SourceArn: api.ArnForExecuteApi(jsii.String("*"), jsii.String("/*"), jsii.String("*")),
 		})
 	}
 	// Every version's routes are one tree of resources, /api/{version}/...
 	// (routes.Gateway): a method serves each version, which its function
-	// checks.
+	// checks. That tree and the tree of the paths without a version are
+	// each a stack of their own, nested in this one (routeStacks), so that
+	// the API's methods take little of the stack's 500 resources and each
+	// tree has 500 of its own. What the methods are goes into the
+	// deployment's logical id, for API Gateway sees the methods of nested
+	// stacks only once a new deployment is made.
+	trees := map[string]awsapigateway.IRestApi{}
+	var methods []string
 	for _, path := range routes.GatewayPaths() {
-		res := api.Root().ResourceForPath(jsii.String(path))
+		res := api.Root()
+		if path != "/" {
+			name := routeStack(path)
+			tree, ok := trees[name]
+			if !ok {
+				nested := awscdk.NewNestedStack(stack, jsii.String(name), &awscdk.NestedStackProps{
+					Description: jsii.String("Quire's API resources and methods: " + routeStacks[name]),
+				})
+				tree = awsapigateway.RestApi_FromRestApiAttributes(nested, jsii.String("Api"), &awsapigateway.RestApiAttributes{
+					RestApiId: api.RestApiId(), RootResourceId: api.RestApiRootResourceId(),
+				})
+				trees[name] = tree
+				api.LatestDeployment().Node().AddDependency(nested)
+			}
+			res = tree.Root().ResourceForPath(jsii.String(path))
+		}
+		add := func(verb, group string, a routes.Access) {
+			addMethod(res, verb, integrations[group], a, authorizer)
+			methods = append(methods, fmt.Sprintf("%s %s %s %s", verb, path, group, a))
+		}
 		added := map[string]bool{}
 		for _, r := range routes.All() {
 			if g, _ := routes.Gateway(r.Path); g == path && !added[r.Method] {
 				added[r.Method] = true
-				addMethod(res, r.Method, integrations[r.Group], r.Access, authorizer)
+				add(r.Method, r.Group, r.Access)
 			}
 		}
-		addMethod(res, "ANY", integrations[routes.Owner(path)], routes.PathAccess(path), authorizer)
-		addBrowserMethods(res, path, integrations, authorizer)
+		add("ANY", routes.Owner(path), routes.PathAccess(path))
+		add("OPTIONS", routes.Owner(path), routes.Public)
+		if get, ok := headMethod(path); ok {
+			add("HEAD", get.Group, get.Access)
+		}
 	}
+	api.LatestDeployment().AddToLogicalId(jsii.String(strings.Join(methods, "\n")))
 	addGatewayResponses(api, gatewayCORSHeaders(cors))
-	suppress(api, findingNoCognito, "Protected methods run a Lambda REQUEST authorizer that verifies Quire's own "+
-		"tokens (issued by POST /login, signed with keys the stack keeps); Quire has no Cognito user pool.")
-	suppress(api, findingNoValidator, "Each function validates its requests and answers 400 problem+json naming "+
-		"each invalid field, which API Gateway's validator cannot; an invalid request costs one short invocation.")
+	suppressAPI(api)
+	for _, tree := range trees {
+		suppressAPI(tree)
+	}
 	if role := api.Node().TryFindChild(jsii.String("CloudWatchRole")); role != nil {
 		suppress(role, findingGatewayLogging, "AWS's policy for API Gateway's account-wide logging role: it "+
 			"writes the stage's access and execution logs.")
@@ -318,11 +357,35 @@ func newAPI(stack awscdk.Stack, aliases map[string]awslambda.Alias, authorizer a
 	return api
 }
 
+// routeStacks are the stacks nested in Quire's that hold the API's
+// resources and methods but the root's, by name: what each holds.
+var routeStacks = map[string]string{
+	"Routes":          "the paths without a version",
+	"VersionedRoutes": "the paths of every version, /api/{version}/...",
+}
+
+// routeStack names the nested stack that holds path's resource.
+func routeStack(path string) string {
+	if strings.HasPrefix(path, "/api/") {
+		return "VersionedRoutes"
+	}
+	return "Routes"
+}
+
+// suppressAPI records why cdk-nag's findings on the API's methods, under c
+// once they are defined, do not apply.
+func suppressAPI(c constructs.IConstruct) {
+	suppress(c, findingNoCognito, "Protected methods run a Lambda REQUEST authorizer that verifies Quire's own "+
+		"tokens (issued by POST /login, signed with keys the stack keeps); Quire has no Cognito user pool.")
+	suppress(c, findingNoValidator, "Each function validates its requests and answers 400 problem+json naming "+
+		"each invalid field, which API Gateway's validator cannot; an invalid request costs one short invocation.")
+}
+
 // addMethod adds the method verb with access a to res: the one place
 // where authorization attaches. Every method but a public one runs the
 // authorizer; whether the token's role may call the route is the
 // authorizer's policy's say.
-func addMethod(res awsapigateway.Resource, verb string, integration awsapigateway.Integration, a routes.Access, authorizer awsapigateway.IAuthorizer) {
+func addMethod(res awsapigateway.IResource, verb string, integration awsapigateway.Integration, a routes.Access, authorizer awsapigateway.IAuthorizer) {
 	if a != routes.Public {
 		res.AddMethod(jsii.String(verb), integration, &awsapigateway.MethodOptions{
 			AuthorizationType: awsapigateway.AuthorizationType_CUSTOM, Authorizer: authorizer,
