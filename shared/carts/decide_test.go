@@ -8,6 +8,7 @@ import (
 	"github.com/quireapi/quire/shared/carts"
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/quire/quiretest"
 )
 
 // cartOf is the cart of user 7 with items, as stored at revision.
@@ -66,14 +67,8 @@ func TestCartDecisions(t *testing.T) {
 				items[k] = v
 			}
 			ch, err := tc.decide(tc.read)
-			if tc.code != "" {
-				if e, ok := err.(*quire.Error); !ok || e.Code != tc.code || e.Message != tc.detail {
-					t.Fatalf("= %v, want %s: %q", err, tc.code, tc.detail)
-				}
+			if quiretest.Refused(t, err, tc.code, tc.detail) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			want := carts.Cart{UserID: 7, Items: tc.want, Revision: tc.read.Revision + 1}
 			want.Hash = quire.ContentHash(&want)
@@ -107,9 +102,6 @@ func TestAddable(t *testing.T) {
 		{product: 3, version: 2, code: quire.EPRODUCTUNAVAILABLE, detail: "The product 3 is ARCHIVED: it cannot be bought."},
 		{product: 3, version: 1, code: quire.EPRODUCTUNAVAILABLE, detail: "The product 3 is DISCONTINUED: it cannot be bought."},
 	} {
-		err := carts.Addable(products, tc.product, tc.version)
-		if quire.ErrorCode(err) != tc.code || tc.code != "" && err.(*quire.Error).Message != tc.detail {
-			t.Errorf("Addable(%d, v%d) = %v, want %s %q", tc.product, tc.version, err, tc.code, tc.detail)
-		}
+		quiretest.Refused(t, carts.Addable(products, tc.product, tc.version), tc.code, tc.detail)
 	}
 }

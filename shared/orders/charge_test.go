@@ -10,6 +10,7 @@ import (
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/orders"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/quire/quiretest"
 	"github.com/quireapi/quire/shared/users"
 )
 
@@ -56,14 +57,8 @@ func TestCharge(t *testing.T) {
 				buyer.Hash = quire.ContentHash(&buyer)
 			}
 			pay, err := orders.Charge(buyer, tc.purchase, tc.now)
-			if tc.code != "" {
-				if e, ok := err.(*quire.Error); !ok || e.Code != tc.code || e.Message != tc.detail {
-					t.Fatalf("Charge = %v, want %s: %q", err, tc.code, tc.detail)
-				}
+			if quiretest.Refused(t, err, tc.code, tc.detail) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			debited := buyer
 			debited.Balance, debited.UpdatedAt = tc.balance, tc.updated
@@ -133,14 +128,8 @@ func TestPurchases(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.decide()
-			if tc.code != "" {
-				if e, ok := err.(*quire.Error); !ok || e.Code != tc.code || e.Message != tc.detail {
-					t.Fatalf("= %v, want %s: %q", err, tc.code, tc.detail)
-				}
+			if quiretest.Refused(t, err, tc.code, tc.detail) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("purchase (-want +got):\n%s", diff)

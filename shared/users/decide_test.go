@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/quire/quiretest"
 	"github.com/quireapi/quire/shared/users"
 )
 
@@ -53,14 +54,8 @@ func TestAccountDecisions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ch, err := tc.decide(tc.read, tc.now)
-			if tc.code != "" {
-				if e, ok := err.(*quire.Error); !ok || e.Code != tc.code || e.Message != tc.detail {
-					t.Fatalf("= %v, want %s: %q", err, tc.code, tc.detail)
-				}
+			if quiretest.Refused(t, err, tc.code, tc.detail) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			want := tc.read
 			want.UpdatedAt = tc.now.Truncate(time.Millisecond)
