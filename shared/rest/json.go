@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/quireapi/quire/shared/quire"
@@ -115,12 +116,12 @@ func strict(body []byte, fold bool) error {
 			raw := body[i : end+1]
 			i = end
 			if top == nil || !top.object || !isName(body[end+1:]) {
-				if !utf8.Valid(raw) {
+				if !validString(raw) {
 					return fieldError(pointer(stack), "is not valid UTF-8")
 				}
 				continue
 			}
-			if !utf8.Valid(raw) {
+			if !validString(raw) {
 				return fieldError(pointer(stack[:len(stack)-1]), "has a member name that is not valid UTF-8")
 			}
 			name := string(raw[1 : len(raw)-1])
@@ -145,6 +146,43 @@ func strict(body []byte, fold bool) error {
 		}
 	}
 	return nil
+}
+
+// validString reports whether raw, a well-formed JSON string as written,
+// holds text encoding/json keeps as sent: valid UTF-8, and no escape of
+// half a UTF-16 surrogate pair without the other ("\ud800" alone), which
+// encoding/json would turn into U+FFFD as it does invalid bytes.
+func validString(raw []byte) bool {
+	if !utf8.Valid(raw) {
+		return false
+	}
+	for i := bytes.IndexByte(raw, '\\'); i >= 0 && i < len(raw); {
+		if raw[i+1] != 'u' {
+			i += 2
+		} else {
+			r := rune(hex4(raw[i+2:]))
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if r >= 0xdc00 || i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' ||
+					utf16.DecodeRune(r, rune(hex4(raw[i+2:]))) == utf8.RuneError {
+					return false
+				}
+				i += 6
+			}
+		}
+		next := bytes.IndexByte(raw[i:], '\\')
+		if next < 0 {
+			break
+		}
+		i += next
+	}
+	return true
+}
+
+// hex4 reads the four hexadecimal digits that b starts with.
+func hex4(b []byte) uint64 {
+	n, _ := strconv.ParseUint(string(b[:4]), 16, 32)
+	return n
 }
 
 // isName reports whether the string that rest follows is a member name:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -74,6 +75,13 @@ func TestDecode(t *testing.T) {
 		{"invalid UTF-8 in a name", "application/json", "{\"inner\":{\"fl\xffag\":true}}", quire.EINVALID,
 			[]quire.FieldError{{Pointer: "/inner", Detail: "has a member name that is not valid UTF-8"}}},
 		{"escaped replacement character", "application/json", `{"name":"\ufffd"}`, "", nil},
+		{"a lone high surrogate", "application/json", `{"name":"a\ud800b"}`, quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/name", Detail: "is not valid UTF-8"}}},
+		{"a lone low surrogate", "application/json", `{"inner":{"\udc00":true}}`, quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/inner", Detail: "has a member name that is not valid UTF-8"}}},
+		{"a high surrogate before another escape", "application/json", `{"name":"\ud800\u0041"}`, quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/name", Detail: "is not valid UTF-8"}}},
+		{"a surrogate pair", "application/json", `{"name":"\ud83d\ude00 \n\\ud800"}`, "", nil},
 		{"duplicate member", "application/json", `{"count":1,"count":99}`, quire.EINVALID,
 			[]quire.FieldError{{Pointer: "/count", Detail: "appears twice in its object"}}},
 		{"duplicate member deep inside", "application/json", `{"inner":{"flag":true,"flag":false}}`, quire.EINVALID,
@@ -110,7 +118,7 @@ func TestDecode(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{`{"name":"a","count":1,"price":2.50}`, `{`, `[]`, `null`, `{"inner":{"flag":true}}`, "\xff",
 		`{"count":1,"count":2}`, "{\"name\":\"\xc3\"}", `{"a":[{"b":[1,{"c":2,"c":3}]}]}`, `{"count":1.5}`,
-		`{"inner":{"flag":true,"Flag":false}}`, `{"name":"a","n\u0061me":"b"}`} {
+		`{"inner":{"flag":true,"Flag":false}}`, `{"name":"a","n\u0061me":"b"}`, `{"name":"\ud800"}`, `{"name":"\ud83d\ude00"}`} {
 		f.Add("application/json", s)
 	}
 	f.Fuzz(func(t *testing.T, ct, body string) {
@@ -121,6 +129,11 @@ func FuzzDecode(f *testing.F) {
 			}
 			if name, ok := twice(body); ok {
 				t.Fatalf("Decode(%q, %q) takes a body that names %q twice", ct, body, name)
+			}
+			var v any
+			if json.Unmarshal([]byte(body), &v) == nil && strings.ContainsRune(fmt.Sprint(v), utf8.RuneError) &&
+				!strings.ContainsRune(body, utf8.RuneError) && !strings.Contains(strings.ToLower(body), "fffd") {
+				t.Fatalf("Decode(%q, %q) takes a body whose text turns into U+FFFD", ct, body)
 			}
 		case quire.EINVALID, quire.EMEDIATYPE, quire.ETOOLARGE:
 		default:
@@ -432,6 +445,7 @@ func TestReadJSON(t *testing.T) {
 		`{"a":{"b":1,"b":2}}`:              {Pointer: "/a/b", Detail: "appears twice in its object"},
 		"{\"a\":[\"x\",\"\xff\"]}":         {Pointer: "/a/1", Detail: "is not valid UTF-8"},
 		"{\"a\":{\"\xff\":1}}":             {Pointer: "/a", Detail: "has a member name that is not valid UTF-8"},
+		`{"a":"\udfff"}`:                   {Pointer: "/a", Detail: "is not valid UTF-8"},
 		`{"list":[{"k":1},{"k":2}],"k":3}`: nil,
 	} {
 		r := httptest.NewRequest("PUT", "/x", strings.NewReader(body))
