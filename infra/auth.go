@@ -111,12 +111,18 @@ func newAuthorizerFunction(stack awscdk.Stack, tokens login.TokenConfig, jwks *s
 
 // newAuthorizer defines the REQUEST authorizer API Gateway runs fn as, its
 // answers cached per Authorization header never longer than a token
-// lives.
-func newAuthorizer(stack awscdk.Stack, fn awslambda.IFunction, tokens login.TokenConfig) awsapigateway.IAuthorizer {
+// lives. API Gateway takes a change of it only with a new deployment, and
+// CDK hashes it into the deployment's logical id only for methods of the
+// API's own stack, which the protected ones are not (see newAPI): its
+// settings go into api's deployment's logical id here.
+func newAuthorizer(stack awscdk.Stack, api awsapigateway.RestApi, fn awslambda.IFunction, tokens login.TokenConfig) awsapigateway.IAuthorizer {
+	const header = "Authorization"
+	ttl := auth.CacheTTL(tokens.Lifetime)
+	api.LatestDeployment().AddToLogicalId(jsii.String(fmt.Sprintf("REQUEST authorizer on %s, cached %s", header, ttl)))
 	return awsapigateway.NewRequestAuthorizer(stack, jsii.String("Authorizer"), &awsapigateway.RequestAuthorizerProps{
 		AuthorizerName:  jsii.String("quire-bearer"),
 		Handler:         fn,
-		IdentitySources: &[]*string{awsapigateway.IdentitySource_Header(jsii.String("Authorization"))},
-		ResultsCacheTtl: awscdk.Duration_Seconds(jsii.Number(auth.CacheTTL(tokens.Lifetime).Seconds())),
+		IdentitySources: &[]*string{awsapigateway.IdentitySource_Header(jsii.String(header))},
+		ResultsCacheTtl: awscdk.Duration_Seconds(jsii.Number(ttl.Seconds())),
 	})
 }

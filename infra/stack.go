@@ -17,6 +17,7 @@ import (
 
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -71,7 +72,7 @@ func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps
 		aliases[name] = newAlias(stack, name, fn)
 	}
 	stage, accessLogs := stageOptions(stack, limits)
-	api := newAPI(stack, aliases, newAuthorizer(stack, aliases[authorizerName], tokens), stage,
+	api := newAPI(stack, aliases, tokens, stage,
 		boolContext(stack, contextAccountLogRole, true), cors)
 	newExecutionLogs(stack, api)
 	if waf {
@@ -254,10 +255,13 @@ func newLambda(stack awscdk.Stack, name, description string, memoryMB int, env m
 // aliases, and an ANY method on every path integrated with the path's
 // owner, which answers other methods with 405 and Allow (without it API
 // Gateway answers 403 MISSING_AUTHENTICATION_TOKEN), and what browsers
-// need besides (see addBrowserMethods). Protected methods run the
-// authorizer first. The stage takes the limits, logs and tracing of stage;
-// accountLogRole has the stack set the account's logging role.
-func newAPI(stack awscdk.Stack, aliases map[string]awslambda.Alias, authorizer awsapigateway.IAuthorizer, stage *awsapigateway.StageOptions, accountLogRole bool, cors rest.CORS) awsapigateway.RestApi {
+// need besides: OPTIONS, public (preflights carry no token) and answered
+// by the path's owner (see rest.CORS.Handler), and HEAD where ANY would
+// not serve it as the GET (headMethod). Protected methods run the
+// authorizer (newAuthorizer), on tokens of tokens, first. The stage takes
+// the limits, logs and tracing of stage; accountLogRole has the stack set
+// the account's logging role.
+func newAPI(stack awscdk.Stack, aliases map[string]awslambda.Alias, tokens login.TokenConfig, stage *awsapigateway.StageOptions, accountLogRole bool, cors rest.CORS) awsapigateway.RestApi {
 	// The stage's logs need the account's API Gateway CloudWatch Logs role.
 	// The role and the account setting outlive the stack: other APIs of
 	// the account may log through them.
@@ -281,6 +285,7 @@ func newAPI(stack awscdk.Stack, aliases map[string]awslambda.Alias, authorizer a
 		BinaryMediaTypes: jsii.Strings("*/*"),
 		DeployOptions:    stage,
 	})
+	authorizer := newAuthorizer(stack, api, aliases[authorizerName], tokens)
 	integrations := map[string]awsapigateway.Integration{}
 	for _, g := range routes.Groups() {
 		alias := aliases[g.Name]
@@ -305,11 +310,12 @@ func newAPI(stack awscdk.Stack, aliases map[string]awslambda.Alias, authorizer a
 	// checks. That tree and the tree of the paths without a version are
 	// each a stack of their own, nested in this one (routeStacks), so that
 	// the API's methods take little of the stack's 500 resources and each
-	// tree has 500 of its own. What the methods are goes into the
-	// deployment's logical id, for API Gateway sees the methods of nested
-	// stacks only once a new deployment is made.
+	// tree has 500 of its own. API Gateway serves a change of methods only
+	// once a new deployment is made, and CDK hashes into the deployment's
+	// logical id only the methods of this stack: the deployment waits for
+	// the nested stacks, and their templates' URLs, which hold a hash of
+	// each template's content, go into its logical id.
 	trees := map[string]awsapigateway.IRestApi{}
-	var methods []string
 	for _, path := range routes.GatewayPaths() {
 		res := api.Root()
 		if path != "/" {
@@ -324,27 +330,23 @@ func newAPI(stack awscdk.Stack, aliases map[string]awslambda.Alias, authorizer a
 				})
 				trees[name] = tree
 				api.LatestDeployment().Node().AddDependency(nested)
+				api.LatestDeployment().AddToLogicalId(nested.NestedStackResource().(awscdk.CfnStack).TemplateUrl())
 			}
 			res = tree.Root().ResourceForPath(jsii.String(path))
-		}
-		add := func(verb, group string, a routes.Access) {
-			addMethod(res, verb, integrations[group], a, authorizer)
-			methods = append(methods, fmt.Sprintf("%s %s %s %s", verb, path, group, a))
 		}
 		added := map[string]bool{}
 		for _, r := range routes.All() {
 			if g, _ := routes.Gateway(r.Path); g == path && !added[r.Method] {
 				added[r.Method] = true
-				add(r.Method, r.Group, r.Access)
+				addMethod(res, r.Method, integrations[r.Group], r.Access, authorizer)
 			}
 		}
-		add("ANY", routes.Owner(path), routes.PathAccess(path))
-		add("OPTIONS", routes.Owner(path), routes.Public)
+		addMethod(res, "ANY", integrations[routes.Owner(path)], routes.PathAccess(path), authorizer)
+		addMethod(res, "OPTIONS", integrations[routes.Owner(path)], routes.Public, authorizer)
 		if get, ok := headMethod(path); ok {
-			add("HEAD", get.Group, get.Access)
+			addMethod(res, "HEAD", integrations[get.Group], get.Access, authorizer)
 		}
 	}
-	api.LatestDeployment().AddToLogicalId(jsii.String(strings.Join(methods, "\n")))
 	addGatewayResponses(api, gatewayCORSHeaders(cors))
 	suppressAPI(api)
 	for _, tree := range trees {
@@ -364,7 +366,10 @@ var routeStacks = map[string]string{
 	"VersionedRoutes": "the paths of every version, /api/{version}/...",
 }
 
-// routeStack names the nested stack that holds path's resource.
+// routeStack names the nested stack that holds path's resource. A path
+// stays in its stack for good: moving it to another, in a stack already
+// deployed, would have CloudFormation create it there before deleting it
+// here, which API Gateway refuses (a path twice).
 func routeStack(path string) string {
 	if strings.HasPrefix(path, "/api/") {
 		return "VersionedRoutes"

@@ -995,9 +995,10 @@ func TestAVersionCostsNothing(t *testing.T) {
 }
 
 // TestDeploymentFollowsRoutes: the API's deployment waits for the stacks of
-// its routes, and a change of the routes (a route more, or other access)
-// makes a new deployment, which API Gateway needs to serve methods of
-// nested stacks.
+// its routes, and a change of what API Gateway takes only with a new
+// deployment (a route more, in a nested stack; the authorizer's cache)
+// makes a new one, while a change of nothing it serves (a third version,
+// served by the same methods) does not.
 func TestDeploymentFollowsRoutes(t *testing.T) {
 	deployment := func(s stacks) (string, []string) {
 		t.Helper()
@@ -1018,23 +1019,25 @@ func TestDeploymentFollowsRoutes(t *testing.T) {
 	if len(after) != len(routeStacks) {
 		t.Errorf("the deployment waits for the stacks %v, want the %d of the routes", after, len(routeStacks))
 	}
-	for name, more := range map[string][]routes.Route{
-		"a route more":    {{Method: "GET", Path: "/shelves/{id}", Group: routes.GroupCatalog, Access: routes.User}},
-		"a third version": nil,
+	for _, c := range []struct {
+		name     string
+		versions []int
+		more     []routes.Route
+		context  map[string]any
+		changed  bool
+	}{
+		{name: "a route more", more: []routes.Route{{Method: "GET", Path: "/shelves/{id}", Group: routes.GroupCatalog, Access: routes.User}}, changed: true},
+		{name: "the authorizer's cache", context: map[string]any{contextTokenLifetime: "2m"}, changed: true},
+		{name: "a third version", versions: []int{3}},
 	} {
-		versions := []int{3}
-		if more != nil {
-			versions = nil
-		}
-		restore := routes.Grow(versions, more)
-		s, err := synthStacks(t.TempDir(), nil)
+		restore := routes.Grow(c.versions, c.more)
+		s, err := synthStacks(t.TempDir(), c.context)
 		restore()
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, _ := deployment(s)
-		if changed := id != base; changed != (more != nil) {
-			t.Errorf("%s: the deployment %s, was %s", name, id, base)
+		if id, _ := deployment(s); (id != base) != c.changed {
+			t.Errorf("%s: the deployment %s, was %s; want a new one: %v", c.name, id, base, c.changed)
 		}
 	}
 }
