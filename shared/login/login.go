@@ -93,8 +93,15 @@ func (a Attempts) Check(now time.Time) *quire.Error {
 	if a.Clean(now) || a.Failures < MaxLoginFailures {
 		return nil
 	}
+	return Locked(int(math.Ceil(a.Until.Sub(now).Seconds())))
+}
+
+// Locked is the refusal of a login, or of a proof of the password, for an
+// email locked by too many failed logins: ETHROTTLED, to try again after
+// seconds.
+func Locked(seconds int) *quire.Error {
 	return &quire.Error{Code: quire.ETHROTTLED, Message: "Too many failed logins for this email; try again after Retry-After seconds.",
-		RetryAfter: int(math.Ceil(a.Until.Sub(now).Seconds()))}
+		RetryAfter: seconds}
 }
 
 // Sessions end. Login starts one and answers a refresh token with the

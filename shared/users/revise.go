@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 )
 
@@ -146,7 +147,7 @@ func locked(ctx context.Context, s Store, email string) error {
 		return err
 	}
 	// The lock ended between the commit and now.
-	return &quire.Error{Code: quire.ETHROTTLED, Message: "Too many failed logins for this email; try again after Retry-After seconds.", RetryAfter: 1}
+	return login.Locked(1)
 }
 
 // ReplaceProfile stores p as the profile of the user id in s, if the user
