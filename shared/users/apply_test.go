@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quireapi/quire/shared/idempotency"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/users"
 )
@@ -65,6 +66,88 @@ func TestApply(t *testing.T) {
 			}
 			if tc.code == "" && (ch.User.Balance != 15_00 || s.got[len(s.got)-1] == nil) {
 				t.Errorf("change %+v committed with record %v", ch, s.got)
+			}
+		})
+	}
+}
+
+// revisions is a users.Store for Replace: it reads the user as read, and
+// each commit returns the next of commits, the last repeating, recording
+// the revision.
+type revisions struct {
+	users.Store
+	read      users.Stored
+	commits   []error
+	committed []users.Revision
+	attempts  login.Attempts // of the user's email, read after a lock
+}
+
+func (s *revisions) Stored(context.Context, quire.ID) (users.Stored, error) { return s.read, nil }
+
+func (s *revisions) CommitRevision(_ context.Context, rev users.Revision) error {
+	s.committed = append(s.committed, rev)
+	return s.commits[min(len(s.committed), len(s.commits))-1]
+}
+
+func (s *revisions) Account(context.Context, string) (login.Account, login.Attempts, error) {
+	return login.Account{}, s.attempts, nil
+}
+
+// Replace asks for the current password only when the caller changes the
+// email or the password of their own account, refuses what the proof or
+// the precondition refuses with nothing committed, reads again after a
+// stale read of the user, and says in the domain's words what a commit
+// found: the email taken by another user, the email locked by failed
+// logins, a user that keeps changing.
+func TestReplace(t *testing.T) {
+	read := users.Stored{User: asRead(10_00, users.StatusActive, time.Now().Add(-time.Minute)), PasswordHash: "hash"}
+	renamed, moved := read.User, read.User
+	renamed.FirstName = "Augusta"
+	moved.Email = "augusta@example.com"
+	wrong := quire.Errorf(quire.EWRONGPASSWORD, "The current password is wrong; nothing was changed.")
+	locked := login.Attempts{Failures: login.MaxLoginFailures, Until: time.Now().Add(time.Minute)}
+	for _, tc := range []struct {
+		name      string
+		u         users.User
+		password  string
+		own       bool // the caller's own account: Replace gets a proof
+		proof     error
+		pre       quire.Precondition
+		commits   []error
+		code      string
+		proved    int // how often the proof was asked for
+		committed int
+	}{
+		{name: "a name", u: renamed, own: true, commits: []error{nil}, committed: 1},
+		{name: "an email, proved", u: moved, own: true, commits: []error{nil}, proved: 1, committed: 1},
+		{name: "a password, proved", u: renamed, password: "new", own: true, commits: []error{nil}, proved: 1, committed: 1},
+		{name: "an email by an admin", u: moved, commits: []error{nil}, committed: 1},
+		{name: "a wrong current password", u: moved, own: true, proof: wrong, code: quire.EWRONGPASSWORD, proved: 1},
+		{name: "a stale ETag", u: renamed, pre: quire.Precondition{Match: []string{"other"}}, code: quire.EPRECONDITION},
+		{name: "an email taken meanwhile", u: moved, commits: []error{&quire.Stale{What: users.StaleEmail}}, code: quire.EEMAILTAKEN, committed: 1},
+		{name: "an email locked meanwhile", u: moved, own: true, commits: []error{&quire.Stale{What: users.StaleLock}}, code: quire.ETHROTTLED, proved: 1, committed: 1},
+		{name: "a user changed once", u: moved, own: true, commits: []error{&quire.Stale{What: users.StaleUser}, nil}, proved: 1, committed: 2},
+		{name: "a user that keeps changing", u: renamed, commits: []error{&quire.Stale{What: users.StaleUser}}, code: quire.ECONFLICT, committed: quire.MaxAttempts},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &revisions{read: read, commits: tc.commits, attempts: locked}
+			proved := 0
+			var prove func(users.Credentials) error
+			if tc.own {
+				prove = func(c users.Credentials) error {
+					proved++
+					if c != (users.Credentials{Email: read.User.Email, PasswordHash: read.PasswordHash}) {
+						t.Errorf("proof asked of %+v, want the stored credentials", c)
+					}
+					return tc.proof
+				}
+			}
+			got, err := users.Replace(t.Context(), s, tc.u, map[bool]string{true: "new-hash"}[tc.password != ""], tc.pre, prove)
+			if quire.ErrorCode(err) != tc.code || proved != tc.proved || len(s.committed) != tc.committed {
+				t.Fatalf("= %v (%s), proof asked %d times, %d commits; want %q, %d, %d", err, quire.ErrorCode(err), proved, len(s.committed), tc.code, tc.proved, tc.committed)
+			}
+			if tc.code == "" && (got.Email != tc.u.Email || got.FirstName != tc.u.FirstName || s.committed[len(s.committed)-1].Proved != (tc.proved > 0)) {
+				t.Errorf("stored %+v (proved %v), want %+v", got, s.committed[len(s.committed)-1].Proved, tc.u)
 			}
 		})
 	}

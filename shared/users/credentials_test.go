@@ -64,7 +64,7 @@ func TestCredentialChangesProveThePassword(t *testing.T) {
 				if after != before {
 					t.Errorf("a refused change changed the user:\n%s\n%s", before, after)
 				}
-				login(t, api, "ada@example.com", "correct horse", http.StatusOK)
+				logIn(t, api, "ada@example.com", "correct horse", http.StatusOK)
 				return
 			}
 			email := servicetest.Decode[user](t, r).Email
@@ -75,13 +75,13 @@ func TestCredentialChangesProveThePassword(t *testing.T) {
 			if strings.Contains(c.extra, `"password":"battery staple"`) {
 				pw = "battery staple"
 			}
-			login(t, api, email, pw, http.StatusOK)
+			logIn(t, api, email, pw, http.StatusOK)
 		})
 	}
 }
 
-// login logs in through POST /login and fails unless it answers status.
-func login(t *testing.T, api *servicetest.API, email, password string, status int) {
+// logIn logs in through POST /login and fails unless it answers status.
+func logIn(t *testing.T, api *servicetest.API, email, password string, status int) {
 	t.Helper()
 	r := api.Do(t, "POST", "/login", fmt.Sprintf(`{"email":%q,"password":%q}`, email, password))
 	if r.StatusCode != status {
@@ -109,6 +109,6 @@ func TestEmailChangeOfAnOlderUserItem(t *testing.T) {
 	}
 	as(t, api, u).Expect(t, "PUT", fmt.Sprintf("/users/%d", u.ID),
 		`{"email":"countess@example.com","first_name":"Ada","last_name":"Lovelace","current_password":"correct horse"}`, 200)
-	login(t, api, "countess@example.com", "correct horse", http.StatusOK)
-	login(t, api, "ada@example.com", "correct horse", http.StatusUnauthorized)
+	logIn(t, api, "countess@example.com", "correct horse", http.StatusOK)
+	logIn(t, api, "ada@example.com", "correct horse", http.StatusUnauthorized)
 }
