@@ -156,25 +156,25 @@ func validString(raw []byte) bool {
 	if !utf8.Valid(raw) {
 		return false
 	}
-	for i := bytes.IndexByte(raw, '\\'); i >= 0 && i < len(raw); {
-		if raw[i+1] != 'u' {
-			i += 2
-		} else {
-			r := rune(hex4(raw[i+2:]))
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if r >= 0xdc00 || i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' ||
-					utf16.DecodeRune(r, rune(hex4(raw[i+2:]))) == utf8.RuneError {
-					return false
-				}
-				i += 6
-			}
+	for i := bytes.IndexByte(raw, '\\'); i >= 0 && i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
 		}
-		next := bytes.IndexByte(raw[i:], '\\')
-		if next < 0 {
-			break
+		i++ // the escaped byte
+		if raw[i] != 'u' {
+			continue
 		}
-		i += next
+		r := rune(hex4(raw[i+1:]))
+		i += 4 // the last hex digit
+		if !utf16.IsSurrogate(r) {
+			continue
+		}
+		// A high surrogate, escaped, and its low one escaped right after.
+		if r >= 0xdc00 || i+6 >= len(raw) || raw[i+1] != '\\' || raw[i+2] != 'u' ||
+			utf16.DecodeRune(r, rune(hex4(raw[i+3:]))) == utf8.RuneError {
+			return false
+		}
+		i += 6
 	}
 	return true
 }
