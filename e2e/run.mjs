@@ -182,6 +182,14 @@ function compile() {
   }
 }
 
+/** Empties what a run writes: the compiled tests and the generated client. */
+function clean() {
+  rmSync(compiled, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  rmSync(generated, { recursive: true, force: true });
+  mkdirSync(generated, { recursive: true });
+}
+
 /**
  * Runs the smoke suite alone against the API at url (make smoke): the
  * client generated from its own documents, then the journey.
@@ -190,10 +198,7 @@ async function smokeOnly(url) {
   if (!url) {
     return fail("make smoke: set BASE_URL to the API's URL, such as https://abc123.execute-api.eu-west-1.amazonaws.com/prod");
   }
-  rmSync(compiled, { recursive: true, force: true });
-  mkdirSync(out, { recursive: true });
-  rmSync(generated, { recursive: true, force: true });
-  mkdirSync(generated, { recursive: true });
+  clean();
   try {
     await generate(url.replace(/\/$/, ""));
     compile();
@@ -217,10 +222,7 @@ async function main() {
   if (!chromium) {
     return fail("no Chromium: run scripts/install-chromium.sh (make e2e does), or set CHROMIUM to a Chromium or Chrome");
   }
-  rmSync(compiled, { recursive: true, force: true });
-  mkdirSync(out, { recursive: true });
-  rmSync(generated, { recursive: true, force: true });
-  mkdirSync(generated, { recursive: true });
+  clean();
 
   const [apiPort, originPort] = await Promise.all([freePort(), freePort()]);
   const basePath = "/shop";
