@@ -51,7 +51,8 @@ func printReport(w io.Writer, fns []*function, rows []requestRow, costs []verify
 	fmt.Fprintf(w, "\nTargets: bootstrap under 10 MiB (%d B), init within %.1fx the floor.\n\n", maxBootstrap, maxInitRatio)
 	fmt.Fprintln(w, "## DynamoDB requests per route\n\nThrough the local gateway: DynamoDB requests (and their target), capacity units as DynamoDB Local "+
 		"reports them and as DynamoDB's rules give them (read + write, indexes included), and sequential round trips "+
-		"(requests that overlap count once; target: 1 for a GET of one resource, 2 for a write, 3 for `POST /pay`); "+
+		"(requests that overlap count once; target: 1 for a GET of one resource, 2 for a write, 3 for `POST /pay` and a change "+
+		"proved by the current password); "+
 		"a GET runs twice, the second time on the caches the first filled (\"again\", when it differs):")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| route | request | DynamoDB requests | target | capacity units (Local) | units by the rules | round trips | target |")
@@ -76,7 +77,7 @@ func printReport(w io.Writer, fns []*function, rows []requestRow, costs []verify
 			requests += fmt.Sprintf("; again: %d", len(r.steady))
 			trips += fmt.Sprintf("; again: %d", r.steadyTrips)
 		}
-		if t := roundTripTarget(r.route); t != 0 {
+		if t := roundTripTarget(r.requestCase); t != 0 {
 			got := r.trips
 			if r.method == "GET" { // judged on a warm instance, as the mix and the cost are
 				got = r.steadyTrips

@@ -171,32 +171,30 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	acct, tries, err := h.Accounts.Account(r.Context(), *c.Email)
-	if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
-		return err
-	}
+	// The guess is counted, while the account is read, before its
+	// password costs a hash: a locked email, known or not, is refused
+	// here, and so is a guess whose count failed.
 	now := h.clock()
-	// A locked email, known or not, is refused before its password costs
-	// a hash.
-	if err := tries.Check(now); err != nil {
+	var acct login.Account
+	err = quire.Concurrently(
+		func() error { return login.Reserve(r.Context(), h.Accounts, *c.Email, now) },
+		func() (err error) {
+			if acct, err = h.Accounts.Account(r.Context(), *c.Email); quire.ErrorCode(err) == quire.ENOTFOUND {
+				return nil
+			}
+			return err
+		})
+	if err != nil {
 		return err
 	}
 	// An unknown email has no hash: Match then checks against a decoy, so
-	// both failures cost one hash and look alike, and both are counted.
+	// both failures cost one hash and look alike.
 	if !h.Passwords.Match(acct.PasswordHash, *c.Password) {
 		telemetry.Count(r.Context(), telemetry.FailedLogins)
-		if _, err := h.Accounts.FailedLogin(r.Context(), *c.Email, now); err != nil {
-			return login.Counted(err)
-		}
 		return errBadCredentials
 	}
-	if !tries.Clean(now) {
-		if err := h.Accounts.ClearLogins(r.Context(), *c.Email); err != nil {
-			return err
-		}
-	}
 	session, refresh := NewSession(acct.ID, acct.Epoch, now)
-	if err := h.Sessions.Start(r.Context(), session); err != nil {
+	if err := h.Sessions.Start(r.Context(), session, *c.Email); err != nil {
 		return err
 	}
 	return h.tokens(w, r, s, acct.ID, acct.Role, session, refresh)

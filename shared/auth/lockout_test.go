@@ -66,7 +66,8 @@ func wantLocked(t *testing.T, r servicetest.Response) {
 
 // Failed logins lock an email, known or not, after MaxLoginFailures: then
 // even the right password is 429 with Retry-After, and both make the same
-// DynamoDB requests (one read, one count) and answers.
+// DynamoDB requests (the guess counted while the account is read) and
+// answers; a locked guess makes the same two, its count refused.
 func TestLoginLockout(t *testing.T) {
 	api, p := faultless(t)
 	for _, email := range []string{demo.CustomerEmail, "nobody@quire.example"} {
@@ -77,7 +78,7 @@ func TestLoginLockout(t *testing.T) {
 				if r.StatusCode != http.StatusUnauthorized {
 					t.Fatalf("failure %d: %d %s", i+1, r.StatusCode, r.Body)
 				}
-				want := map[string]int{"BatchGetItem": 1, "UpdateItem": 1}
+				want := map[string]int{"UpdateItem": 1, "GetItem": 1}
 				if !equal(got, want) {
 					t.Errorf("failure %d made %v, want %v", i+1, got, want)
 				}
@@ -85,8 +86,8 @@ func TestLoginLockout(t *testing.T) {
 			var r servicetest.Response
 			got := calls(p, func() { r = postLogin(t, api, email, demo.CustomerPassword) })
 			wantLocked(t, r)
-			if want := map[string]int{"BatchGetItem": 1}; !equal(got, want) {
-				t.Errorf("a locked login made %v, want %v (no count, no session)", got, want)
+			if want := map[string]int{"UpdateItem": 1, "GetItem": 1}; !equal(got, want) {
+				t.Errorf("a locked login made %v, want %v (no session)", got, want)
 			}
 		})
 	}
@@ -124,10 +125,11 @@ func expire(t *testing.T, api *servicetest.API, email string) {
 }
 
 // The owner is not locked out for good: once the window passes, the right
-// password logs in (the old count has lapsed: no request clears it). A
-// success clears a live count, so that failures start again from none; and
-// with a clean count a login is two requests: the read of the email's
-// reservation and count, and the session's write.
+// password logs in (the guess starts a new window over the old count). A
+// success clears the count, so that failures start again from none: a
+// login is three requests in two round trips: the guess counted while the
+// email's reservation is read, then one transaction of the session and the
+// cleared count.
 func TestLockoutEnds(t *testing.T) {
 	api, p := faultless(t)
 	for range login.MaxLoginFailures {
@@ -137,15 +139,15 @@ func TestLockoutEnds(t *testing.T) {
 	expire(t, api, demo.CustomerEmail)
 	var r servicetest.Response
 	got := calls(p, func() { r = postLogin(t, api, demo.CustomerEmail, demo.CustomerPassword) })
-	if want := map[string]int{"BatchGetItem": 1, "PutItem": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
-		t.Fatalf("login after the window: %d, %v; want 200 and %v", r.StatusCode, got, want)
+	if want := map[string]int{"UpdateItem": 1, "PutItem": 1, "GetItem": 1, "TransactWriteItems": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
+		t.Fatalf("login after the window: %d, %v; want 200 and %v (a new window, then the login)", r.StatusCode, got, want)
 	}
 
 	for range login.MaxLoginFailures - 1 {
 		postLogin(t, api, demo.CustomerEmail, "not the password")
 	}
 	got = calls(p, func() { r = postLogin(t, api, demo.CustomerEmail, demo.CustomerPassword) })
-	if want := map[string]int{"BatchGetItem": 1, "PutItem": 1, "DeleteItem": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
+	if want := map[string]int{"UpdateItem": 1, "GetItem": 1, "TransactWriteItems": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
 		t.Fatalf("login over %d failures: %d, %v; want 200 and %v (the count cleared)", login.MaxLoginFailures-1, r.StatusCode, got, want)
 	}
 	for i := range login.MaxLoginFailures - 1 {
@@ -157,16 +159,17 @@ func TestLockoutEnds(t *testing.T) {
 		t.Fatalf("the right password after %d new failures: %d %s", login.MaxLoginFailures-1, r.StatusCode, r.Body)
 	}
 	got = calls(p, func() { r = postLogin(t, api, demo.CustomerEmail, demo.CustomerPassword) })
-	if want := map[string]int{"BatchGetItem": 1, "PutItem": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
-		t.Errorf("a login with a clean count: %d, %v; want 200 and %v: one read and the session", r.StatusCode, got, want)
+	if want := map[string]int{"UpdateItem": 1, "GetItem": 1, "TransactWriteItems": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
+		t.Errorf("a login with a clean count: %d, %v; want 200 and %v", r.StatusCode, got, want)
 	}
 }
 
 // A wrong current password, given to change one's own credentials, is a
 // failed login of the account's email: it locks the email, for login too.
 // Once locked, a change of one's own email or password is 429 whether its
-// current password is right or wrong, and changes nothing; unlocked, a
-// proved email change is one read and one transaction.
+// current password is right or wrong, and changes nothing; once the lock
+// ends, a proved email change reads the user, counts its guess (starting a
+// new window) and commits in one transaction, which clears the count.
 func TestWrongCurrentPasswordCounts(t *testing.T) {
 	api, p := faultless(t)
 	grace := api.As(t, 2, quire.RoleCustomer)
@@ -193,7 +196,7 @@ func TestWrongCurrentPasswordCounts(t *testing.T) {
 	expire(t, api, demo.CustomerEmail)
 	var r servicetest.Response
 	got := calls(p, func() { r = grace.Do(t, "PUT", "/users/2", right(email)) })
-	if want := map[string]int{"GetItem": 1, "TransactWriteItems": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
+	if want := map[string]int{"GetItem": 1, "UpdateItem": 1, "PutItem": 1, "TransactWriteItems": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
 		t.Fatalf("one's own email change once the lock ends: %d %s, %v; want 200 and %v", r.StatusCode, r.Body, got, want)
 	}
 	if r := postLogin(t, api, "grace.h@quire.example", demo.CustomerPassword); r.StatusCode != http.StatusOK {
@@ -201,22 +204,88 @@ func TestWrongCurrentPasswordCounts(t *testing.T) {
 	}
 }
 
-// Failures that arrive together once a window has passed all count, in one
-// new window: none of them starts a window of its own over the others.
-func TestConcurrentFailuresAllCount(t *testing.T) {
+// Guesses sent together are counted before their passwords are checked,
+// so that MaxLoginFailures of them, and no more, have a password checked
+// (401), however many arrive at once: the rest are 429 with Retry-After,
+// for an email known or not, for a fresh count and for one whose window
+// has just ended. The right password is then 429 too.
+func TestParallelGuesses(t *testing.T) {
 	api, _ := faultless(t)
-	for range login.MaxLoginFailures {
-		postLogin(t, api, demo.CustomerEmail, "not the password")
-	}
-	expire(t, api, demo.CustomerEmail)
-	var wg sync.WaitGroup
-	for range 2 * login.MaxLoginFailures {
-		wg.Go(func() {
-			if r := postLogin(t, api, demo.CustomerEmail, "not the password"); r.StatusCode != http.StatusUnauthorized {
-				t.Errorf("a concurrent failure: %d %s", r.StatusCode, r.Body)
+	for _, tc := range []struct{ name, email string }{
+		{"a customer", "alan@quire.example"},
+		{"nobody", "nobody@quire.example"},
+		{"a window that just ended", demo.CustomerEmail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.email == demo.CustomerEmail {
+				for range login.MaxLoginFailures {
+					postLogin(t, api, tc.email, "not the password")
+				}
+				expire(t, api, tc.email)
 			}
+			statuses := guessAtOnce(t, api, tc.email, 40)
+			if statuses[http.StatusUnauthorized] != login.MaxLoginFailures || statuses[http.StatusTooManyRequests] != 40-login.MaxLoginFailures {
+				t.Errorf("40 guesses at once: %v; want %d 401 and the rest 429", statuses, login.MaxLoginFailures)
+			}
+			wantLocked(t, postLogin(t, api, tc.email, demo.CustomerPassword))
+		})
+	}
+}
+
+// guessAtOnce sends n wrong passwords of email at once and counts the
+// answers by status; each refusal other than 401 must be a 429 as
+// wantLocked says.
+func guessAtOnce(t *testing.T, api *servicetest.API, email string, n int) map[int]int {
+	t.Helper()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		statuses = map[int]int{}
+	)
+	for range n {
+		wg.Go(func() {
+			r := postLogin(t, api, email, "not the password")
+			if r.StatusCode == http.StatusTooManyRequests {
+				wantLocked(t, r)
+			}
+			mu.Lock()
+			statuses[r.StatusCode]++
+			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	wantLocked(t, postLogin(t, api, demo.CustomerEmail, demo.CustomerPassword))
+	return statuses
+}
+
+// Under DynamoDB's faults, a guess whose count was not written, or whose
+// answer was lost, never has its password checked for free: of 40 guesses
+// at once with the count's writes throttled or their answers lost at
+// random, at most MaxLoginFailures are 401 and every other answer is a 429
+// or a 503 to retry (a retry after a lost answer may count a guess twice).
+// The right password is then still refused, and none of it is a 500.
+func TestParallelGuessesUnderFaults(t *testing.T) {
+	for _, fault := range []ddbfault.Kind{ddbfault.Lost, ddbfault.Throttle, ddbfault.Reset, ddbfault.Internal} {
+		t.Run(string(fault), func(t *testing.T) {
+			api, p := faultless(t)
+			email := "nobody." + string(fault) + "@quire.example"
+			p.Set(ddbfault.Rule{Fault: fault, Operation: "UpdateItem", Table: "sessions", Probability: 0.3})
+			statuses := guessAtOnce(t, api, email, 40)
+			if p.Injected()[fault] == 0 {
+				t.Fatalf("no %s fault injected", fault)
+			}
+			retry := statuses[http.StatusServiceUnavailable] + statuses[http.StatusConflict]
+			if statuses[http.StatusUnauthorized] > login.MaxLoginFailures || statuses[http.StatusUnauthorized]+statuses[http.StatusTooManyRequests]+retry != 40 {
+				t.Errorf("40 guesses at once, %d faults: %v; want at most %d 401, the rest 429, 409 or 503", p.Injected()[fault], statuses, login.MaxLoginFailures)
+			}
+			p.Set()
+			for statuses[http.StatusUnauthorized] < login.MaxLoginFailures {
+				r := postLogin(t, api, email, "not the password")
+				if r.StatusCode != http.StatusUnauthorized {
+					break
+				}
+				statuses[http.StatusUnauthorized]++
+			}
+			wantLocked(t, postLogin(t, api, email, demo.CustomerPassword))
+		})
+	}
 }

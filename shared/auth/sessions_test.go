@@ -309,7 +309,7 @@ func TestHostileRefreshTokens(t *testing.T) {
 	old, oldToken := auth.NewSession(2, 0, time.Now().Add(-login.SessionMax-time.Minute))
 	old.IdleUntil = time.Now().Add(time.Hour)
 	for _, s := range []login.Session{idle, old} {
-		if err := store.Start(t.Context(), s); err != nil {
+		if err := store.Start(t.Context(), s, demo.CustomerEmail); err != nil {
 			t.Fatal(err)
 		}
 	}

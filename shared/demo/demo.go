@@ -177,7 +177,7 @@ func SeedSession(ctx context.Context, s login.Sessions, now time.Time) error {
 	default:
 		return fmt.Errorf("seed session: %w", err)
 	}
-	if err := s.Start(ctx, session); err != nil {
+	if err := s.Start(ctx, session, CustomerEmail); err != nil {
 		return fmt.Errorf("seed session: %w", err)
 	}
 	return nil

@@ -37,9 +37,10 @@ func sessionKey(user quire.ID, id string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: str("user#" + user.String()), attrSK: str("session#" + id)}
 }
 
-// Start stores s, which must be new. A retry of the write whose answer was
-// lost finds s stored, and succeeds.
-func (st *SessionStore) Start(ctx context.Context, s login.Session) error {
+// Start stores s, which must be new, and deletes the guesses counted
+// against email, in one transaction (see tx.commit: a retry after a lost
+// answer applies nothing again and succeeds).
+func (st *SessionStore) Start(ctx context.Context, s login.Session, email string) error {
 	item := sessionKey(s.UserID, s.ID)
 	item[attrHash] = str(s.TokenHash)
 	item[attrEpoch] = num(s.Epoch)
@@ -47,11 +48,12 @@ func (st *SessionStore) Start(ctx context.Context, s login.Session) error {
 	item["idle_until"] = str(s.IdleUntil.UTC().Format(time.RFC3339Nano))
 	item["ends"] = str(s.Ends.UTC().Format(time.RFC3339Nano))
 	item[attrExpiresAt] = num(s.Expiry().Unix())
-	_, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{
+	var t tx
+	t.add(login.StaleSession, types.TransactWriteItem{Put: &types.Put{
 		TableName: &st.sessions, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	if _, applied, _ := raced(err, s.TokenHash); err != nil && !applied {
+	}})
+	t.add(login.StaleAttempts, clearGuesses(st.sessions, email))
+	if err := t.commit(ctx, st.db, "", nil); err != nil {
 		return fmt.Errorf("start a session of user %d: %w", s.UserID, err)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/quireapi/quire/shared/idempotency"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/users"
@@ -247,7 +248,7 @@ func (s *UserStore) CommitRevision(ctx context.Context, rev users.Revision) erro
 		t.add("old email", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: emailKey(rev.OldEmail)}})
 	}
 	if rev.Proved {
-		t.add(users.StaleLock, s.unlocked(rev.OldEmail, u.UpdatedAt))
+		t.add(login.StaleAttempts, clearGuesses(s.sessions, rev.OldEmail))
 	}
 	if err := t.commit(ctx, s.db, "", nil); err != nil {
 		return fmt.Errorf("replace user %d: %w", u.ID, err)

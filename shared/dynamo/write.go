@@ -18,8 +18,7 @@ import (
 )
 
 // maxWriteAttempts bounds the requests of a batch whose keys DynamoDB
-// leaves unprocessed, and the writes of a failed login's count that meets
-// another's.
+// leaves unprocessed.
 const maxWriteAttempts = 5
 
 // maxConflictAttempts bounds how often tx.commit runs a transaction that

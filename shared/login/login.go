@@ -33,42 +33,36 @@ const (
 	StaleAttempts = "failed logins" // an email's failed logins, counted by other requests
 )
 
-// Counted is the error of a failed login whose count err did not complete
-// because other failures of the email kept being counted at the same time:
-// ECONFLICT, which the same request sent again gets past.
-func Counted(err error) error {
-	if stale, ok := errors.AsType[*quire.Stale](err); ok && stale.What == StaleAttempts {
-		return &quire.Error{Code: quire.ECONFLICT, Message: "Other logins of this email are being counted; retry in a moment.", Err: err}
-	}
-	return err
-}
-
-// Accounts finds the account of an email, whatever its case, and counts its
-// failed logins (see Attempts).
+// Accounts finds the account of an email, whatever its case, and counts the
+// guesses of its password (see Guess).
 type Accounts interface {
-	// Account returns the account of email and the email's failed logins;
-	// *quire.Error with ENOTFOUND when no user has the email, with the
-	// failed logins still.
-	Account(ctx context.Context, email string) (Account, Attempts, error)
-	// FailedLogin counts a failed login of email at now and returns the
-	// count, this one included: a *quire.Stale naming StaleAttempts when
-	// other failures of the email kept being counted at the same time
-	// (see Counted).
-	FailedLogin(ctx context.Context, email string, now time.Time) (Attempts, error)
-	// ClearLogins forgets email's failed logins.
-	ClearLogins(ctx context.Context, email string) error
+	Guesses
+	// Account returns the account of email: *quire.Error with ENOTFOUND
+	// when no user has the email.
+	Account(ctx context.Context, email string) (Account, error)
 }
 
-// Failed logins cost the attacker, not the users. Each email's failed logins
-// (a wrong password at login, or a wrong current password when changing
-// one's email or password) are counted in a window that starts at the
-// first failure and lasts LoginWindow; at MaxLoginFailures the email is
-// locked until the window ends: login answers 429 with Retry-After without
-// checking the password (so a locked guess costs no argon2id hash). An
-// email nobody has is counted and locked the same way, with the same
-// requests, so the lock tells nothing about which emails have accounts. The
-// real owner waits out at most LoginWindow; a successful login clears the
-// count.
+// Guesses counts the guesses of an email's password.
+type Guesses interface {
+	// Reserve counts a guess of email as g says, in one conditional
+	// write, and returns the count after it, this guess included. With
+	// nothing counted, it returns the count as stored and a *quire.Stale
+	// naming StaleAttempts, for Reserve (the function) to decide again.
+	Reserve(ctx context.Context, email string, g Guess) (Attempts, error)
+}
+
+// Guesses cost the attacker, not the users. Each guess of an email's
+// password (at login, or as the current password when changing one's email
+// or password) is counted before the password is checked, in a window that
+// starts at the first guess and lasts LoginWindow; at MaxLoginFailures
+// guesses the email is locked until the window ends: a guess is 429 with
+// Retry-After and its password is not checked (it costs no argon2id hash).
+// Counting first makes the limit exact under concurrency: parallel guesses
+// each take a place in the window, and the ones past the limit find it
+// full. An email nobody has is counted and locked the same way, with the
+// same requests, so the lock tells nothing about which emails have
+// accounts. The right password clears the count, in the same transaction as
+// what it proves; the real owner waits out at most LoginWindow.
 //
 // An attacker gets MaxLoginFailures guesses per email per LoginWindow: 480
 // a day. Spreading guesses over many emails is what the web ACL's per-IP
@@ -78,30 +72,78 @@ const (
 	LoginWindow      = 15 * time.Minute
 )
 
-// Attempts are an email's failed logins in the current window.
+// Attempts are an email's guesses counted in the current window.
 type Attempts struct {
 	Failures int
 	Until    time.Time // the window's end; zero for none
 }
 
-// Clean reports whether no failure is counted at now.
+// Clean reports whether no guess is counted at now.
 func (a Attempts) Clean(now time.Time) bool { return a.Failures == 0 || !now.Before(a.Until) }
 
-// Check returns ETHROTTLED, with the wait in seconds, when the email is
-// locked at now; nil otherwise.
-func (a Attempts) Check(now time.Time) *quire.Error {
-	if a.Clean(now) || a.Failures < MaxLoginFailures {
-		return nil
+// Guess is the reservation of one guess of a password at Now, as a store
+// writes it: with Restart false, one more guess in a window that ends after
+// Now and holds fewer than Limit (or the first of a new window ending
+// Until when the email has none); with Restart true, the first of a new
+// window ending Until, over a window that ended by Now. NewGuess and After
+// decide it; a store writes exactly that condition.
+type Guess struct {
+	Now, Until time.Time
+	Limit      int
+	Restart    bool
+}
+
+// NewGuess returns the reservation of a guess at now.
+func NewGuess(now time.Time) Guess {
+	return Guess{Now: now, Until: now.Add(LoginWindow), Limit: MaxLoginFailures}
+}
+
+// After decides what a guess does when its reservation counted nothing and
+// found stored: ETHROTTLED, with the wait, when stored is a live window of
+// g.Limit guesses; otherwise the reservation to try next, which starts a
+// new window when stored's has ended and joins stored's when it has not.
+func (g Guess) After(stored Attempts) (Guess, *quire.Error) {
+	if stored.Clean(g.Now) {
+		g.Restart = true
+		return g, nil
 	}
-	return Locked(int(math.Ceil(a.Until.Sub(now).Seconds())))
+	if stored.Failures >= g.Limit {
+		return g, Locked(int(math.Ceil(stored.Until.Sub(g.Now).Seconds())))
+	}
+	g.Restart = false
+	return g, nil
+}
+
+// Reserve counts a guess of email's password at now in s before the
+// password is checked: ETHROTTLED when the email is locked, ECONFLICT when
+// other guesses of the email kept being counted at the same time, and any
+// error of s. Only a guess Reserve counted may have its password checked:
+// an error, whatever it is, never becomes a free guess.
+func Reserve(ctx context.Context, s Guesses, email string, now time.Time) error {
+	g := NewGuess(now)
+	err := quire.Again(ctx, func(int) error {
+		stored, err := s.Reserve(ctx, email, g)
+		if _, stale := errors.AsType[*quire.Stale](err); !stale {
+			return err
+		}
+		next, locked := g.After(stored)
+		if locked != nil {
+			return locked
+		}
+		g = next
+		return err
+	})
+	if stale, ok := errors.AsType[*quire.Stale](err); ok && stale.What == StaleAttempts {
+		return &quire.Error{Code: quire.ECONFLICT, Message: "Other logins of this email are being counted; retry in a moment.", Err: err}
+	}
+	return err
 }
 
 // Locked is the refusal of a login, or of a proof of the password, for an
-// email locked by too many failed logins: ETHROTTLED, to try again after
-// seconds.
+// email locked by too many guesses: ETHROTTLED, to try again after seconds.
 func Locked(seconds int) *quire.Error {
 	return &quire.Error{Code: quire.ETHROTTLED, Message: "Too many failed logins for this email; try again after Retry-After seconds.",
-		RetryAfter: seconds}
+		RetryAfter: max(seconds, 1)}
 }
 
 // Sessions end. Login starts one and answers a refresh token with the
@@ -144,8 +186,10 @@ func (s Session) Expiry() time.Time {
 // Sessions keeps sessions. Its methods return *quire.Error with ENOTFOUND
 // for a session that does not exist (or no longer does).
 type Sessions interface {
-	// Start stores a new session.
-	Start(ctx context.Context, s Session) error
+	// Start stores a new session and forgets the guesses counted against
+	// email, whose password started it, in one transaction: both or
+	// neither.
+	Start(ctx context.Context, s Session, email string) error
 	// Resume returns the session id of user and the user's account (its
 	// role and current session epoch; no password hash), read together:
 	// ENOTFOUND when either is missing.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/quireapi/quire/shared/idempotency"
-	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/users"
 )
@@ -79,7 +78,6 @@ type revisions struct {
 	read      users.Stored
 	commits   []error
 	committed []users.Revision
-	attempts  login.Attempts // of the user's email, read after a lock
 }
 
 func (s *revisions) Stored(context.Context, quire.ID) (users.Stored, error) { return s.read, nil }
@@ -89,23 +87,17 @@ func (s *revisions) CommitRevision(_ context.Context, rev users.Revision) error 
 	return s.commits[min(len(s.committed), len(s.commits))-1]
 }
 
-func (s *revisions) Account(context.Context, string) (login.Account, login.Attempts, error) {
-	return login.Account{}, s.attempts, nil
-}
-
 // Replace asks for the current password only when the caller changes the
 // email or the password of their own account, refuses what the proof or
 // the precondition refuses with nothing committed, reads again after a
 // stale read of the user, and says in the domain's words what a commit
-// found: the email taken by another user, the email locked by failed
-// logins, a user that keeps changing.
+// found: the email taken by another user, a user that keeps changing.
 func TestReplace(t *testing.T) {
 	read := users.Stored{User: asRead(10_00, users.StatusActive, time.Now().Add(-time.Minute)), PasswordHash: "hash"}
 	renamed, moved := read.User, read.User
 	renamed.FirstName = "Augusta"
 	moved.Email = "augusta@example.com"
 	wrong := quire.Errorf(quire.EWRONGPASSWORD, "The current password is wrong; nothing was changed.")
-	locked := login.Attempts{Failures: login.MaxLoginFailures, Until: time.Now().Add(time.Minute)}
 	for _, tc := range []struct {
 		name      string
 		u         users.User
@@ -125,12 +117,11 @@ func TestReplace(t *testing.T) {
 		{name: "a wrong current password", u: moved, own: true, proof: wrong, code: quire.EWRONGPASSWORD, proved: 1},
 		{name: "a stale ETag", u: renamed, pre: quire.Precondition{Match: []string{"other"}}, code: quire.EPRECONDITION},
 		{name: "an email taken meanwhile", u: moved, commits: []error{&quire.Stale{What: users.StaleEmail}}, code: quire.EEMAILTAKEN, committed: 1},
-		{name: "an email locked meanwhile", u: moved, own: true, commits: []error{&quire.Stale{What: users.StaleLock}}, code: quire.ETHROTTLED, proved: 1, committed: 1},
 		{name: "a user changed once", u: moved, own: true, commits: []error{&quire.Stale{What: users.StaleUser}, nil}, proved: 1, committed: 2},
 		{name: "a user that keeps changing", u: renamed, commits: []error{&quire.Stale{What: users.StaleUser}}, code: quire.ECONFLICT, committed: quire.MaxAttempts},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &revisions{read: read, commits: tc.commits, attempts: locked}
+			s := &revisions{read: read, commits: tc.commits}
 			proved := 0
 			var prove func(users.Credentials) error
 			if tc.own {

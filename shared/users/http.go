@@ -222,29 +222,22 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 // proveIdentity asks for the current password when the caller changes the
 // email or the password of their own account (Replace calls it then, with
 // the stored credentials c), so that a stolen access token cannot take the
-// account over: none given is EINVALID, a wrong one EWRONGPASSWORD and a
-// failed login of the account's email. A locked email (too many failed
-// logins) gets ETHROTTLED whether the password is right (Store.Replace
-// checks the lock as it commits) or wrong (the count before this failure
-// says so), so that a guess tells nothing while the lock lasts. An admin
-// changing another user's account needs none.
+// account over: none given is EINVALID. The guess is counted against the
+// account's email before the password is checked, as a login's is: a
+// locked email is ETHROTTLED, right password or wrong, and a wrong one is
+// EWRONGPASSWORD. The right one clears the count as the change commits. An
+// admin changing another user's account needs none.
 func (h *Handlers) proveIdentity(r *http.Request, f Fields, c Credentials) error {
 	if f.CurrentPassword == nil {
 		return needCurrentPassword()
+	}
+	if err := login.Reserve(r.Context(), h.Store, c.Email, time.Now()); err != nil {
+		return err
 	}
 	if h.Passwords.Match(c.PasswordHash, *f.CurrentPassword) {
 		return nil
 	}
 	telemetry.Count(r.Context(), telemetry.FailedLogins)
-	now := time.Now()
-	tries, err := h.Store.FailedLogin(r.Context(), c.Email, now)
-	if err != nil {
-		return login.Counted(err)
-	}
-	tries.Failures-- // as it was before this guess
-	if locked := tries.Check(now); locked != nil {
-		return locked
-	}
 	return quire.Errorf(quire.EWRONGPASSWORD, "The current password is wrong; nothing was changed.")
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 )
 
@@ -24,8 +23,8 @@ type Stored struct {
 // read (ReadHash); a new password hash, or "" to keep the stored one; the
 // end of the user's sessions (its epoch moves on); the move of the email's
 // reservation from OldEmail, carrying Carried's password hash and epoch;
-// and, for a change proved by the current password, the condition that the
-// old email is not locked by failed logins.
+// and, for a change proved by the current password, the end of the
+// guesses counted against the old email (the proof counted one).
 type Revision struct {
 	User        User
 	ReadHash    string
@@ -40,13 +39,10 @@ type Revision struct {
 // reservation then moves.
 func (r Revision) MovesEmail() bool { return EmailKey(r.OldEmail) != EmailKey(r.User.Email) }
 
-// What the commit of a Revision may find, besides a user not as read
-// (StaleUser) and a new email another user has (StaleEmail): the old
-// email locked by failed logins, and its reservation gone.
-const (
-	StaleLock        = "login lock"
-	StaleReservation = "reservation"
-)
+// StaleReservation is what the commit of a Revision may find, besides a
+// user not as read (StaleUser) and a new email another user has
+// (StaleEmail): the old email's reservation gone.
+const StaleReservation = "reservation"
 
 // NeedsProof reports whether replacing read with u and a new password
 // (passwordHash, "" for none) changes the email or the password: a user's
@@ -93,8 +89,8 @@ func Revise(read Stored, u User, passwordHash string, proved bool, now time.Time
 // the user changed meanwhile, which checks pre again. With prove (a user's
 // own change), a change of the email or the password first passes prove
 // with the stored credentials, once for the credentials it proves, and
-// commits only while the email is not locked by failed logins
-// (ETHROTTLED). It returns ENOTFOUND for no such user, EPRECONDITION, and
+// commits clearing the guesses counted against the email (see
+// login.Reserve). It returns ENOTFOUND for no such user, EPRECONDITION, and
 // EEMAILTAKEN when another user has u's email.
 func Replace(ctx context.Context, s Store, u User, passwordHash string, pre quire.Precondition, prove func(Credentials) error) (User, error) {
 	var (
@@ -123,8 +119,6 @@ func Replace(ctx context.Context, s Store, u User, passwordHash string, pre quir
 			return err
 		case stale.What == StaleEmail:
 			return quire.Errorf(quire.EEMAILTAKEN, "Another user has the email %s.", rev.User.Email)
-		case stale.What == StaleLock:
-			return locked(ctx, s, read.User.Email)
 		default:
 			return fmt.Errorf("replace user %d: the %s is not as stored", u.ID, stale.What)
 		}
@@ -133,21 +127,6 @@ func Replace(ctx context.Context, s Store, u User, passwordHash string, pre quir
 		return User{}, quire.Errorf(quire.ECONFLICT, "The user %d changed during the request; retry it.", u.ID)
 	}
 	return rev.User, err
-}
-
-// locked is the error of a proved change of email's account that found the
-// email locked by failed logins as it committed: ETHROTTLED with the lock's
-// wait.
-func locked(ctx context.Context, s Store, email string) error {
-	_, tries, err := s.Account(ctx, email)
-	if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
-		return err
-	}
-	if err := tries.Check(time.Now()); err != nil {
-		return err
-	}
-	// The lock ended between the commit and now.
-	return login.Locked(1)
 }
 
 // ReplaceProfile stores p as the profile of the user id in s, if the user

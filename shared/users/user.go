@@ -181,12 +181,9 @@ type Store interface {
 	// rec's key committed first.
 	CommitCreate(ctx context.Context, u User, passwordHash string, rec *idempotency.Record) error
 	Get(ctx context.Context, id quire.ID) (*User, error)
-	// Account returns the login account of email (its password hash) and
-	// the email's failed logins, as login reads them; FailedLogin counts
-	// one more at now and returns the count: a wrong current password is
-	// one (see login.Attempts).
-	Account(ctx context.Context, email string) (login.Account, login.Attempts, error)
-	FailedLogin(ctx context.Context, email string, now time.Time) (login.Attempts, error)
+	// Reserve counts a guess of an email's current password (see
+	// login.Guesses).
+	login.Guesses
 	// List returns up to q.Limit users ordered by id, after q.After, and
 	// the id the next page starts after, or 0.
 	List(ctx context.Context, q ListQuery) (us []User, next quire.ID, err error)
@@ -195,8 +192,7 @@ type Store interface {
 	Stored(ctx context.Context, id quire.ID) (Stored, error)
 	// CommitRevision writes rev (see Revise). With nothing written, it
 	// returns a *quire.Stale naming StaleUser when the user is not as
-	// read, StaleEmail when another user has the new email, StaleLock when
-	// a proved revision finds the old email locked by failed logins, and
+	// read, StaleEmail when another user has the new email, and
 	// StaleReservation when the old email's reservation is gone.
 	CommitRevision(ctx context.Context, rev Revision) error
 	// CommitProfile writes ch, a new profile: a *quire.Stale naming
