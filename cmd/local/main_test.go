@@ -67,8 +67,8 @@ func TestRun(t *testing.T) {
 					t.Fatal(err)
 				}
 				resp.Body.Close()
-				if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != url+"/docs" {
-					t.Errorf("GET %s/ = %d to %q, want 302 to the docs page", url, resp.StatusCode, resp.Header.Get("Location"))
+				if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/docs" {
+					t.Errorf("GET %s/ = %d to %q, want 302 to the docs page, /docs", url, resp.StatusCode, resp.Header.Get("Location"))
 				}
 				if resp, err = client.Head(url + "/landing"); err != nil {
 					t.Fatal(err)
