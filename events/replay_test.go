@@ -358,13 +358,11 @@ func TestAuthorizerEvents(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			for name, tok := range tokens { // as the recipe's sed does, in every header
+				b = bytes.ReplaceAll(b, []byte("Bearer "+name), []byte("Bearer "+tok))
+			}
 			if err := json.Unmarshal(b, &ev); err != nil {
 				t.Fatal(err)
-			}
-			if h, ok := ev.Headers["Authorization"]; ok {
-				if tok, ok := tokens[strings.TrimPrefix(h, "Bearer ")]; ok {
-					ev.Headers["Authorization"] = "Bearer " + tok
-				}
 			}
 			resp, err := a.Handle(t.Context(), ev)
 			got := "Deny"

@@ -64,6 +64,10 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	}
 	defer ln.Close()
 	ln = apigw.Listener(ln) // net/http's own refusals in problem+json too
+	hosts, err := apigw.Hosts(ln.Addr().(*net.TCPAddr), getenv("ALLOWED_HOSTS"))
+	if err != nil {
+		return fmt.Errorf("ALLOWED_HOSTS: %w", err)
+	}
 
 	cfg, err := service.ConfigFromEnv(func(k string) string {
 		if v := getenv(k); v != "" || k != "CORS_ORIGINS" {
@@ -147,6 +151,7 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	if gw.BasePath, err = apigw.ParseBasePath(getenv("BASE_PATH")); err != nil {
 		return fmt.Errorf("BASE_PATH: %w", err)
 	}
+	gw.Hosts = hosts
 	srv := &http.Server{
 		Handler:           gw,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -168,6 +173,7 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	} else {
 		slog.Warn("listening beyond loopback: reachable from the network, with the demo accounts' published passwords", "addr", ln.Addr().String())
 	}
+	slog.Info("it answers requests for these hosts alone (ALLOWED_HOSTS adds names)", "hosts", strings.Join(hosts, ","))
 	slog.Info("pages of these origins may call it from a browser (CORS_ORIGINS)", "origins", strings.Join(cfg.CORS.Origins(), ","))
 	slog.Info("Quire is ready: open the docs page, log in there with POST /login and a demo account, and try every route (Ctrl-C stops it)",
 		"url", base, "docs", base+"/docs")

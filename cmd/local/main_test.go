@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -48,6 +49,15 @@ func TestListen(t *testing.T) {
 	}
 }
 
+// A name of ALLOWED_HOSTS that is no host stops make run at once.
+func TestAllowedHostsInvalid(t *testing.T) {
+	env := map[string]string{"PORT": "0", "ALLOWED_HOSTS": "localhost,http://shop.example"}
+	err := run(t.Context(), func(k string) string { return env[k] }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "ALLOWED_HOSTS") || !strings.Contains(err.Error(), "http://shop.example") {
+		t.Errorf("run = %v, want an error naming ALLOWED_HOSTS and the name", err)
+	}
+}
+
 // textLine is a line of slog's text handler.
 var textLine = regexp.MustCompile(`^time=\S+ level=(DEBUG|INFO|WARN|ERROR) msg=`)
 
@@ -55,7 +65,8 @@ var textLine = regexp.MustCompile(`^time=\S+ level=(DEBUG|INFO|WARN|ERROR) msg=`
 // in each log format: every line it prints is in that format, from the
 // first step to the last request; it prints the demo accounts, the refresh
 // token included; the address it prints leads a browser to the docs page;
-// and a HEAD request is logged under its route.
+// a HEAD request is logged under its route; and it answers the hosts it
+// serves alone.
 func TestRun(t *testing.T) {
 	inTempDir(t)
 	for _, format := range []string{"text", "json"} {
@@ -67,17 +78,25 @@ func TestRun(t *testing.T) {
 					t.Fatal(err)
 				}
 				resp.Body.Close()
-				if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != url+"/docs" {
-					t.Errorf("GET %s/ = %d to %q, want 302 to the docs page", url, resp.StatusCode, resp.Header.Get("Location"))
+				if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/docs" {
+					t.Errorf("GET %s/ = %d to %q, want 302 to the docs page, /docs", url, resp.StatusCode, resp.Header.Get("Location"))
 				}
 				if resp, err = client.Head(url + "/landing"); err != nil {
 					t.Fatal(err)
 				}
 				resp.Body.Close()
-				if status, ctype := rawGet(t, url, "/users/%zz"); status != http.StatusBadRequest || ctype != "application/problem+json" {
+				if status, ctype := rawGet(t, url, "", "/users/%zz"); status != http.StatusBadRequest || ctype != "application/problem+json" {
 					t.Errorf("GET /users/%%zz = %d %s, want 400 problem+json", status, ctype)
 				}
-			})
+				// It answers the hosts it serves alone, whose links and
+				// redirects name them.
+				port := url[strings.LastIndex(url, ":"):]
+				for host, want := range map[string]int{"localhost" + port: 200, "shop.example" + port: 200, "evil.example" + port: 400, "localhost": 400} {
+					if status, ctype := rawGet(t, url, host, "/health"); status != want || want == 400 && ctype != "application/problem+json" {
+						t.Errorf("GET /health for Host %s = %d %s, want %d", host, status, ctype, want)
+					}
+				}
+			}, "ALLOWED_HOSTS", "shop.example")
 			ready, demoAccounts, head := map[string]any{}, 0, false
 			for _, line := range lines {
 				var rec map[string]any
@@ -121,15 +140,17 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// rawGet sends GET path to the server at url as it is, bytes no client
-// library would send, and returns the answer's status and Content-Type.
-func rawGet(t *testing.T, url, path string) (int, string) {
-	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+// rawGet sends GET path for host (url's when "") to the server at url as
+// it is, bytes no client library would send, and returns the answer's
+// status and Content-Type.
+func rawGet(t *testing.T, url, host, path string) (int, string) {
+	addr := strings.TrimPrefix(url, "http://")
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n", path)
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, cmp.Or(host, addr))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -41,29 +41,34 @@ func MethodARN(method, path string) string {
 // its "Unauthorized" error is 401; any other error is 500; a policy that
 // does not allow the method ARN is 403. The answer is cached per
 // Authorization header for AuthorizerTTL and the cached policy is applied
-// to every later request with the header, whatever its route. It returns
-// the authorizer context for the function's event, or a problem.
+// to every later request with the header, whatever its route. More than one
+// Authorization header (their names in any case) is 401 without calling
+// it, which would refuse them too (see auth.Authorizer.Handle): a decision
+// is cached under the one credential it was made for. It returns the
+// authorizer context for the function's event, or a problem.
 func (g *Gateway) authorize(r *http.Request, path, resource string, params map[string]string, requestID string) (map[string]any, *rest.Problem) {
 	deny := func(code, detail string, status int) *rest.Problem {
 		p := rest.NewProblem(code, detail)
 		p.Status = status
 		return &p
 	}
-	token := r.Header.Get("Authorization")
-	if token == "" {
+	credentials := r.Header.Values("Authorization") // net/http joins every case of the name
+	if len(credentials) != 1 || credentials[0] == "" {
 		return nil, deny(quire.EUNAUTHORIZED, DetailUnauthorized, http.StatusUnauthorized)
 	}
+	token := credentials[0]
 	arn := MethodARN(r.Method, path) // the path of the route, without a base path, as API Gateway's
 	d, ok := g.cached(token)
 	if !ok {
 		ev := events.APIGatewayCustomAuthorizerRequestTypeRequest{
-			Type:           "REQUEST",
-			MethodArn:      arn,
-			Resource:       resource,
-			Path:           r.URL.Path,
-			HTTPMethod:     r.Method,
-			Headers:        map[string]string{},
-			PathParameters: params,
+			Type:              "REQUEST",
+			MethodArn:         arn,
+			Resource:          resource,
+			Path:              r.URL.Path,
+			HTTPMethod:        r.Method,
+			Headers:           map[string]string{},
+			MultiValueHeaders: r.Header.Clone(),
+			PathParameters:    params,
 			RequestContext: events.APIGatewayCustomAuthorizerRequestTypeRequestContext{
 				AccountID: "000000000000", ResourceID: resource, Stage: Stage, RequestID: requestID,
 				ResourcePath: resource, HTTPMethod: r.Method, APIID: "local", Path: r.URL.Path,

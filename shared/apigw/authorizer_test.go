@@ -19,9 +19,10 @@ import (
 	"github.com/quireapi/quire/shared/routes"
 )
 
-// fakeAuthorizer answers every token "good-<anything>" with a policy that
+// fakeAuthorizer answers every token "good-<caller>" with a policy that
 // allows the whole stage and denies /admin/users for customers, like
-// Quire's, and any other token with "Unauthorized". It counts its calls.
+// Quire's, and <caller> as the user, and any other token with
+// "Unauthorized". It counts its calls.
 type fakeAuthorizer struct {
 	policy string // "Allow", or "Fail" for an authorizer error
 	role   string
@@ -47,10 +48,11 @@ func (a *fakeAuthorizer) handle(_ context.Context, ev events.APIGatewayCustomAut
 			Action: []string{"execute-api:Invoke"}, Effect: "Deny", Resource: []string{stage + "/*/admin/users"},
 		})
 	}
+	caller := strings.TrimPrefix(ev.Headers["Authorization"], "Bearer good-")
 	return events.APIGatewayCustomAuthorizerResponse{
-		PrincipalID:    "7",
+		PrincipalID:    caller,
 		PolicyDocument: p,
-		Context:        map[string]any{rest.ContextUserID: "7", rest.ContextRole: a.role},
+		Context:        map[string]any{rest.ContextUserID: caller, rest.ContextRole: a.role},
 	}, nil
 }
 
@@ -162,6 +164,62 @@ func TestGatewayCachesDecisions(t *testing.T) {
 	}
 }
 
+// TestGatewayRefusesTwoAuthorizations: more than one Authorization header,
+// whatever the case of their names, is 401 without the authorizer and
+// leaves no decision behind. A victim's token sent before an attacker's
+// does not make the victim's token act as the attacker's, nor does "x"
+// sent before a valid token become a credential.
+func TestGatewayRefusesTwoAuthorizations(t *testing.T) {
+	a := &fakeAuthorizer{policy: "Allow", role: "customer"}
+	srv, f := authGateway(t, a, time.Minute)
+	send := func(headers http.Header) (caller string, resp *http.Response, body string) {
+		t.Helper()
+		f.got = events.APIGatewayProxyRequest{}
+		req, _ := http.NewRequest("GET", srv.URL+"/users/7", nil)
+		req.Header = headers
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		caller, _ = f.got.RequestContext.Authorizer[rest.ContextUserID].(string)
+		return caller, resp, string(b)
+	}
+	victim, attacker := "Bearer good-victim", "Bearer good-attacker"
+	for _, step := range []struct {
+		name    string
+		headers http.Header
+		caller  string // "" for 401
+	}{
+		{"victim then attacker", http.Header{"Authorization": {victim, attacker}}, ""},
+		{"victim", http.Header{"Authorization": {victim}}, "victim"},
+		{"x then attacker", http.Header{"Authorization": {"x", attacker}}, ""},
+		{"x", http.Header{"Authorization": {"x"}}, ""},
+		{"x in lower case, then attacker", http.Header{"authorization": {"x"}, "Authorization": {attacker}}, ""},
+		{"attacker", http.Header{"Authorization": {attacker}}, "attacker"},
+		{"victim again", http.Header{"Authorization": {victim}}, "victim"},
+	} {
+		caller, resp, body := send(step.headers)
+		if caller != step.caller {
+			t.Errorf("%s: %d %s as %q, want as %q", step.name, resp.StatusCode, body, caller, step.caller)
+		}
+		if step.caller != "" {
+			continue
+		}
+		var p rest.Problem
+		json.Unmarshal([]byte(body), &p)
+		if resp.StatusCode != 401 || resp.Header.Get("Content-Type") != rest.ProblemMediaType || p.Type != rest.ProblemType("unauthorized") ||
+			resp.Header.Get("WWW-Authenticate") != rest.BearerChallenge {
+			t.Errorf("%s: %d %s %s, WWW-Authenticate %q; want 401 unauthorized with the challenge", step.name,
+				resp.StatusCode, resp.Header.Get("Content-Type"), body, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+	if n := a.calls.Load(); n != 3 {
+		t.Errorf("the authorizer ran %d times; want 3: for x, the victim and the attacker alone", n)
+	}
+}
+
 // TestAuthorizerEvent checks the REQUEST authorizer event: the method ARN
 // of the actual path, the resource template and the headers.
 func TestAuthorizerEvent(t *testing.T) {
@@ -172,6 +230,9 @@ func TestAuthorizerEvent(t *testing.T) {
 	if got.Type != "REQUEST" || got.MethodArn != MethodARN("GET", "/users/42") || got.Resource != "/users/{id}" ||
 		got.PathParameters["id"] != "42" || got.Headers["Authorization"] != "Bearer good-1" {
 		t.Errorf("authorizer event %+v", got)
+	}
+	if diff := cmp.Diff([]string{"Bearer good-1"}, got.MultiValueHeaders["Authorization"]); diff != "" {
+		t.Errorf("multi-value Authorization (-want +got):\n%s", diff)
 	}
 }
 

@@ -56,17 +56,22 @@ type Gateway struct {
 	// with the route's resource and parameters, and a path outside it is
 	// 404. See ParseBasePath.
 	BasePath string
+	// Hosts, when set, are the only hosts whose requests the gateway
+	// answers, as Hosts returns them (host:port); a request whose Host
+	// header names another is 400, since links and the functions' domain
+	// name come from it. Empty answers every host.
+	Hosts []string
 
 	mu        sync.Mutex
 	decisions map[string]decision
 }
 
-// ServeHTTP answers an unknown path with 404, a protected route without a
-// valid token with 401 and one the token does not allow with 403, a body
-// over MaxRequestBytes with 413 and a failed function with 502, each as
-// problem+json; a known path with a method the table does not define goes
-// to the path's owner group, which answers 405, as the stack's ANY methods
-// do.
+// ServeHTTP answers a host it does not serve with 400, an unknown path
+// with 404, a protected route without a valid token with 401 and one the
+// token does not allow with 403, a body over MaxRequestBytes with 413 and a
+// failed function with 502, each as problem+json; a known path with a
+// method the table does not define goes to the path's owner group, which
+// answers 405, as the stack's ANY methods do.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := newRequestID()
 	w.Header().Set("X-Amzn-Requestid", requestID)
@@ -77,6 +82,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rest.WriteProblem(w, p)
 	}
 	fail := func(code, detail string) { answer(rest.NewProblem(code, detail)) }
+	if !g.serves(r.Host) {
+		fail(quire.EINVALID, "The Host header names a host this server does not answer: use the address it printed, or add the name to ALLOWED_HOSTS.")
+		return
+	}
 	path, inBase := strings.CutPrefix(r.URL.Path, g.BasePath)
 	if inBase && path == "" {
 		path = "/" // the base path alone is the API's root, as on a custom domain

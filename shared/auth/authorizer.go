@@ -76,11 +76,17 @@ const MaxCacheTTL = 5 * time.Minute
 func CacheTTL(lifetime time.Duration) time.Duration { return min(lifetime, MaxCacheTTL) }
 
 // Handle verifies the bearer token of ev. It returns ErrUnauthorized for a
-// missing, malformed or invalid token, and for a valid one the policy of
-// its role with the caller's identity in the context. Another error means
-// ev's method ARN is malformed (API Gateway answers 500).
+// missing, malformed or invalid token, or for more than one Authorization
+// header, and for a valid token the policy of its role with the caller's
+// identity in the context. Another error means ev's method ARN is malformed
+// (API Gateway answers 500).
 func (a *Authorizer) Handle(ctx context.Context, ev events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
-	token, ok := BearerToken(header(ev.Headers, "Authorization"))
+	h, ok := authorization(ev)
+	if !ok {
+		slog.InfoContext(ctx, Refused, "reason", "more than one Authorization header", "request_id", ev.RequestContext.RequestID)
+		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
+	}
+	token, ok := BearerToken(h)
 	if !ok {
 		slog.InfoContext(ctx, Refused, "reason", "no bearer token", "request_id", ev.RequestContext.RequestID)
 		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
@@ -105,14 +111,30 @@ func (a *Authorizer) Handle(ctx context.Context, ev events.APIGatewayCustomAutho
 	return events.APIGatewayCustomAuthorizerResponse{PrincipalID: id.UserID.String(), PolicyDocument: policy, Context: context}, nil
 }
 
-// header returns the value of the header name in h, whatever its case.
-func header(h map[string]string, name string) string {
-	for k, v := range h {
-		if strings.EqualFold(k, name) {
-			return v
+// authorization returns the Authorization header of ev, whatever the case
+// of its name ("" for none), or false when ev has more than one: API
+// Gateway would cache the decision under one of them, maybe not the one
+// verified. The values are ev's multi-value headers', and any other its
+// single-value headers hold (an event without multi-value headers).
+func authorization(ev events.APIGatewayCustomAuthorizerRequestTypeRequest) (string, bool) {
+	var values []string
+	for k, vs := range ev.MultiValueHeaders {
+		if strings.EqualFold(k, "Authorization") {
+			values = append(values, vs...)
 		}
 	}
-	return ""
+	for k, v := range ev.Headers {
+		if strings.EqualFold(k, "Authorization") && !slices.Contains(values, v) {
+			values = append(values, v)
+		}
+	}
+	switch len(values) {
+	case 0:
+		return "", true
+	case 1:
+		return values[0], true
+	}
+	return "", false
 }
 
 // BearerToken returns the token of an Authorization header value of the

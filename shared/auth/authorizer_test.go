@@ -148,6 +148,43 @@ func TestHandle(t *testing.T) {
 		}
 	})
 
+	// API Gateway caches a decision under one Authorization header: with
+	// two, the one verified might not be the one the decision is cached
+	// under, so neither is verified. A header's name has any case.
+	t.Run("more than one", func(t *testing.T) {
+		bearer, otherBearer := "Bearer "+valid, "Bearer "+issue(t, keys, 8, quire.RoleAdmin, testNow)
+		for name, ev := range map[string]events.APIGatewayCustomAuthorizerRequestTypeRequest{
+			"two values": {MultiValueHeaders: map[string][]string{"Authorization": {bearer, otherBearer}},
+				Headers: map[string]string{"Authorization": otherBearer}},
+			"the same twice": {MultiValueHeaders: map[string][]string{"Authorization": {bearer, bearer}},
+				Headers: map[string]string{"Authorization": bearer}},
+			"two cases": {MultiValueHeaders: map[string][]string{"authorization": {"x"}, "Authorization": {bearer}},
+				Headers: map[string]string{"authorization": "x", "Authorization": bearer}},
+			"two cases, single-value headers only": {Headers: map[string]string{"authorization": bearer, "Authorization": otherBearer}},
+			"single-value header unlike the multi-value one": {MultiValueHeaders: map[string][]string{"Authorization": {bearer}},
+				Headers: map[string]string{"Authorization": otherBearer}},
+		} {
+			var log bytes.Buffer
+			ev.MethodArn, ev.RequestContext.RequestID = arn("GET", "/users/{id}"), "req-1"
+			resp, err := testAuthorizer(t, keys, &log).Handle(context.Background(), ev)
+			if !errors.Is(err, ErrUnauthorized) || resp.PrincipalID != "" {
+				t.Errorf("%s: %+v, %v; want Unauthorized", name, resp, err)
+			}
+			if strings.Count(log.String(), `"message":"`+Refused+`"`) != 1 || !strings.Contains(log.String(), "more than one Authorization header") {
+				t.Errorf("%s: log %q", name, log.String())
+			}
+			if strings.Contains(log.String(), valid[20:]) || strings.Contains(log.String(), otherBearer[27:]) {
+				t.Errorf("%s: a token is in the log: %q", name, log.String())
+			}
+		}
+		// One header, in both maps as API Gateway sends it, is verified.
+		ev := authRequest(map[string]string{"authorization": bearer}, arn("GET", "/users/{id}"))
+		ev.MultiValueHeaders = map[string][]string{"authorization": {bearer}}
+		if resp, err := testAuthorizer(t, keys, new(bytes.Buffer)).Handle(context.Background(), ev); err != nil || resp.PrincipalID != "7" {
+			t.Errorf("one header in both maps: %+v, %v", resp, err)
+		}
+	})
+
 	t.Run("valid", func(t *testing.T) {
 		// HTTP/2 clients send header names in lower case.
 		for _, name := range []string{"Authorization", "authorization"} {

@@ -76,18 +76,18 @@ func SetNext(w http.ResponseWriter, r *http.Request, after string) {
 }
 
 // URL returns the absolute URL a client uses for path (a path of the API,
-// such as /users/42): the scheme and host the client used, and the base
-// path the client's path had (see basePath).
+// such as /users/42): the scheme the client used (X-Forwarded-Proto, which
+// API Gateway and the local gateway set), r.Host, and the base path the
+// client's path had (see basePath). The Lambda adapter takes r.Host from
+// the event's requestContext.domainName, never from a header: deployed,
+// API Gateway's domain name; locally, the Host the local gateway checked
+// against the hosts it serves.
 func URL(r *http.Request, path string) string {
 	scheme := "https"
 	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
 		scheme = p
 	}
-	host := r.Host
-	if host == "" {
-		host = r.Header.Get("Host")
-	}
-	return scheme + "://" + host + basePath(r) + path
+	return scheme + "://" + r.Host + basePath(r) + path
 }
 
 // basePath is what comes before the API's own path (the route API Gateway

@@ -270,9 +270,12 @@ func TestParsePage(t *testing.T) {
 	}
 }
 
+// TestURLAndNext: links name API Gateway's domain name, whatever host the
+// client's headers name.
 func TestURLAndNext(t *testing.T) {
 	r, err := (&core.RequestAccessor{}).EventToRequestWithContext(t.Context(), events.APIGatewayProxyRequest{
 		HTTPMethod: "GET", Path: "/users", QueryStringParameters: map[string]string{"limit": "2"},
+		MultiValueHeaders: map[string][]string{"Host": {"evil.example"}, "X-Forwarded-Host": {"evil.example"}, "Forwarded": {"host=evil.example"}},
 		RequestContext: events.APIGatewayProxyRequestContext{
 			Path: "/prod/users", DomainName: "abc.execute-api.eu-west-1.amazonaws.com",
 		},

@@ -129,7 +129,7 @@ func Routes(demo *Login) rest.Handlers {
 	})
 	return rest.Handlers{
 		"GET /": func(w http.ResponseWriter, r *http.Request) error {
-			w.Header().Set("Location", rest.URL(r, "/docs"))
+			w.Header().Set("Location", rest.Path(r, "/docs")) // relative: the same for every host, so cached publicly
 			w.Header().Set("Cache-Control", "public, max-age=300")
 			w.WriteHeader(http.StatusFound)
 			return nil
