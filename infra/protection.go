@@ -187,21 +187,13 @@ func newWebACL(stack awscdk.Stack, api awsapigateway.RestApi) awswafv2.CfnWebACL
 		},
 		VisibilityConfig: visibility("QuireCommonRuleSet"),
 	})
-	problem, err := json.Marshal(rest.NewProblem(quire.ETHROTTLED,
-		"Too many requests from this address to this route: retry after the seconds Retry-After says."))
-	if err != nil {
-		panic(err)
-	}
 	acl := awswafv2.NewCfnWebACL(stack, jsii.String("WebAcl"), &awswafv2.CfnWebACLProps{
 		Description:   jsii.String("Quire: per-address limits on login, token refresh and sign-up, and the AWS common rule set"),
 		Scope:         jsii.String("REGIONAL"),
 		DefaultAction: &awswafv2.CfnWebACL_DefaultActionProperty{Allow: map[string]any{}},
-		// WAF sets the Content-Type of its bodies itself, and has no
-		// application/problem+json.
-		CustomResponseBodies: map[string]any{wafThrottledBody: &awswafv2.CfnWebACL_CustomResponseBodyProperty{
-			ContentType: jsii.String("APPLICATION_JSON"),
-			Content:     jsii.String(string(problem)),
-		}},
+		CustomResponseBodies: map[string]any{
+			wafThrottledBody: throttledBody("Too many requests from this address to this route: retry after the seconds Retry-After says."),
+		},
 		Rules:            rules,
 		VisibilityConfig: visibility("Quire"),
 	})
@@ -212,23 +204,43 @@ func newWebACL(stack awscdk.Stack, api awsapigateway.RestApi) awswafv2.CfnWebACL
 	return acl
 }
 
+// throttledBody is a WAF response body of the problem of type throttled
+// with detail. WAF sets the Content-Type of its bodies itself, and has no
+// application/problem+json.
+func throttledBody(detail string) *awswafv2.CfnWebACL_CustomResponseBodyProperty {
+	problem, err := json.Marshal(rest.NewProblem(quire.ETHROTTLED, detail))
+	if err != nil {
+		panic(err)
+	}
+	return &awswafv2.CfnWebACL_CustomResponseBodyProperty{
+		ContentType: jsii.String("APPLICATION_JSON"),
+		Content:     jsii.String(string(problem)),
+	}
+}
+
+// throttled is the action of a rate-based rule: block with 429, the
+// problem body of key body, and Retry-After: wafWindow.
+func throttled(body string) *awswafv2.CfnWebACL_RuleActionProperty {
+	return &awswafv2.CfnWebACL_RuleActionProperty{Block: &awswafv2.CfnWebACL_BlockActionProperty{
+		CustomResponse: &awswafv2.CfnWebACL_CustomResponseProperty{
+			ResponseCode:          jsii.Number(429),
+			CustomResponseBodyKey: jsii.String(body),
+			ResponseHeaders: []any{
+				&awswafv2.CfnWebACL_CustomHTTPHeaderProperty{Name: jsii.String("Retry-After"), Value: jsii.String(strconv.Itoa(wafWindow))},
+				&awswafv2.CfnWebACL_CustomHTTPHeaderProperty{Name: jsii.String("Cache-Control"), Value: jsii.String("no-store")},
+				&awswafv2.CfnWebACL_CustomHTTPHeaderProperty{Name: jsii.String("X-Content-Type-Options"), Value: jsii.String("nosniff")},
+			},
+		},
+	}}
+}
+
 // rateRule is the rule that blocks an address sending more than c.perIP
 // requests to the costly route c in wafWindow.
 func rateRule(c costlyRoute, paths []string, priority int) *awswafv2.CfnWebACL_RuleProperty {
 	return &awswafv2.CfnWebACL_RuleProperty{
 		Name:     jsii.String(c.name + "-per-ip"),
 		Priority: jsii.Number(priority),
-		Action: &awswafv2.CfnWebACL_RuleActionProperty{Block: &awswafv2.CfnWebACL_BlockActionProperty{
-			CustomResponse: &awswafv2.CfnWebACL_CustomResponseProperty{
-				ResponseCode:          jsii.Number(429),
-				CustomResponseBodyKey: jsii.String(wafThrottledBody),
-				ResponseHeaders: []any{
-					&awswafv2.CfnWebACL_CustomHTTPHeaderProperty{Name: jsii.String("Retry-After"), Value: jsii.String(strconv.Itoa(wafWindow))},
-					&awswafv2.CfnWebACL_CustomHTTPHeaderProperty{Name: jsii.String("Cache-Control"), Value: jsii.String("no-store")},
-					&awswafv2.CfnWebACL_CustomHTTPHeaderProperty{Name: jsii.String("X-Content-Type-Options"), Value: jsii.String("nosniff")},
-				},
-			},
-		}},
+		Action:   throttled(wafThrottledBody),
 		Statement: &awswafv2.CfnWebACL_StatementProperty{
 			RateBasedStatement: &awswafv2.CfnWebACL_RateBasedStatementProperty{
 				Limit:               jsii.Number(c.perIP),
