@@ -247,6 +247,7 @@ func TestDocsContextKeys(t *testing.T) {
 	for key, want := range map[string]string{
 		contextThrottleRate:  fmt.Sprint(defaultThrottle.rate),
 		contextThrottleBurst: fmt.Sprint(defaultThrottle.burst),
+		contextPerTokenLimit: fmt.Sprint(defaultPerToken),
 		contextTokenLifetime: login.DefaultLifetime.String(),
 		contextDeployment:    defaultDeployment,
 	} {
