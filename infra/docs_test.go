@@ -492,3 +492,16 @@ func TestDocsNestedStack(t *testing.T) {
 		t.Errorf("docs/deploying.md does not say %q", want)
 	}
 }
+
+// TestDocsWebACLCost: docs/deploying.md prices the web ACL the stack makes,
+// at $5.00 a month and $1.00 per rule before requests.
+func TestDocsWebACLCost(t *testing.T) {
+	_, acl := webACL(t)
+	page, err := os.ReadFile(filepath.Join("..", "docs", "deploying.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("make **$%d.00 a month** before requests", 5+len(rules(acl))); !strings.Contains(string(page), want) {
+		t.Errorf("docs/deploying.md does not say %q (%d rules)", want, len(rules(acl)))
+	}
+}

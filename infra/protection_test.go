@@ -545,3 +545,97 @@ func TestPerTokenLimitContext(t *testing.T) {
 		}()
 	}
 }
+
+// webACLCapacity is the web ACL capacity units (WCU) AWS WAF's price
+// includes; past them, each 500 more costs extra.
+const webACLCapacity = 1500
+
+// statementWCU returns the capacity units of a rule statement by AWS WAF's
+// published costs (rule statement pages of the developer guide), counting
+// 10 for each text transformation but NONE, a custom aggregation key's
+// included, which errs high; and an error for a statement it has no cost
+// for.
+func statementWCU(s map[string]any) (int, error) {
+	transforms := func(v any) int {
+		n := 0
+		for _, tt := range v.([]any) {
+			if tt.(map[string]any)["Type"] != "NONE" {
+				n += 10
+			}
+		}
+		return n
+	}
+	sum := func(statements []any) (int, error) {
+		n := 0
+		for _, nested := range statements {
+			w, err := statementWCU(nested.(map[string]any))
+			if err != nil {
+				return 0, err
+			}
+			n += w
+		}
+		return n, nil
+	}
+	for typ, v := range s {
+		m := v.(map[string]any)
+		switch typ {
+		case "RateBasedStatement":
+			n := 2
+			keys, _ := m["CustomKeys"].([]any) // none when aggregating by IP
+			for _, k := range keys {
+				n += 30
+				for _, key := range k.(map[string]any) {
+					if tt, ok := key.(map[string]any)["TextTransformations"]; ok {
+						n += transforms(tt)
+					}
+				}
+			}
+			if scope, ok := m["ScopeDownStatement"].(map[string]any); ok {
+				w, err := statementWCU(scope)
+				return n + w, err
+			}
+			return n, nil
+		case "AndStatement", "OrStatement":
+			return sum(m["Statements"].([]any))
+		case "NotStatement":
+			return statementWCU(m["Statement"].(map[string]any))
+		case "ByteMatchStatement":
+			base := 2 // exactly, starts with, ends with
+			if c := m["PositionalConstraint"]; c == "CONTAINS" || c == "CONTAINS_WORD" {
+				base = 10
+			}
+			return base + transforms(m["TextTransformations"]), nil
+		case "RegexMatchStatement":
+			return 3 + transforms(m["TextTransformations"]), nil
+		case "SizeConstraintStatement":
+			return 1 + transforms(m["TextTransformations"]), nil
+		case "ManagedRuleGroupStatement":
+			if m["VendorName"] == "AWS" && m["Name"] == commonRuleSet {
+				return 700, nil
+			}
+		}
+		return 0, fmt.Errorf("no known cost for %s %v", typ, m["Name"])
+	}
+	return 0, fmt.Errorf("an empty statement")
+}
+
+// TestWebACLCapacity: the web ACL's rules stay within the 1,500 capacity
+// units the price includes, the per-token rule's custom key (30 units)
+// included.
+func TestWebACLCapacity(t *testing.T) {
+	_, acl := webACL(t)
+	total := 0
+	byRule := map[string]int{}
+	for name, rule := range rules(acl) {
+		w, err := statementWCU(rule["Statement"].(map[string]any))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		byRule[name] = w
+		total += w
+	}
+	if total > webACLCapacity {
+		t.Errorf("the rules take %d WCU (%v), more than the %d the price includes", total, byRule, webACLCapacity)
+	}
+	t.Logf("%d WCU of %d: %v", total, webACLCapacity, byRule)
+}
