@@ -247,6 +247,7 @@ func TestDocsContextKeys(t *testing.T) {
 	for key, want := range map[string]string{
 		contextThrottleRate:  fmt.Sprint(defaultThrottle.rate),
 		contextThrottleBurst: fmt.Sprint(defaultThrottle.burst),
+		contextPerTokenLimit: fmt.Sprint(defaultPerToken),
 		contextTokenLifetime: login.DefaultLifetime.String(),
 		contextDeployment:    defaultDeployment,
 	} {
@@ -489,5 +490,18 @@ func TestDocsNestedStack(t *testing.T) {
 	}
 	if want := fmt.Sprintf("(%d resources) live in a nested stack", len(res)); !strings.Contains(string(page), want) {
 		t.Errorf("docs/deploying.md does not say %q", want)
+	}
+}
+
+// TestDocsWebACLCost: docs/deploying.md prices the web ACL the stack makes,
+// at $5.00 a month and $1.00 per rule before requests.
+func TestDocsWebACLCost(t *testing.T) {
+	_, acl := webACL(t)
+	page, err := os.ReadFile(filepath.Join("..", "docs", "deploying.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("make **$%d.00 a month** before requests", 5+len(rules(acl))); !strings.Contains(string(page), want) {
+		t.Errorf("docs/deploying.md does not say %q (%d rules)", want, len(rules(acl)))
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -29,6 +30,9 @@ const (
 	// stage's preset has it on, a development stage's off, as AWS WAF
 	// bills by the month (see docs/deploying.md).
 	contextWAF = "quire:waf"
+	// contextPerTokenLimit is how many requests one bearer token may send
+	// in wafWindow when the web ACL is on: a whole number WAF takes.
+	contextPerTokenLimit = "quire:perTokenLimit"
 )
 
 // throttle is an API Gateway token bucket: a steady rate in requests per
@@ -67,6 +71,38 @@ func stageThrottle(stack awscdk.Stack) throttle {
 		t.burst = b
 	}
 	return t
+}
+
+// defaultPerToken is the requests a bearer token may send in wafWindow:
+// 5 a second, kept up for 5 minutes. A person's session sends a few
+// requests a second at most, in bursts between pages, and far fewer over 5
+// minutes (the benchmark's active client sends one every 10 s or so); an
+// integration paging through orders or filling the catalogue gets 5 a
+// second sustained. It is a 20th of what the stage's default throttle lets
+// through in the window, so that one token, leaked or looping, takes at
+// most a 20th of the stage. minRateLimit and maxRateLimit are WAF's bounds
+// on a rate-based rule's limit.
+const (
+	defaultPerToken = 1500
+	minRateLimit    = 10
+	maxRateLimit    = 2_000_000_000
+)
+
+// perTokenLimit returns the per-token limit, from the CDK context or the
+// default. It panics (failing the synth, with the web ACL on or off) on a
+// value that is not a whole number from 10 to 2,000,000,000.
+func perTokenLimit(stack awscdk.Stack) int {
+	v := stack.Node().TryGetContext(jsii.String(contextPerTokenLimit))
+	if v == nil {
+		return defaultPerToken
+	}
+	// A JSON number of cdk.json is a float64 (2e+09 in fmt's words).
+	n, err := strconv.ParseFloat(fmt.Sprint(v), 64)
+	if err != nil || n != math.Trunc(n) || !(n >= minRateLimit && n <= maxRateLimit) {
+		panic(fmt.Sprintf("context %s = %v: want a whole number of requests per %d s from %d to %d",
+			contextPerTokenLimit, v, wafWindow, minRateLimit, maxRateLimit))
+	}
+	return int(n)
 }
 
 // costlyRoute is a public route on which every request costs Quire real
@@ -144,8 +180,12 @@ func methodThrottles(stage throttle) map[string]*awsapigateway.MethodDeploymentO
 // last window falls below it, which is what Retry-After tells it.
 const wafWindow = 300
 
-// wafThrottledBody is the key of the problem body of WAF's 429.
-const wafThrottledBody = "throttled"
+// The keys of the problem bodies of WAF's 429s: past a per-address limit,
+// and past the per-token one.
+const (
+	wafThrottledBody      = "throttled"
+	wafTokenThrottledBody = "throttled-token"
+)
 
 // commonRuleSet is AWS's managed baseline rule group, and bodyTooLarge its
 // rule that blocks bodies over 8 KB.
@@ -155,16 +195,18 @@ const (
 )
 
 // newWebACL defines the web ACL on the API's stage: a per-address
-// rate-based rule for each costly route the table has, answered with 429
-// problem+json and Retry-After, then AWS's common rule set. It costs $5 a
-// month, $1 a month per rule, and $0.60 per million requests.
-func newWebACL(stack awscdk.Stack, api awsapigateway.RestApi) awswafv2.CfnWebACL {
+// rate-based rule for each costly route the table has, and one that lets
+// each bearer token send perToken requests in wafWindow, all answered with
+// 429 problem+json and Retry-After; then AWS's common rule set. It costs $5
+// a month, $1 a month per rule, and $0.60 per million requests.
+func newWebACL(stack awscdk.Stack, api awsapigateway.RestApi, perToken int) awswafv2.CfnWebACL {
 	var rules []any
 	for _, c := range costlyRoutes {
 		if paths := c.paths(); len(paths) > 0 {
 			rules = append(rules, rateRule(c, paths, len(rules)))
 		}
 	}
+	rules = append(rules, tokenRule(perToken, len(rules)))
 	rules = append(rules, &awswafv2.CfnWebACL_RuleProperty{
 		Name:     jsii.String("common-rule-set"),
 		Priority: jsii.Number(len(rules)),
@@ -187,21 +229,15 @@ func newWebACL(stack awscdk.Stack, api awsapigateway.RestApi) awswafv2.CfnWebACL
 		},
 		VisibilityConfig: visibility("QuireCommonRuleSet"),
 	})
-	problem, err := json.Marshal(rest.NewProblem(quire.ETHROTTLED,
-		"Too many requests from this address to this route: retry after the seconds Retry-After says."))
-	if err != nil {
-		panic(err)
-	}
 	acl := awswafv2.NewCfnWebACL(stack, jsii.String("WebAcl"), &awswafv2.CfnWebACLProps{
-		Description:   jsii.String("Quire: per-address limits on login, token refresh and sign-up, and the AWS common rule set"),
+		Description: jsii.String("Quire: per-address limits on login, token refresh and sign-up, a per-token limit, " +
+			"and the AWS common rule set"),
 		Scope:         jsii.String("REGIONAL"),
 		DefaultAction: &awswafv2.CfnWebACL_DefaultActionProperty{Allow: map[string]any{}},
-		// WAF sets the Content-Type of its bodies itself, and has no
-		// application/problem+json.
-		CustomResponseBodies: map[string]any{wafThrottledBody: &awswafv2.CfnWebACL_CustomResponseBodyProperty{
-			ContentType: jsii.String("APPLICATION_JSON"),
-			Content:     jsii.String(string(problem)),
-		}},
+		CustomResponseBodies: map[string]any{
+			wafThrottledBody:      throttledBody("Too many requests from this address to this route: retry after the seconds Retry-After says."),
+			wafTokenThrottledBody: throttledBody("Too many requests with this bearer token: retry after the seconds Retry-After says."),
+		},
 		Rules:            rules,
 		VisibilityConfig: visibility("Quire"),
 	})
@@ -212,23 +248,81 @@ func newWebACL(stack awscdk.Stack, api awsapigateway.RestApi) awswafv2.CfnWebACL
 	return acl
 }
 
+// throttledBody is a WAF response body of the problem of type throttled
+// with detail. WAF sets the Content-Type of its bodies itself, and has no
+// application/problem+json.
+func throttledBody(detail string) *awswafv2.CfnWebACL_CustomResponseBodyProperty {
+	problem, err := json.Marshal(rest.NewProblem(quire.ETHROTTLED, detail))
+	if err != nil {
+		panic(err)
+	}
+	return &awswafv2.CfnWebACL_CustomResponseBodyProperty{
+		ContentType: jsii.String("APPLICATION_JSON"),
+		Content:     jsii.String(string(problem)),
+	}
+}
+
+// throttled is the action of a rate-based rule: block with 429, the
+// problem body of key body, and Retry-After: wafWindow.
+func throttled(body string) *awswafv2.CfnWebACL_RuleActionProperty {
+	return &awswafv2.CfnWebACL_RuleActionProperty{Block: &awswafv2.CfnWebACL_BlockActionProperty{
+		CustomResponse: &awswafv2.CfnWebACL_CustomResponseProperty{
+			ResponseCode:          jsii.Number(429),
+			CustomResponseBodyKey: jsii.String(body),
+			ResponseHeaders: []any{
+				&awswafv2.CfnWebACL_CustomHTTPHeaderProperty{Name: jsii.String("Retry-After"), Value: jsii.String(strconv.Itoa(wafWindow))},
+				&awswafv2.CfnWebACL_CustomHTTPHeaderProperty{Name: jsii.String("Cache-Control"), Value: jsii.String("no-store")},
+				&awswafv2.CfnWebACL_CustomHTTPHeaderProperty{Name: jsii.String("X-Content-Type-Options"), Value: jsii.String("nosniff")},
+			},
+		},
+	}}
+}
+
+// tokenRule is the rule that blocks a bearer token sent with more than
+// limit requests in wafWindow, on whatever routes. WAF counts each value
+// of the Authorization header apart, lower-cased: the authorizer takes the
+// scheme in any case ("bearer", "BEARER"), which would otherwise give one
+// token 64 counts. A request without the header is in no count (WAF leaves
+// out a request that lacks a custom key): the scope-down says so, and on a
+// protected route API Gateway answers it 401 without the authorizer.
+func tokenRule(limit, priority int) *awswafv2.CfnWebACL_RuleProperty {
+	const header = "authorization" // WAF matches a header's name in any case
+	return &awswafv2.CfnWebACL_RuleProperty{
+		Name:     jsii.String("per-token"),
+		Priority: jsii.Number(priority),
+		Action:   throttled(wafTokenThrottledBody),
+		Statement: &awswafv2.CfnWebACL_StatementProperty{
+			RateBasedStatement: &awswafv2.CfnWebACL_RateBasedStatementProperty{
+				Limit:               jsii.Number(limit),
+				EvaluationWindowSec: jsii.Number(wafWindow),
+				AggregateKeyType:    jsii.String("CUSTOM_KEYS"),
+				CustomKeys: []any{&awswafv2.CfnWebACL_RateBasedStatementCustomKeyProperty{
+					Header: &awswafv2.CfnWebACL_RateLimitHeaderProperty{
+						Name:                jsii.String(header),
+						TextTransformations: transformations("LOWERCASE"),
+					},
+				}},
+				ScopeDownStatement: &awswafv2.CfnWebACL_StatementProperty{
+					SizeConstraintStatement: &awswafv2.CfnWebACL_SizeConstraintStatementProperty{
+						FieldToMatch:        &awswafv2.CfnWebACL_FieldToMatchProperty{SingleHeader: map[string]any{"Name": header}},
+						ComparisonOperator:  jsii.String("GT"),
+						Size:                jsii.Number(0),
+						TextTransformations: transformations("NONE"),
+					},
+				},
+			},
+		},
+		VisibilityConfig: visibility("QuirePerToken"),
+	}
+}
+
 // rateRule is the rule that blocks an address sending more than c.perIP
 // requests to the costly route c in wafWindow.
 func rateRule(c costlyRoute, paths []string, priority int) *awswafv2.CfnWebACL_RuleProperty {
 	return &awswafv2.CfnWebACL_RuleProperty{
 		Name:     jsii.String(c.name + "-per-ip"),
 		Priority: jsii.Number(priority),
-		Action: &awswafv2.CfnWebACL_RuleActionProperty{Block: &awswafv2.CfnWebACL_BlockActionProperty{
-			CustomResponse: &awswafv2.CfnWebACL_CustomResponseProperty{
-				ResponseCode:          jsii.Number(429),
-				CustomResponseBodyKey: jsii.String(wafThrottledBody),
-				ResponseHeaders: []any{
-					&awswafv2.CfnWebACL_CustomHTTPHeaderProperty{Name: jsii.String("Retry-After"), Value: jsii.String(strconv.Itoa(wafWindow))},
-					&awswafv2.CfnWebACL_CustomHTTPHeaderProperty{Name: jsii.String("Cache-Control"), Value: jsii.String("no-store")},
-					&awswafv2.CfnWebACL_CustomHTTPHeaderProperty{Name: jsii.String("X-Content-Type-Options"), Value: jsii.String("nosniff")},
-				},
-			},
-		}},
+		Action:   throttled(wafThrottledBody),
 		Statement: &awswafv2.CfnWebACL_StatementProperty{
 			RateBasedStatement: &awswafv2.CfnWebACL_RateBasedStatementProperty{
 				Limit:               jsii.Number(c.perIP),

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/google/go-cmp/cmp"
@@ -350,20 +351,28 @@ func TestWebACLRateRules(t *testing.T) {
 	}
 }
 
-// TestWebACLThrottledBody: WAF's 429 body is the problem a client gets from
-// API Gateway's own throttling.
+// TestWebACLThrottledBody: each of WAF's 429 bodies, past a per-address
+// limit and past the per-token one, is the problem a client gets from API
+// Gateway's own throttling, with a detail that says which limit.
 func TestWebACLThrottledBody(t *testing.T) {
 	_, acl := webACL(t)
-	body, _ := acl["CustomResponseBodies"].(map[string]any)["throttled"].(map[string]any)
-	if body["ContentType"] != "APPLICATION_JSON" {
-		t.Errorf("body content type %v", body["ContentType"])
+	bodies := acl["CustomResponseBodies"].(map[string]any)
+	for key, who := range map[string]string{"throttled": "from this address", "throttled-token": "with this bearer token"} {
+		body, _ := bodies[key].(map[string]any)
+		if body["ContentType"] != "APPLICATION_JSON" {
+			t.Errorf("%s: body content type %v", key, body["ContentType"])
+		}
+		var p rest.Problem
+		if err := json.Unmarshal([]byte(fmt.Sprint(body["Content"])), &p); err != nil {
+			t.Fatalf("%s: body %v: %v", key, body["Content"], err)
+		}
+		if p.Type != rest.ProblemType(quire.ETHROTTLED) || p.Status != 429 || p.Title != rest.Title(quire.ETHROTTLED) ||
+			!strings.Contains(p.Detail, who) {
+			t.Errorf("%s: body %+v, want the problem throttled, its detail saying %q", key, p, who)
+		}
 	}
-	var p rest.Problem
-	if err := json.Unmarshal([]byte(fmt.Sprint(body["Content"])), &p); err != nil {
-		t.Fatalf("body %v: %v", body["Content"], err)
-	}
-	if p.Type != rest.ProblemType(quire.ETHROTTLED) || p.Status != 429 || p.Title != rest.Title(quire.ETHROTTLED) || p.Detail == "" {
-		t.Errorf("body %+v", p)
+	if len(bodies) != 2 {
+		t.Errorf("%d response bodies, want 2: %v", len(bodies), slices.Sorted(maps.Keys(bodies)))
 	}
 }
 
@@ -408,8 +417,8 @@ func TestWebACLCommonRuleSet(t *testing.T) {
 			costly++
 		}
 	}
-	if len(byName) != costly+1 {
-		t.Errorf("%d rules, want %d rate rules and the common rule set", len(byName), costly)
+	if len(byName) != costly+2 {
+		t.Errorf("%d rules, want %d per-address rules, the per-token rule and the common rule set", len(byName), costly)
 	}
 	t.Logf("web ACL: %d rules, $%d.00 a month before requests", len(byName), 5+len(byName))
 }
@@ -422,4 +431,211 @@ func TestQuotasWithWebACL(t *testing.T) {
 		t.Errorf("%d resources with the web ACL (at most 500)", len(res))
 	}
 	t.Logf("%d resources in the stack with the web ACL", len(res))
+}
+
+// tokenRuleOf returns the web ACL's per-token rule.
+func tokenRuleOf(t *testing.T, acl map[string]any) map[string]any {
+	t.Helper()
+	rule, ok := rules(acl)["per-token"]
+	if !ok {
+		t.Fatalf("no per-token rule in %v", slices.Sorted(maps.Keys(rules(acl))))
+	}
+	return rule
+}
+
+// TestWebACLTokenRule: every request that carries an Authorization header
+// counts against its value, lower-cased (the authorizer takes "Bearer" in
+// any case), and a token past 1,500 requests in 5 minutes is answered 429
+// problem+json with Retry-After, as an address past its limit is, until its
+// count falls below the limit.
+func TestWebACLTokenRule(t *testing.T) {
+	_, acl := webACL(t)
+	rule := tokenRuleOf(t, acl)
+	want := map[string]any{"RateBasedStatement": map[string]any{
+		"Limit":               float64(1500),
+		"EvaluationWindowSec": float64(300),
+		"AggregateKeyType":    "CUSTOM_KEYS",
+		"CustomKeys": []any{map[string]any{"Header": map[string]any{
+			"Name":                "authorization",
+			"TextTransformations": []any{map[string]any{"Priority": float64(0), "Type": "LOWERCASE"}},
+		}}},
+		// A request without the header is in no count: it has no key.
+		"ScopeDownStatement": map[string]any{"SizeConstraintStatement": map[string]any{
+			"FieldToMatch":        map[string]any{"SingleHeader": map[string]any{"Name": "authorization"}},
+			"ComparisonOperator":  "GT",
+			"Size":                float64(0),
+			"TextTransformations": []any{map[string]any{"Priority": float64(0), "Type": "NONE"}},
+		}},
+	}}
+	if diff := cmp.Diff(want, rule["Statement"]); diff != "" {
+		t.Errorf("per-token statement (-want +got):\n%s", diff)
+	}
+	wantAction := map[string]any{"Block": map[string]any{"CustomResponse": map[string]any{
+		"ResponseCode": float64(429), "CustomResponseBodyKey": "throttled-token",
+		"ResponseHeaders": []any{
+			map[string]any{"Name": "Retry-After", "Value": "300"},
+			map[string]any{"Name": "Cache-Control", "Value": "no-store"},
+			map[string]any{"Name": "X-Content-Type-Options", "Value": "nosniff"},
+		},
+	}}}
+	if diff := cmp.Diff(wantAction, rule["Action"]); diff != "" {
+		t.Errorf("per-token action (-want +got):\n%s", diff)
+	}
+	if v := rule["VisibilityConfig"].(map[string]any); v["MetricName"] != "QuirePerToken" || v["CloudWatchMetricsEnabled"] != true {
+		t.Errorf("per-token visibility %v", v)
+	}
+}
+
+// TestPerTokenLimitContext: quire:perTokenLimit sets the per-token rule's
+// limit, as a string (-c) or a JSON number (cdk.json); a value WAF does not
+// take (below 10, above 2,000,000,000, not whole, not a number) fails the
+// synth and names the key, whether the web ACL is on or off.
+func TestPerTokenLimitContext(t *testing.T) {
+	for _, tc := range []struct {
+		value any
+		want  int // 0: refused
+	}{
+		{nil, 1500}, {"10", 10}, {"60", 60}, {float64(3000), 3000}, {"2000000000", 2_000_000_000}, {float64(2e9), 2_000_000_000},
+		{"9", 0}, {"0", 0}, {"-100", 0}, {"2000000001", 0}, {float64(1e10), 0}, {"1500.5", 0}, {float64(99.5), 0},
+		{"lots", 0}, {"NaN", 0}, {"Inf", 0}, {"", 0},
+	} {
+		context := map[string]any{}
+		if tc.value != nil {
+			context[contextPerTokenLimit] = tc.value
+		}
+		got, msg := func() (n int, msg string) {
+			defer func() {
+				if r := recover(); r != nil {
+					msg = fmt.Sprint(r)
+				}
+			}()
+			app := awscdk.NewApp(&awscdk.AppProps{Context: &context})
+			return perTokenLimit(awscdk.NewStack(app, jsii.String("Limits"), nil)), ""
+		}()
+		switch {
+		case tc.want == 0 && !strings.Contains(msg, contextPerTokenLimit):
+			t.Errorf("%#v: limit %d, %q; want a failure that names the key", tc.value, got, msg)
+		case tc.want != 0 && got != tc.want:
+			t.Errorf("%#v: limit %d (%s), want %d", tc.value, got, msg, tc.want)
+		}
+	}
+
+	tmpl, err := synthWith(t.TempDir(), map[string]any{contextWAF: "true", contextPerTokenLimit: "600"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acls := propertiesOf(resourcesOf(t, tmpl), "AWS::WAFv2::WebACL")
+	if len(acls) != 1 {
+		t.Fatalf("%d web ACLs, want 1", len(acls))
+	}
+	if got := tokenRuleOf(t, acls[0])["Statement"].(map[string]any)["RateBasedStatement"].(map[string]any)["Limit"]; got != float64(600) {
+		t.Errorf("quire:perTokenLimit=600: the rule's limit is %v", got)
+	}
+	for _, context := range []map[string]any{
+		{contextWAF: "true", contextPerTokenLimit: "5"},
+		{contextStage: "dev", contextPerTokenLimit: "5"}, // no web ACL
+	} {
+		func() {
+			defer func() {
+				if msg := fmt.Sprint(recover()); !strings.Contains(msg, contextPerTokenLimit) {
+					t.Errorf("%v: synth failed with %q, want a failure that names the key", context, msg)
+				}
+			}()
+			synthWith(t.TempDir(), context)
+		}()
+	}
+}
+
+// webACLCapacity is the web ACL capacity units (WCU) AWS WAF's price
+// includes; past them, each 500 more costs extra.
+const webACLCapacity = 1500
+
+// statementWCU returns the capacity units of a rule statement by AWS WAF's
+// published costs (rule statement pages of the developer guide), counting
+// 10 for each text transformation but NONE, a custom aggregation key's
+// included, which errs high; and an error for a statement it has no cost
+// for.
+func statementWCU(s map[string]any) (int, error) {
+	transforms := func(v any) int {
+		n := 0
+		for _, tt := range v.([]any) {
+			if tt.(map[string]any)["Type"] != "NONE" {
+				n += 10
+			}
+		}
+		return n
+	}
+	sum := func(statements []any) (int, error) {
+		n := 0
+		for _, nested := range statements {
+			w, err := statementWCU(nested.(map[string]any))
+			if err != nil {
+				return 0, err
+			}
+			n += w
+		}
+		return n, nil
+	}
+	for typ, v := range s {
+		m := v.(map[string]any)
+		switch typ {
+		case "RateBasedStatement":
+			n := 2
+			keys, _ := m["CustomKeys"].([]any) // none when aggregating by IP
+			for _, k := range keys {
+				n += 30
+				for _, key := range k.(map[string]any) {
+					if tt, ok := key.(map[string]any)["TextTransformations"]; ok {
+						n += transforms(tt)
+					}
+				}
+			}
+			if scope, ok := m["ScopeDownStatement"].(map[string]any); ok {
+				w, err := statementWCU(scope)
+				return n + w, err
+			}
+			return n, nil
+		case "AndStatement", "OrStatement":
+			return sum(m["Statements"].([]any))
+		case "NotStatement":
+			return statementWCU(m["Statement"].(map[string]any))
+		case "ByteMatchStatement":
+			base := 2 // exactly, starts with, ends with
+			if c := m["PositionalConstraint"]; c == "CONTAINS" || c == "CONTAINS_WORD" {
+				base = 10
+			}
+			return base + transforms(m["TextTransformations"]), nil
+		case "RegexMatchStatement":
+			return 3 + transforms(m["TextTransformations"]), nil
+		case "SizeConstraintStatement":
+			return 1 + transforms(m["TextTransformations"]), nil
+		case "ManagedRuleGroupStatement":
+			if m["VendorName"] == "AWS" && m["Name"] == commonRuleSet {
+				return 700, nil
+			}
+		}
+		return 0, fmt.Errorf("no known cost for %s %v", typ, m["Name"])
+	}
+	return 0, fmt.Errorf("an empty statement")
+}
+
+// TestWebACLCapacity: the web ACL's rules stay within the 1,500 capacity
+// units the price includes, the per-token rule's custom key (30 units)
+// included.
+func TestWebACLCapacity(t *testing.T) {
+	_, acl := webACL(t)
+	total := 0
+	byRule := map[string]int{}
+	for name, rule := range rules(acl) {
+		w, err := statementWCU(rule["Statement"].(map[string]any))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		byRule[name] = w
+		total += w
+	}
+	if total > webACLCapacity {
+		t.Errorf("the rules take %d WCU (%v), more than the %d the price includes", total, byRule, webACLCapacity)
+	}
+	t.Logf("%d WCU of %d: %v", total, webACLCapacity, byRule)
 }

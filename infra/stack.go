@@ -46,7 +46,7 @@ const stageName = "prod"
 func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps) awscdk.Stack {
 	stack := awscdk.NewStack(scope, &id, &props.StackProps)
 	limits, waf, cors := stageThrottle(stack), boolContext(stack, contextWAF, stagePreset(stack).waf), corsOrigins(stack)
-	deployment := deploymentConfig(stack)
+	deployment, perToken := deploymentConfig(stack), perTokenLimit(stack)
 	namespace := telemetry.DefaultNamespace + "/" + *stack.StackName()
 	tables := map[string]awsdynamodb.Table{}
 	for _, t := range dynamo.Tables() {
@@ -76,7 +76,7 @@ func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps
 		boolContext(stack, contextAccountLogRole, true), cors)
 	newExecutionLogs(stack, api)
 	if waf {
-		newWebACL(stack, api)
+		newWebACL(stack, api, perToken)
 	} else {
 		suppress(api.DeploymentStage(), findingNoWAF, "The web ACL is optional (-c quire:waf=true): AWS WAF bills "+
 			"by the month; API Gateway's method throttling limits the costly public routes without it.")
