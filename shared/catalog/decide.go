@@ -60,9 +60,10 @@ func Revise(read *Product, author *Author, p Product, keepArchived bool, pre qui
 	return p, nil
 }
 
-// CreateAuthor stores a in s under a new id (see NewAuthor) and returns it
-// as stored, with the record answer returns for it when answer is set.
-func CreateAuthor(ctx context.Context, s Store, a Author, answer func(Author) (*idempotency.Record, error)) (Author, error) {
+// CreateAuthor stores a in s under a new id (see NewAuthor), on behalf of
+// the user by, and returns it as stored, with the record answer returns for
+// it when answer is set.
+func CreateAuthor(ctx context.Context, s Store, by quire.ID, a Author, answer func(Author) (*idempotency.Record, error)) (Author, error) {
 	var stored Author
 	err := quire.Again(ctx, func(int) error {
 		stored = NewAuthor(a, time.Now())
@@ -70,15 +71,15 @@ func CreateAuthor(ctx context.Context, s Store, a Author, answer func(Author) (*
 		if err != nil {
 			return err
 		}
-		return s.CommitAuthor(ctx, stored, rec)
+		return s.CommitAuthor(ctx, by, stored, rec)
 	})
 	return stored, created(err)
 }
 
-// CreateProduct stores p in s under a new id (see NewProduct), reading its
-// author first, and returns it as stored, with the record answer returns
-// for it when answer is set.
-func CreateProduct(ctx context.Context, s Store, p Product, answer func(Product) (*idempotency.Record, error)) (Product, error) {
+// CreateProduct stores p in s under a new id (see NewProduct), on behalf of
+// the user by, reading its author first, and returns it as stored, with the
+// record answer returns for it when answer is set.
+func CreateProduct(ctx context.Context, s Store, by quire.ID, p Product, answer func(Product) (*idempotency.Record, error)) (Product, error) {
 	var stored Product
 	err := quire.Again(ctx, func(int) error {
 		_, author, err := s.Current(ctx, 0, p.AuthorID)
@@ -92,16 +93,16 @@ func CreateProduct(ctx context.Context, s Store, p Product, answer func(Product)
 		if err != nil {
 			return err
 		}
-		return s.CommitProduct(ctx, stored, "", rec)
+		return s.CommitProduct(ctx, by, stored, "", rec)
 	})
 	return stored, created(err)
 }
 
 // ReplaceProduct stores p's fields over the product p.ID in s (see
-// Revise), and returns it as stored: it reads the product and its author,
+// Revise), on behalf of the user by, and returns it as stored: it reads the product and its author,
 // decides, and commits, again when the product changed meanwhile, which
 // checks pre again. A product that keeps changing is ECONFLICT.
-func ReplaceProduct(ctx context.Context, s Store, p Product, keepArchived bool, pre quire.Precondition) (Product, error) {
+func ReplaceProduct(ctx context.Context, s Store, by quire.ID, p Product, keepArchived bool, pre quire.Precondition) (Product, error) {
 	var stored Product
 	err := quire.Again(ctx, func(int) error {
 		read, author, err := s.Current(ctx, p.ID, p.AuthorID)
@@ -111,7 +112,7 @@ func ReplaceProduct(ctx context.Context, s Store, p Product, keepArchived bool, 
 		if stored, err = Revise(read, author, p, keepArchived, pre); err != nil {
 			return err
 		}
-		return s.CommitProduct(ctx, stored, read.Hash, nil)
+		return s.CommitProduct(ctx, by, stored, read.Hash, nil)
 	})
 	if _, stale := errors.AsType[*quire.Stale](err); stale {
 		return Product{}, quire.Errorf(quire.ECONFLICT, "The product %d changed during the request; retry it.", p.ID)

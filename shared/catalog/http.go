@@ -202,7 +202,7 @@ func (h *Handlers) createAuthor(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	answer := rest.NewAnswer(r)
-	if _, err := CreateAuthor(r.Context(), h.Store, *a, func(a Author) (*idempotency.Record, error) {
+	if _, err := CreateAuthor(r.Context(), h.Store, rest.CallerOf(r).ID, *a, func(a Author) (*idempotency.Record, error) {
 		return answer.Record(rest.Created(r, "/authors/"+a.ID.String(), authorRep(r, &a)))
 	}); err != nil {
 		return err
@@ -221,7 +221,7 @@ func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	answer := rest.NewAnswer(r)
-	if _, err := CreateProduct(r.Context(), h.Store, *p, func(p Product) (*idempotency.Record, error) {
+	if _, err := CreateProduct(r.Context(), h.Store, rest.CallerOf(r).ID, *p, func(p Product) (*idempotency.Record, error) {
 		return answer.Record(rest.Created(r, "/products/"+p.ID.String(), productRep(r, &p)))
 	}); err != nil {
 		return err
@@ -252,7 +252,7 @@ func (h *Handlers) replaceProduct(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	p.ID = id
-	stored, err := ReplaceProduct(r.Context(), h.Store, *p, v < 2, pre)
+	stored, err := ReplaceProduct(r.Context(), h.Store, rest.CallerOf(r).ID, *p, v < 2, pre)
 	if err != nil {
 		return err
 	}

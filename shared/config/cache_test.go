@@ -56,7 +56,7 @@ func putElsewhere(t *testing.T, api *servicetest.API, doc string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := config.Put(context.Background(), dynamo.NewConfigStore(api.DB, api.Tables), d, quire.Precondition{}); err != nil {
+	if _, err := config.Put(context.Background(), dynamo.NewConfigStore(api.DB, api.Tables), 0, d, quire.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
 	return rest.Tag(d.Hash, 1, false)

@@ -194,7 +194,7 @@ func (h *Handlers) put(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	created, err := Put(r.Context(), h.Store, d, pre)
+	created, err := Put(r.Context(), h.Store, rest.CallerOf(r).ID, d, pre)
 	if err != nil {
 		return err
 	}

@@ -183,12 +183,13 @@ func (s *UserStore) Stored(ctx context.Context, id quire.ID) (users.Stored, erro
 	return users.Stored{User: *u, PasswordHash: c.passwordHash, Epoch: c.epoch}, nil
 }
 
-// CommitRevision writes rev over the user as read. A revision that changes
-// only the user item (no new password, role or status, the same email) is
-// one UpdateItem; any other is one transaction of named items: the user;
-// its email's reservation, updated in place, or put under the new email
-// (no user has it) and deleted under the old one; and for a proved
-// revision, the check that the old email is not locked by failed logins.
+// CommitRevision writes rev over the user as read. A revision of one's own
+// account that changes only the user item (no new password, role or
+// status, the same email) is one UpdateItem; any other is one transaction
+// of named items: the user; its email's reservation, updated in place, or
+// put under the new email (no user has it) and deleted under the old one;
+// for a proved revision, the deletion of the guesses counted against the
+// old email; and the check that the account of rev.By exists.
 func (s *UserStore) CommitRevision(ctx context.Context, rev users.Revision) error {
 	u := rev.User
 	values := map[string]types.AttributeValue{
@@ -230,7 +231,7 @@ func (s *UserStore) CommitRevision(ctx context.Context, rev users.Revision) erro
 		ExpressionAttributeNames:  map[string]string{"#role": "role", "#status": "status", "#hash": attrHash},
 		ExpressionAttributeValues: values,
 	}
-	if !rev.MovesEmail() && !rev.EndSessions {
+	if !rev.MovesEmail() && !rev.EndSessions && rev.By == u.ID {
 		return s.updateUser(ctx, update, u)
 	}
 	var t tx
@@ -250,6 +251,7 @@ func (s *UserStore) CommitRevision(ctx context.Context, rev users.Revision) erro
 	if rev.Proved {
 		t.add(login.StaleAttempts, clearGuesses(s.sessions, rev.OldEmail))
 	}
+	s.byCaller(&t, rev.By, u.ID)
 	if err := t.commit(ctx, s.db, "", nil); err != nil {
 		return fmt.Errorf("replace user %d: %w", u.ID, err)
 	}
@@ -336,6 +338,7 @@ func (s *UserStore) CommitDeposit(ctx context.Context, ch users.Change, rec *ide
 	var t tx
 	t.add(users.StaleUser, s.userUpdate(ch, "SET balance = :balance",
 		map[string]types.AttributeValue{":balance": num(int64(ch.User.Balance))}))
+	s.byCaller(&t, ch.By, ch.User.ID)
 	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
 		return fmt.Errorf("deposit into user %d: %w", ch.User.ID, err)
 	}
@@ -352,10 +355,20 @@ func (s *UserStore) CommitClose(ctx context.Context, ch users.Change, rec *idemp
 	t.add(users.StaleUser, s.userUpdate(ch, "REMOVE "+attrActivePK+", "+attrRolePK+" ADD "+attrEpoch+" :one SET #status = :closed",
 		map[string]types.AttributeValue{":closed": str(string(u.Status)), ":one": num(1)}))
 	t.add(users.StaleReservation, types.TransactWriteItem{Update: s.credentials(u.Email, u.Role, "")})
+	s.byCaller(&t, ch.By, u.ID)
 	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
 		return fmt.Errorf("close user %d: %w", u.ID, err)
 	}
 	return nil
+}
+
+// byCaller adds to t the check that the account of by, on whose behalf t
+// changes the user id, exists: none for the user's own change, which is
+// conditioned on the user as read.
+func (s *UserStore) byCaller(t *tx, by, id quire.ID) {
+	if by != id {
+		t.byCaller(s.table, by)
+	}
 }
 
 // userUpdate is the Update of the user ch changes, with expr and its
@@ -401,7 +414,7 @@ func (s *UserStore) Sessions(ctx context.Context, id quire.ID) ([]string, bool, 
 
 // CommitDelete removes d's user, on the condition that it is as read, its
 // email's reservation and failed logins, its cart and d's sessions, in one
-// transaction; then, when d says there are more, the user's other
+// transaction, while the account of d.By exists; then, when d says there are more, the user's other
 // sessions.
 func (s *UserStore) CommitDelete(ctx context.Context, d users.Deletion) error {
 	id := d.User.ID
@@ -418,6 +431,7 @@ func (s *UserStore) CommitDelete(ctx context.Context, d users.Deletion) error {
 	for _, sid := range d.Sessions {
 		t.add("session", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.sessions, Key: sessionKey(id, sid)}})
 	}
+	s.byCaller(&t, d.By, id)
 	if err := t.commit(ctx, s.db, "", nil); err != nil {
 		return fmt.Errorf("delete user %d: %w", id, err)
 	}
@@ -432,7 +446,7 @@ func (s *UserStore) CommitDelete(ctx context.Context, d users.Deletion) error {
 }
 
 // maxSessionDeletes is how many sessions a user's deletion ends in its
-// transaction, beside its 4 other items (DynamoDB takes 100).
+// transaction, beside its 5 other items at most (DynamoDB takes 100).
 const maxSessionDeletes = 90
 
 // userItem is the item of u, whose content hash it sets.

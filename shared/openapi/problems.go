@@ -178,8 +178,8 @@ func problemDescription(code string) string {
 			"version); nothing was done. A new request takes a new key."
 	case quire.ETHROTTLED:
 		return "Too many requests: past API Gateway's throttling (the stage's, or the route's own), past the web " +
-			"ACL's limit per address (its body is then application/json), or a login of a locked email. Send the " +
-			"same request again after Retry-After seconds."
+			"ACL's limit per address or per bearer token (its body is then application/json), or a login of a " +
+			"locked email. Send the same request again after Retry-After seconds."
 	case quire.EUNAVAILABLE:
 		return "Service unavailable: a dependency does not answer, or the request did not complete in time. Send " +
 			"the same request again after Retry-After seconds; a write retried with the same idempotency key " +

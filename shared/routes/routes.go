@@ -300,6 +300,7 @@ func Groups() []Group {
 			Description: "The catalog: the landing page, authors and products, and their admin",
 			Grants: []Grant{
 				{TableCatalog, []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"}},
+				callerGrant,
 				idempotencyGrant,
 			},
 			MemoryMB: 256,
@@ -310,6 +311,7 @@ func Groups() []Group {
 			Grants: []Grant{
 				{TableCarts, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}},
 				{TableCatalog, []string{"dynamodb:GetItem", "dynamodb:BatchGetItem"}},
+				callerGrant,
 				idempotencyGrant,
 			},
 			MemoryMB: 256,
@@ -348,15 +350,20 @@ func Groups() []Group {
 		{
 			Name:        GroupConfig,
 			Description: "The configuration document: GET /config, PUT /admin/config",
-			Grants: []Grant{{TableConfig, []string{
-				"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:DeleteItem",
-			}}},
+			Grants: []Grant{
+				{TableConfig, []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"}},
+				callerGrant,
+			},
 			// Compressing a 2 MiB document on PUT wants more CPU than
 			// serving JSON does.
 			MemoryMB: 512,
 		},
 	}
 }
+
+// callerGrant lets a group's writes check, in their transactions, that the
+// caller's account still exists.
+var callerGrant = Grant{TableUsers, []string{"dynamodb:ConditionCheckItem"}}
 
 // idempotencyGrant lets a group that takes idempotency keys read their
 // records and write them in its transactions.

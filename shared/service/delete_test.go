@@ -88,3 +88,73 @@ func TestDeleteRemovesWhatBelongsToTheAccount(t *testing.T) {
 	}
 	admin.Expect(t, "GET", "/orders/1", "", http.StatusOK)
 }
+
+// A deleted account's access token, stateless, still verifies until it
+// expires, but writes nothing: every write made on behalf of a caller
+// checks, in its own transaction, that the caller's account exists. A
+// deleted customer's cart takes nothing (401) and has nothing to remove
+// (404), its payments find no account to pay from (409), and its own
+// account is gone (404); a deleted admin's
+// token changes no book, author, configuration or account (401). Each
+// answer is the domain's problem, and the tables are as they were.
+func TestGoneAccountWritesNothing(t *testing.T) {
+	api := servicetest.New(t)
+	if _, err := demo.Load(t.Context(), api.DB, api.Tables, demo.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	admin := api.As(t, 1, quire.RoleAdmin)
+	grace := api.Gone(t, 2, quire.RoleCustomer)
+	admin.Expect(t, "DELETE", "/users/2", "", http.StatusNoContent)
+	// An admin deleted by another admin: a token of the same role, whose
+	// account is gone (the demo has one admin, so this one never existed).
+	goneAdmin := api.Gone(t, 4_000, quire.RoleAdmin)
+
+	carts := api.Tables.Physical(routes.TableCarts)
+	catalogItems, configItems := scanCount(t, api.DB, api.Tables.Physical(routes.TableCatalog)), scanCount(t, api.DB, api.Tables.Physical(routes.TableConfig))
+	alan := admin.Expect(t, "GET", "/users/3", "", http.StatusOK).Body
+	book := admin.Expect(t, "GET", "/products/1", "", http.StatusOK).Body
+	for _, c := range []struct {
+		who          *servicetest.Client
+		method, path string
+		body         string
+		status       int
+		code         string
+		header       []string
+	}{
+		{grace, "POST", "/cart", `{"product_id": 1, "quantity": 1}`, http.StatusUnauthorized, quire.EUNAUTHORIZED, nil},
+		{grace, "DELETE", "/cart/items/1", "", http.StatusNotFound, quire.ENOTFOUND, nil}, // the cart went with the account
+		{grace, "POST", "/pay", "", http.StatusConflict, quire.EACCOUNTCLOSED, []string{"Idempotency-Key", "gone-pay"}},
+		{grace, "POST", "/products/1/buy", `{"quantity": 1}`, http.StatusConflict, quire.EACCOUNTCLOSED, nil},
+		{grace, "PUT", "/users/2/profile", `{"bio": "", "location": "", "website": "", "newsletter": false}`, http.StatusNotFound, quire.ENOTFOUND, nil},
+		{grace, "POST", "/users/2/close", "", http.StatusNotFound, quire.ENOTFOUND, nil},
+		{goneAdmin, "POST", "/admin/authors", `{"name": "Virginia Woolf"}`, http.StatusUnauthorized, quire.EUNAUTHORIZED, nil},
+		{goneAdmin, "POST", "/admin/products", `{"name": "Orlando", "price": 10.50, "status": "AVAILABLE", "author_id": 1}`, http.StatusUnauthorized, quire.EUNAUTHORIZED, nil},
+		{goneAdmin, "PUT", "/admin/products/1", `{"name": "Renamed", "price": 1.00, "status": "AVAILABLE", "author_id": 1}`, http.StatusUnauthorized, quire.EUNAUTHORIZED, nil},
+		{goneAdmin, "PUT", "/admin/config", `{"gone": true}`, http.StatusUnauthorized, quire.EUNAUTHORIZED, nil},
+		{goneAdmin, "POST", "/users/3/deposit", `{"amount": 5.00}`, http.StatusUnauthorized, quire.EUNAUTHORIZED, nil},
+		{goneAdmin, "PUT", "/users/3", `{"email": "alan@quire.example", "first_name": "Al", "last_name": "Turing", "role": "customer", "status": "ACTIVE"}`, http.StatusUnauthorized, quire.EUNAUTHORIZED, nil},
+		{goneAdmin, "POST", "/users/3/close", "", http.StatusUnauthorized, quire.EUNAUTHORIZED, nil},
+		{goneAdmin, "DELETE", "/users/3", "", http.StatusUnauthorized, quire.EUNAUTHORIZED, nil},
+	} {
+		t.Run(c.method+" "+c.path, func(t *testing.T) {
+			c.who.ExpectProblem(t, c.method, c.path, c.body, c.status, c.code, c.header...)
+		})
+	}
+	if n := count(t, api.DB, carts, "cart#2"); n != 0 {
+		t.Errorf("the deleted customer has %d carts, want none", n)
+	}
+	if got := admin.Expect(t, "GET", "/users/3", "", http.StatusOK).Body; got != alan {
+		t.Errorf("another customer changed: %s, was %s", got, alan)
+	}
+	if got := admin.Expect(t, "GET", "/products/1", "", http.StatusOK).Body; got != book {
+		t.Errorf("a book changed: %s, was %s", got, book)
+	}
+	if n := scanCount(t, api.DB, api.Tables.Physical(routes.TableCatalog)); n != catalogItems {
+		t.Errorf("the catalog holds %d items, was %d", n, catalogItems)
+	}
+	if n := scanCount(t, api.DB, api.Tables.Physical(routes.TableConfig)); n != configItems {
+		t.Errorf("the configuration table holds %d items, was %d", n, configItems)
+	}
+	// An admin whose account exists writes as before.
+	admin.Expect(t, "POST", "/users/3/deposit", `{"amount": 5.00}`, http.StatusOK)
+}

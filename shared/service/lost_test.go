@@ -166,7 +166,7 @@ var lostAnswers = []lostAnswer{
 		check: func(t *testing.T, admin, _ *servicetest.Client) {
 			contains(t, admin, "/products?limit=100", 1, `"name":"Kindred"`)
 		}},
-	{route: "PUT /admin/products/{id}", op: "UpdateItem", admin: true, method: "PUT", path: "/admin/products/1",
+	{route: "PUT /admin/products/{id}", op: "TransactWriteItems", admin: true, method: "PUT", path: "/admin/products/1",
 		body:   `{"name": "Frankenstein; or, The Modern Prometheus", "price": 14.99, "status": "AVAILABLE", "author_id": 1}`,
 		status: http.StatusOK, answer: []string{`"price":14.99`},
 		check: func(t *testing.T, admin, _ *servicetest.Client) {

@@ -134,7 +134,7 @@ func TestClose(t *testing.T) {
 	servicetest.WantProblem(t, as(t, api, signUp(t, api, "eve@example.com")).Do(t, "POST", path, ""), 404, quire.ENOTFOUND)
 	// Closed accounts leave the active lists, and an admin may reopen them.
 	a := admin(t, api)
-	if us, _ := listAll(t, a, "/users", 10); len(us) != 1 || us[0].Email != "eve@example.com" {
+	if us, _ := listAll(t, a, "/users", 10); len(us) != 2 || us[0].ID != adminID || us[1].Email != "eve@example.com" {
 		t.Errorf("active users after closing: %+v", us)
 	}
 	r := a.Do(t, "PUT", fmt.Sprintf("/users/%d", u.ID), `{"email":"ada@example.com","first_name":"Ada","last_name":"Lovelace","role":"customer","status":"ACTIVE"}`)
@@ -192,7 +192,7 @@ func TestProfile(t *testing.T) {
 	}
 	r := admin(t, api).Do(t, "GET", "/users?embed=profile", "")
 	list := servicetest.Decode[[]account](t, r)
-	if len(list) != 2 || list[0].Profile == nil || *list[0].Profile != want || list[1].Profile == nil || *list[1].Profile != (profile{}) {
+	if len(list) != 3 || list[0].ID != adminID || list[1].Profile == nil || *list[1].Profile != want || list[2].Profile == nil || *list[2].Profile != (profile{}) {
 		t.Errorf("GET /users?embed=profile = %s", r.Body)
 	}
 	servicetest.WantProblem(t, c.Do(t, "GET", "/users?embed=orders", ""), 400, quire.EINVALID)
@@ -234,7 +234,7 @@ func TestRoleFilter(t *testing.T) {
 		}
 		return out
 	}
-	if diff := cmp.Diff(admins, ids("/users?role=admin")); diff != "" {
+	if diff := cmp.Diff(append([]int64{adminID}, admins...), ids("/users?role=admin")); diff != "" {
 		t.Errorf("?role=admin (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(customers, ids("/users?role=customer")); diff != "" {

@@ -53,7 +53,7 @@ func TestApply(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &store{commits: tc.commits}
 			answered := 0
-			ch, err := users.Apply(t.Context(), s, 7, credit, s.CommitDeposit, func(ch users.Change) (*idempotency.Record, error) {
+			ch, err := users.Apply(t.Context(), s, 0, 7, credit, s.CommitDeposit, func(ch users.Change) (*idempotency.Record, error) {
 				answered++
 				return &idempotency.Record{Scope: "key", Response: idempotency.Response{Status: 200}}, nil
 			})
@@ -133,7 +133,7 @@ func TestReplace(t *testing.T) {
 					return tc.proof
 				}
 			}
-			got, err := users.Replace(t.Context(), s, tc.u, map[bool]string{true: "new-hash"}[tc.password != ""], tc.pre, prove)
+			got, err := users.Replace(t.Context(), s, 0, tc.u, map[bool]string{true: "new-hash"}[tc.password != ""], tc.pre, prove)
 			if quire.ErrorCode(err) != tc.code || proved != tc.proved || len(s.committed) != tc.committed {
 				t.Fatalf("= %v (%s), proof asked %d times, %d commits; want %q, %d, %d", err, quire.ErrorCode(err), proved, len(s.committed), tc.code, tc.proved, tc.committed)
 			}

@@ -211,7 +211,7 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
 	if rest.CallerOf(r).ID == id {
 		prove = func(c Credentials) error { return h.proveIdentity(r, f, c) }
 	}
-	stored, err := Replace(r.Context(), h.Store, *u, hash, pre, prove)
+	stored, err := Replace(r.Context(), h.Store, rest.CallerOf(r).ID, *u, hash, pre, prove)
 	if err != nil {
 		return err
 	}
@@ -316,7 +316,7 @@ func (h *Handlers) close(w http.ResponseWriter, r *http.Request) error {
 func (h *Handlers) account(w http.ResponseWriter, r *http.Request, id quire.ID,
 	decide func(User, time.Time) (Change, error), commit func(context.Context, Change, *idempotency.Record) error) error {
 	answer := rest.NewAnswer(r)
-	_, err := Apply(r.Context(), h.Store, id, decide, commit, func(ch Change) (*idempotency.Record, error) {
+	_, err := Apply(r.Context(), h.Store, rest.CallerOf(r).ID, id, decide, commit, func(ch Change) (*idempotency.Record, error) {
 		return answer.Record(rest.Render(r, http.StatusOK, represent(r, &ch.User, false)))
 	})
 	if err != nil {
@@ -335,7 +335,7 @@ func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := Delete(r.Context(), h.Store, id, pre); err != nil {
+	if err := Delete(r.Context(), h.Store, rest.CallerOf(r).ID, id, pre); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -33,6 +33,7 @@ type Revision struct {
 	EndSessions bool
 	Proved      bool
 	Carried     Stored
+	By          quire.ID // the user it is made on behalf of: see Change
 }
 
 // MovesEmail reports whether the revision changes the email, whose
@@ -92,7 +93,7 @@ func Revise(read Stored, u User, passwordHash string, proved bool, now time.Time
 // commits clearing the guesses counted against the email (see
 // login.Reserve). It returns ENOTFOUND for no such user, EPRECONDITION, and
 // EEMAILTAKEN when another user has u's email.
-func Replace(ctx context.Context, s Store, u User, passwordHash string, pre quire.Precondition, prove func(Credentials) error) (User, error) {
+func Replace(ctx context.Context, s Store, by quire.ID, u User, passwordHash string, pre quire.Precondition, prove func(Credentials) error) (User, error) {
 	var (
 		rev    Revision
 		proven *Credentials
@@ -113,6 +114,7 @@ func Replace(ctx context.Context, s Store, u User, passwordHash string, pre quir
 			proven = &c
 		}
 		rev = Revise(read, u, passwordHash, proof, time.Now())
+		rev.By = by
 		err = s.CommitRevision(ctx, rev)
 		switch stale, _ := errors.AsType[*quire.Stale](err); {
 		case stale == nil || stale.What == StaleUser:
@@ -133,7 +135,7 @@ func Replace(ctx context.Context, s Store, u User, passwordHash string, pre quir
 // holds pre, and returns the user as stored (see Apply): ENOTFOUND for no
 // such user, EPRECONDITION.
 func ReplaceProfile(ctx context.Context, s Store, id quire.ID, p Profile, pre quire.Precondition) (User, error) {
-	ch, err := Apply(ctx, s, id, func(u User, now time.Time) (Change, error) {
+	ch, err := Apply(ctx, s, id, id, func(u User, now time.Time) (Change, error) {
 		if err := pre.Check(u.Hash); err != nil {
 			return Change{}, err
 		}
@@ -153,6 +155,7 @@ type Deletion struct {
 	User     User
 	Sessions []string
 	More     bool
+	By       quire.ID // the user it is made on behalf of: see Change
 }
 
 // Delete removes the user id from s, if it holds pre, with what belongs to
@@ -160,9 +163,9 @@ type Deletion struct {
 // in either case nothing changes. Orders and idempotency records stay. The
 // user and its sessions are read at once, and read again when the user
 // changed meanwhile.
-func Delete(ctx context.Context, s Store, id quire.ID, pre quire.Precondition) error {
+func Delete(ctx context.Context, s Store, by, id quire.ID, pre quire.Precondition) error {
 	err := quire.Again(ctx, func(int) error {
-		var d Deletion
+		d := Deletion{By: by}
 		err := quire.Concurrently(
 			func() error {
 				u, err := s.Get(ctx, id)

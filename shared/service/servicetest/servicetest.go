@@ -5,6 +5,7 @@ package servicetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +25,7 @@ import (
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service"
+	"github.com/quireapi/quire/shared/users"
 )
 
 // API is a running Quire.
@@ -118,8 +120,30 @@ type Client struct {
 }
 
 // As returns a client with a token for the user id with role, signed as
-// login signs them; the user need not exist.
+// login signs them, whose account exists, as a signed-in caller's does: when
+// the tables hold no user id, As stores one, with role, an email of its own
+// and no password.
 func (a *API) As(tb testing.TB, id quire.ID, role quire.Role) *Client {
+	tb.Helper()
+	s := dynamo.NewUserStore(a.DB, a.Tables)
+	switch _, err := s.Get(tb.Context(), id); quire.ErrorCode(err) {
+	case "":
+	case quire.ENOTFOUND:
+		u := users.Signed(users.User{ID: id, Email: fmt.Sprintf("caller-%d@quire.example", id), FirstName: "Test", LastName: "Caller",
+			Role: role, Status: users.StatusActive}, time.Now())
+		if err := s.CommitCreate(tb.Context(), u, "", nil); err != nil {
+			tb.Fatalf("store the account of user %d: %v", id, err)
+		}
+	default:
+		tb.Fatal(err)
+	}
+	return a.Gone(tb, id, role)
+}
+
+// Gone returns a client with a token for the user id with role, signed as
+// login signs them, whose account need not exist: the token of an account
+// deleted since it was issued.
+func (a *API) Gone(tb testing.TB, id quire.ID, role quire.Role) *Client {
 	tb.Helper()
 	token, err := a.issuer.Issue(id, role)
 	if err != nil {
