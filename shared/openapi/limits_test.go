@@ -93,8 +93,7 @@ type probe struct {
 
 // TestLimits: every bound the document puts on a request is the server's.
 // For each, a request at the bound is taken and one just past it is refused
-// with 400, naming the field (a value with more than two decimals is refused
-// by the JSON decoder, whose detail quotes the value instead), through the
+// with 400, naming the field, through the
 // real handlers and DynamoDB Local. The bounds come from the document, not
 // from the Go constants, so a schema that drifts from the server's checks
 // fails here; a bound without a probe fails too.
@@ -132,13 +131,8 @@ func TestLimits(t *testing.T) {
 			if r.StatusCode != 400 || prob.Type != rest.ProblemType(quire.EINVALID) {
 				t.Fatalf("past the %s (%.40s...): %d %.300s, want 400", bd.keyword, past, r.StatusCode, r.Body)
 			}
-			var named bool
-			switch {
-			case bd.keyword == "multipleOf":
-				named = strings.Contains(prob.Detail, strconv.Quote(past))
-			case p.pointer == "":
-				named = len(prob.Errors) == 0
-			default:
+			named := len(prob.Errors) == 0
+			if p.pointer != "" {
 				named = slices.ContainsFunc(prob.Errors, func(e quire.FieldError) bool { return e.Pointer == p.pointer })
 			}
 			if !named {
