@@ -55,7 +55,8 @@ var textLine = regexp.MustCompile(`^time=\S+ level=(DEBUG|INFO|WARN|ERROR) msg=`
 // in each log format: every line it prints is in that format, from the
 // first step to the last request; it prints the demo accounts, the refresh
 // token included; the address it prints leads a browser to the docs page;
-// and a HEAD request is logged under its route.
+// a HEAD request is logged under its route; and a request of no route (a
+// path or a query with a bad escape) gets problem+json too.
 func TestRun(t *testing.T) {
 	inTempDir(t)
 	for _, format := range []string{"text", "json"} {
@@ -74,8 +75,18 @@ func TestRun(t *testing.T) {
 					t.Fatal(err)
 				}
 				resp.Body.Close()
-				if status, ctype := rawGet(t, url, "/users/%zz"); status != http.StatusBadRequest || ctype != "application/problem+json" {
-					t.Errorf("GET /users/%%zz = %d %s, want 400 problem+json", status, ctype)
+				for _, tc := range []struct {
+					request string
+					status  int
+				}{
+					{"GET /users/%zz", http.StatusBadRequest},
+					{"GET /products?cursor=%%%", http.StatusBadRequest},
+				} {
+					resp := raw(t, url, tc.request)
+					if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/problem+json" ||
+						resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+						t.Errorf("%s = %d %v, want %d problem+json with nosniff", tc.request, resp.StatusCode, resp.Header, tc.status)
+					}
 				}
 			})
 			ready, demoAccounts, head := map[string]any{}, 0, false
@@ -121,21 +132,21 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// rawGet sends GET path to the server at url as it is, bytes no client
-// library would send, and returns the answer's status and Content-Type.
-func rawGet(t *testing.T, url, path string) (int, string) {
+// raw sends request, a method and a target, to the server at url as it
+// is, bytes no client library would send, and returns the answer.
+func raw(t *testing.T, url, request string) *http.Response {
 	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n", path)
+	fmt.Fprintf(c, "%s HTTP/1.1\r\nHost: localhost\r\n\r\n", request)
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	return resp.StatusCode, resp.Header.Get("Content-Type")
+	return resp
 }
 
 // inTempDir runs the rest of the test in a directory of its own, where

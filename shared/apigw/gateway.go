@@ -66,7 +66,8 @@ type Gateway struct {
 // over MaxRequestBytes with 413 and a failed function with 502, each as
 // problem+json; a known path with a method the table does not define goes
 // to the path's owner group, which answers 405, as the stack's ANY methods
-// do.
+// do. A query string that does not parse (a % that begins no escape) is
+// 400, in problem+json too.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := newRequestID()
 	w.Header().Set("X-Amzn-Requestid", requestID)
@@ -77,6 +78,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rest.WriteProblem(w, p)
 	}
 	fail := func(code, detail string) { answer(rest.NewProblem(code, detail)) }
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil { // as API Gateway refuses it, before it routes
+		fail(quire.EINVALID, "The query string could not be read: "+err.Error()+".")
+		return
+	}
 	path, inBase := strings.CutPrefix(r.URL.Path, g.BasePath)
 	if inBase && path == "" {
 		path = "/" // the base path alone is the API's root, as on a custom domain

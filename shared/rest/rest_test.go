@@ -246,31 +246,77 @@ func TestGatewayProblemIsTheSameShape(t *testing.T) {
 	}
 }
 
+// ParsePage takes one limit and one cursor of Quire's; anything else is 400
+// naming the parameter.
 func TestParsePage(t *testing.T) {
 	for _, tc := range []struct {
 		query string
 		want  Page
-		ok    bool
+		bad   string // the parameter refused
 	}{
-		{"", Page{Limit: DefaultLimit}, true},
-		{"limit=1", Page{Limit: 1}, true},
-		{"limit=100&cursor=NDI", Page{Limit: 100, After: "42"}, true},
-		{"limit=0", Page{}, false},
-		{"limit=101", Page{}, false},
-		{"limit=", Page{}, false},
-		{"limit=-1", Page{}, false},
-		{"limit=ten", Page{}, false},
-		{"cursor=", Page{}, false},
-		{"cursor=***", Page{}, false},
+		{"", Page{Limit: DefaultLimit}, ""},
+		{"limit=1", Page{Limit: 1}, ""},
+		{"limit=100&cursor=NDI", Page{Limit: 100, After: "42"}, ""},
+		{"limit=0", Page{}, "limit"},
+		{"limit=101", Page{}, "limit"},
+		{"limit=", Page{}, "limit"},
+		{"limit=-1", Page{}, "limit"},
+		{"limit=ten", Page{}, "limit"},
+		{"limit=1&limit=2", Page{}, "limit"},
+		{"cursor=", Page{}, "cursor"},
+		{"cursor=***", Page{}, "cursor"},
+		{"cursor=%%%", Page{}, "cursor"},
+		{"cursor=NDJ", Page{}, "cursor"}, // not as Quire encodes "42"
+		{"cursor=NDI&cursor=NDI", Page{}, "cursor"},
 	} {
 		got, err := ParsePage(httptest.NewRequest("GET", "/users?"+tc.query, nil))
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("ParsePage(%q) = %+v, %v", tc.query, got, err)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("ParsePage(%q) (-want +got):\n%s", tc.query, diff)
 		}
-		if err != nil && quire.ErrorCode(err) != quire.EINVALID {
-			t.Errorf("ParsePage(%q) error code %s", tc.query, quire.ErrorCode(err))
+		if diff := cmp.Diff(paramFields(tc.bad), fieldsOf(err)); diff != "" {
+			t.Errorf("ParsePage(%q) = %v; errors (-want +got):\n%s", tc.query, err, diff)
 		}
 	}
+}
+
+// ParseIDPage takes the cursors of ids as SetNext writes them, and refuses
+// any other.
+func TestParseIDPage(t *testing.T) {
+	for cursor, want := range map[string]quire.ID{
+		"NDI": 42, "OTAwNzE5OTI1NDc0MDk5MQ": quire.MaxID,
+		"MA": 0, "MDQy": 0, "LTE": 0, "OTAwNzE5OTI1NDc0MDk5Mg": 0, "YWJj": 0, // 0, 042, -1, MaxID+1, abc
+	} {
+		r := httptest.NewRequest("GET", "/orders?cursor="+cursor, nil)
+		_, got, err := ParseIDPage(r)
+		if got != want || (err == nil) != (want != 0) {
+			t.Errorf("ParseIDPage(cursor=%s) = %d, %v; want %d", cursor, got, err, want)
+		}
+	}
+}
+
+// paramFields is the errors list of a problem that refuses the query
+// parameter name, or none when name is "".
+func paramFields(name string) []string {
+	if name == "" {
+		return nil
+	}
+	return []string{"/" + name}
+}
+
+// fieldsOf returns the pointers err's problem lists.
+func fieldsOf(err error) []string {
+	e, _ := errors.AsType[*quire.Error](err)
+	if e == nil {
+		return nil
+	}
+	var out []string
+	for _, f := range e.Fields {
+		out = append(out, f.Pointer)
+	}
+	if out == nil {
+		out = []string{} // an error that names nothing
+	}
+	return out
 }
 
 func TestURLAndNext(t *testing.T) {
