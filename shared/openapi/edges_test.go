@@ -14,8 +14,9 @@ import (
 )
 
 // TestEdges: through the real handlers, every query parameter of every
-// operation sent twice is 400 naming it; each answer is the document's
-// (servicetest checks it).
+// operation sent twice is 400 naming it, and every operation that takes no
+// request body refuses one with 400, before anything runs; each answer is
+// the document's (servicetest checks it).
 func TestEdges(t *testing.T) {
 	b, err := openapi.Contract()
 	if err != nil {
@@ -49,11 +50,57 @@ func TestEdges(t *testing.T) {
 					t.Errorf("%s %s: errors (-want +got):\n%s", method, target, diff)
 				}
 			}
+			if op.RequestBody == nil {
+				seen["body"] = true
+				servicetest.WantProblem(t, admin.Do(t, method, path, `{"total":0.01}`), 400, quire.EINVALID)
+			}
 		}
 	}
-	if len(seen) != len(valid) {
-		t.Errorf("sent %v, want every parameter of %v", seen, valid)
+	if len(seen) != len(valid)+1 {
+		t.Errorf("sent %v, want every parameter of %v and bodies", seen, valid)
 	}
+}
+
+// TestUnreadBodiesChangeNothing: POST /pay and POST /users/{id}/close with
+// a body they do not read are refused, and pay nothing and close nothing;
+// without one, they pay and close.
+func TestUnreadBodiesChangeNothing(t *testing.T) {
+	api := servicetest.New(t)
+	admin := api.As(t, 1, quire.RoleAdmin)
+	author := created(t, admin.Do(t, "POST", "/admin/authors", `{"name":"Mary Shelley"}`))
+	book := created(t, admin.Do(t, "POST", "/admin/products", fmt.Sprintf(`{"name":"Frankenstein","price":7.50,"status":"AVAILABLE","author_id":%d}`, author)))
+	id := created(t, api.Do(t, "POST", "/users", `{"email":"percy@example.com","first_name":"Percy","last_name":"Shelley","password":"a long passphrase"}`))
+	admin.Expect(t, "POST", fmt.Sprintf("/users/%d/deposit", id), `{"amount":20}`, 200)
+	buyer := api.As(t, id, quire.RoleCustomer)
+	buyer.Expect(t, "POST", "/cart", fmt.Sprintf(`{"product_id":%d,"quantity":2}`, book), 200)
+	user := fmt.Sprintf("/users/%d", id)
+	before := []string{buyer.Expect(t, "GET", user, "", 200).Body, buyer.Expect(t, "GET", "/cart", "", 200).Body}
+
+	buyer.ExpectProblem(t, "POST", "/pay", `{"total":0.01}`, 400, quire.EINVALID, "Idempotency-Key", "pay-with-a-body")
+	buyer.ExpectProblem(t, "POST", user+"/close", `{}`, 400, quire.EINVALID)
+	after := []string{buyer.Expect(t, "GET", user, "", 200).Body, buyer.Expect(t, "GET", "/cart", "", 200).Body}
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Errorf("refused requests changed the user or the cart (-before +after):\n%s", diff)
+	}
+	if orders := buyer.Expect(t, "GET", "/orders", "", 200).Body; orders != "[]" {
+		t.Errorf("orders after refused payments: %s", orders)
+	}
+
+	if r := buyer.Do(t, "POST", "/pay", "", "Idempotency-Key", "pay-without-a-body"); r.StatusCode != 201 || !strings.Contains(r.Body, `"total":15.00`) {
+		t.Errorf("POST /pay = %d %s, want 201 with the cart's total", r.StatusCode, r.Body)
+	}
+	if r := buyer.Expect(t, "POST", user+"/close", "", 200); !strings.Contains(r.Body, `"status":"CLOSED"`) {
+		t.Errorf("POST %s/close = %s", user, r.Body)
+	}
+}
+
+// created returns the id of what r, a 201, created.
+func created(t *testing.T, r servicetest.Response) quire.ID {
+	t.Helper()
+	if r.StatusCode != 201 {
+		t.Fatalf("%s %s = %d %s, want 201", r.Request.Method, r.Request.URL.Path, r.StatusCode, r.Body)
+	}
+	return servicetest.Decode[struct{ ID quire.ID }](t, r).ID
 }
 
 // pointers returns the pointer of each of errs.

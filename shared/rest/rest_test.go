@@ -408,6 +408,54 @@ func TestRouter(t *testing.T) {
 	}
 }
 
+// TestRouterRefusesUnreadBodies: a route that reads no body refuses one,
+// before its handler runs; a route that reads one gets it.
+func TestRouterRefusesUnreadBodies(t *testing.T) {
+	var ran []string
+	hs := Handlers{}
+	for _, rt := range routes.ForGroup(routes.GroupUsers) {
+		hs[rt.Resource().Key()] = func(w http.ResponseWriter, r *http.Request) error {
+			ran = append(ran, rt.Resource().Key())
+			return JSON(w, r, 200, struct{}{})
+		}
+	}
+	h, err := NewRouter(routes.GroupUsers, hs, noRecords{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := caller("1", "admin", time.Now().Add(time.Minute))
+	for _, tc := range []struct {
+		method, path, body string
+		status             int
+	}{
+		{"POST", "/users/7/close", `{"total":0.01}`, 400},
+		{"POST", "/users/7/close", "", 200},
+		{"DELETE", "/api/v2/users/7", " ", 400},
+		{"GET", "/users", "{}", 400},
+		{"HEAD", "/users/7", "{}", 400},
+		{"GET", "/users", "", 200},
+		{"PUT", "/users/7", "{}", 200},
+		{"POST", "/users/7/deposit", `{"amount":1}`, 200},
+	} {
+		ran = nil
+		r, err := (&core.RequestAccessor{}).EventToRequestWithContext(t.Context(), events.APIGatewayProxyRequest{
+			HTTPMethod: tc.method, Path: tc.path, Body: tc.body,
+			RequestContext: events.APIGatewayProxyRequestContext{Authorizer: admin},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if rec.Code != tc.status || (tc.status == 400) != (ran == nil) {
+			t.Errorf("%s %s with %q = %d %s, handlers run %v; want %d", tc.method, tc.path, tc.body, rec.Code, rec.Body, ran, tc.status)
+		}
+		if rec.Code == 400 && (rec.Header().Get("Content-Type") != ProblemMediaType || rec.Header().Get("X-Content-Type-Options") != "nosniff") {
+			t.Errorf("%s %s: headers %v", tc.method, tc.path, rec.Header())
+		}
+	}
+}
+
 // TestRouterChecksCaller: a function checks the authorizer context itself,
 // so it is safe behind a stack that forgot the authorizer and refuses a
 // token that expired while API Gateway kept its decision cached.
