@@ -111,3 +111,26 @@ func pointers(errs []quire.FieldError) []string {
 	}
 	return out
 }
+
+// TestHiddenCharacters: through the real handlers, every text field people
+// read refuses a character that is not shown as itself, naming the field.
+func TestHiddenCharacters(t *testing.T) {
+	api := servicetest.New(t)
+	admin := api.As(t, 1, quire.RoleAdmin)
+	id := created(t, api.Do(t, "POST", "/users", `{"email":"mary@example.com","first_name":"Mary","last_name":"Shelley","password":"a long passphrase"}`))
+	author := created(t, admin.Do(t, "POST", "/admin/authors", `{"name":"Mary Shelley"}`))
+	for _, tc := range []struct{ method, path, body, pointer string }{
+		{"POST", "/users", `{"email":"ad\u200bmin@example.com","first_name":"A","last_name":"B","password":"a long passphrase"}`, "/email"},
+		{"POST", "/users", `{"email":"a@example.com","first_name":"Ad\u200bmin","last_name":"B","password":"a long passphrase"}`, "/first_name"},
+		{"POST", "/api/v2/users", `{"email":"a@example.com","name":"Ada \u202eecalevoL","password":"a long passphrase"}`, "/name"},
+		{"PUT", fmt.Sprintf("/users/%d/profile", id), `{"bio":"\ufeffHello","location":"","website":"","newsletter":false}`, "/bio"},
+		{"PUT", fmt.Sprintf("/users/%d/profile", id), `{"bio":"","location":"Paris\u2028France","website":"","newsletter":false}`, "/location"},
+		{"POST", "/admin/authors", `{"name":"Mary\u00adShelley"}`, "/name"},
+		{"POST", "/admin/products", fmt.Sprintf(`{"name":"Frank\u200denstein","price":7.50,"status":"AVAILABLE","author_id":%d}`, author), "/name"},
+	} {
+		prob := servicetest.WantProblem(t, admin.Do(t, tc.method, tc.path, tc.body), 400, quire.EINVALID)
+		if diff := cmp.Diff([]string{tc.pointer}, pointers(prob.Errors)); diff != "" {
+			t.Errorf("%s %s %s: errors (-want +got):\n%s", tc.method, tc.path, tc.body, diff)
+		}
+	}
+}
