@@ -56,7 +56,7 @@ var textLine = regexp.MustCompile(`^time=\S+ level=(DEBUG|INFO|WARN|ERROR) msg=`
 // first step to the last request; it prints the demo accounts, the refresh
 // token included; the address it prints leads a browser to the docs page;
 // a HEAD request is logged under its route; and a request of no route (a
-// path or a query with a bad escape) gets problem+json too.
+// path or a query with a bad escape, OPTIONS *) gets problem+json too.
 func TestRun(t *testing.T) {
 	inTempDir(t)
 	for _, format := range []string{"text", "json"} {
@@ -81,6 +81,7 @@ func TestRun(t *testing.T) {
 				}{
 					{"GET /users/%zz", http.StatusBadRequest},
 					{"GET /products?cursor=%%%", http.StatusBadRequest},
+					{"OPTIONS *", http.StatusNotFound},
 				} {
 					resp := raw(t, url, tc.request)
 					if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/problem+json" ||

@@ -67,7 +67,8 @@ type Gateway struct {
 // problem+json; a known path with a method the table does not define goes
 // to the path's owner group, which answers 405, as the stack's ANY methods
 // do. A query string that does not parse (a % that begins no escape) is
-// 400, in problem+json too.
+// 400, and OPTIONS * 404, when the server passes it on (see
+// http.Server.DisableGeneralOptionsHandler), in problem+json too.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := newRequestID()
 	w.Header().Set("X-Amzn-Requestid", requestID)
