@@ -156,6 +156,10 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 		Handler:           gw,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+
+		// OPTIONS * reaches the gateway, which answers it as any request
+		// (404 problem+json), not net/http's bare 200.
+		DisableGeneralOptionsHandler: true,
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

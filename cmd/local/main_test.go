@@ -65,8 +65,9 @@ var textLine = regexp.MustCompile(`^time=\S+ level=(DEBUG|INFO|WARN|ERROR) msg=`
 // in each log format: every line it prints is in that format, from the
 // first step to the last request; it prints the demo accounts, the refresh
 // token included; the address it prints leads a browser to the docs page;
-// a HEAD request is logged under its route; and it answers the hosts it
-// serves alone.
+// a HEAD request is logged under its route; a request of no route (a path
+// or a query with a bad escape, OPTIONS *) gets problem+json too; and it
+// answers the hosts it serves alone.
 func TestRun(t *testing.T) {
 	inTempDir(t)
 	for _, format := range []string{"text", "json"} {
@@ -85,15 +86,27 @@ func TestRun(t *testing.T) {
 					t.Fatal(err)
 				}
 				resp.Body.Close()
-				if status, ctype := rawGet(t, url, "", "/users/%zz"); status != http.StatusBadRequest || ctype != "application/problem+json" {
-					t.Errorf("GET /users/%%zz = %d %s, want 400 problem+json", status, ctype)
+				for _, tc := range []struct {
+					request string
+					status  int
+				}{
+					{"GET /users/%zz", http.StatusBadRequest},
+					{"GET /products?cursor=%%%", http.StatusBadRequest},
+					{"OPTIONS *", http.StatusNotFound},
+				} {
+					resp := raw(t, url, "", tc.request)
+					if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/problem+json" ||
+						resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+						t.Errorf("%s = %d %v, want %d problem+json with nosniff", tc.request, resp.StatusCode, resp.Header, tc.status)
+					}
 				}
 				// It answers the hosts it serves alone, whose links and
 				// redirects name them.
 				port := url[strings.LastIndex(url, ":"):]
 				for host, want := range map[string]int{"localhost" + port: 200, "shop.example" + port: 200, "evil.example" + port: 400, "localhost": 400} {
-					if status, ctype := rawGet(t, url, host, "/health"); status != want || want == 400 && ctype != "application/problem+json" {
-						t.Errorf("GET /health for Host %s = %d %s, want %d", host, status, ctype, want)
+					resp := raw(t, url, host, "GET /health")
+					if ctype := resp.Header.Get("Content-Type"); resp.StatusCode != want || want == 400 && ctype != "application/problem+json" {
+						t.Errorf("GET /health for Host %s = %d %s, want %d", host, resp.StatusCode, ctype, want)
 					}
 				}
 			}, "ALLOWED_HOSTS", "shop.example")
@@ -140,23 +153,23 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// rawGet sends GET path for host (url's when "") to the server at url as
-// it is, bytes no client library would send, and returns the answer's
-// status and Content-Type.
-func rawGet(t *testing.T, url, host, path string) (int, string) {
+// raw sends request, a method and a target, for host (url's when "") to
+// the server at url as it is, bytes no client library would send, and
+// returns the answer.
+func raw(t *testing.T, url, host, request string) *http.Response {
 	addr := strings.TrimPrefix(url, "http://")
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, cmp.Or(host, addr))
+	fmt.Fprintf(c, "%s HTTP/1.1\r\nHost: %s\r\n\r\n", request, cmp.Or(host, addr))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	return resp.StatusCode, resp.Header.Get("Content-Type")
+	return resp
 }
 
 // inTempDir runs the rest of the test in a directory of its own, where

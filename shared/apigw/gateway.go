@@ -71,7 +71,10 @@ type Gateway struct {
 // token does not allow with 403, a body over MaxRequestBytes with 413 and a
 // failed function with 502, each as problem+json; a known path with a
 // method the table does not define goes to the path's owner group, which
-// answers 405, as the stack's ANY methods do.
+// answers 405, as the stack's ANY methods do. A query string that does not
+// parse (a % that begins no escape) is 400, and OPTIONS * 404, when the
+// server passes it on (see http.Server.DisableGeneralOptionsHandler), in
+// problem+json too.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := newRequestID()
 	w.Header().Set("X-Amzn-Requestid", requestID)
@@ -84,6 +87,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fail := func(code, detail string) { answer(rest.NewProblem(code, detail)) }
 	if !g.serves(r.Host) {
 		fail(quire.EINVALID, "The Host header names a host this server does not answer: use the address it printed, or add the name to ALLOWED_HOSTS.")
+		return
+	}
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil { // as API Gateway refuses it, before it routes
+		fail(quire.EINVALID, "The query string could not be read: "+err.Error()+".")
 		return
 	}
 	path, inBase := strings.CutPrefix(r.URL.Path, g.BasePath)

@@ -182,6 +182,9 @@ func TestGatewayErrors(t *testing.T) {
 		{"GET", "/users/1/2", 404, rest.ProblemType("not-found")},
 		{"GET", "/users", 502, rest.ProblemType("gateway")},
 		{"DELETE", "/health", 405, ""}, // forwarded to the path's owner, which answers
+		{"GET", "/users?cursor=%%%", 400, rest.ProblemType("invalid")},
+		{"GET", "/users?limit=5;cursor=x", 400, rest.ProblemType("invalid")},
+		{"GET", "/nope?x=%zz", 400, rest.ProblemType("invalid")}, // read before it is routed
 	} {
 		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
 		req.Header.Set("Authorization", "Bearer good-1")

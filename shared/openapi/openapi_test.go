@@ -104,7 +104,8 @@ func TestVersionDocuments(t *testing.T) {
 }
 
 // TestOperationsAreTheRoutes: every route of the table has an operation in
-// the document, and every operation is a route.
+// the document, and every operation is a route, public and with a request
+// body as the table says.
 func TestOperationsAreTheRoutes(t *testing.T) {
 	doc := load(t)
 	var got, want []string
@@ -125,6 +126,9 @@ func TestOperationsAreTheRoutes(t *testing.T) {
 		op := doc.Paths.Find(r.Path).GetOperation(r.Method)
 		if public := op.Security != nil && len(*op.Security) == 0; public != (r.Access == routes.Public) {
 			t.Errorf("%s: public in the document %v, access %s", r.Key(), public, r.Access)
+		}
+		if body := op.RequestBody != nil; body != r.Body {
+			t.Errorf("%s: a request body in the document %v, in the route table %v", r.Key(), body, r.Body)
 		}
 	}
 }
@@ -353,10 +357,10 @@ func TestErrorStatuses(t *testing.T) {
 		route string
 		want  []int
 	}{
-		{"GET /health", []int{429, 503}},
+		{"GET /health", []int{400, 429, 503}},
 		{"GET /docs/{file}", []int{400, 404, 412, 429, 503}},
 		{"POST /login", []int{400, 401, 413, 415, 429, 503}},
-		{"DELETE /session", []int{401, 404, 409, 429, 503}},
+		{"DELETE /session", []int{400, 401, 404, 409, 429, 503}},
 		{"GET /api/v1/products", []int{400, 401, 406, 410, 412, 429, 503}},
 		{"GET /config", []int{400, 401, 404, 406, 410, 412, 429, 503}},
 		{"POST /users", []int{400, 406, 409, 410, 413, 415, 422, 429, 503}},

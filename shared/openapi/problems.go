@@ -42,8 +42,8 @@ func (op operation) conflict() schema {
 // covers. They follow from what the route table says of the route and what
 // the operation takes, and the operation adds its own problems:
 //
-//   - invalid (400): a body, or a query or header parameter the server
-//     parses (Accept-Encoding aside);
+//   - invalid (400): every route, which refuses a body it does not read
+//     (routes.Route.Body), and a bad body, query or header parameter;
 //   - unauthorized (401): a protected route;
 //   - forbidden (403): a route that needs the admin role;
 //   - not-found (404): a path parameter, which names a resource;
@@ -55,14 +55,13 @@ func (op operation) conflict() schema {
 //   - unavailable (503): every route.
 func (op operation) failures(r routes.Route) []string {
 	params := op.parameters(r)
-	parses := slices.ContainsFunc(params, func(p string) bool { return p != "acceptEncoding" })
 	preconditions := slices.ContainsFunc(params, func(p string) bool { return strings.HasPrefix(p, "if") })
 	var codes []string
 	for _, c := range []struct {
 		code string
 		when bool
 	}{
-		{quire.EINVALID, op.body != nil || parses},
+		{quire.EINVALID, true},
 		{quire.EUNAUTHORIZED, r.Access != routes.Public},
 		{quire.EFORBIDDEN, r.Access == routes.Admin},
 		{quire.ENOTFOUND, len(pathParameters(r)) > 0},
@@ -146,7 +145,8 @@ func problemDescription(code string) string {
 	switch code {
 	case quire.EINVALID:
 		return "Invalid request: the body is not JSON, not of the operation's schema, or has fields that fail its " +
-			"checks (errors lists each by its JSON Pointer), or a query parameter or a header is not valid."
+			"checks (errors lists each by its JSON Pointer), or the operation takes no body and one was sent; or a " +
+			"query parameter is not valid or sent more than once (errors names it as /<name>), or a header is not valid."
 	case quire.EUNAUTHORIZED:
 		return "No valid credentials: the bearer token is missing, invalid or expired (log in again), or the " +
 			"credentials the operation checks are not valid."

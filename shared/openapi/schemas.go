@@ -93,8 +93,13 @@ func money(min, max quire.Money) schema {
 // checks names.
 func text(max int) schema {
 	return schema{"type": "string", "minLength": 1, "maxLength": max,
-		"description": fmt.Sprintf("1 to %d characters once surrounding space is trimmed, no control characters", max)}
+		"description": fmt.Sprintf("1 to %d characters once surrounding space is trimmed, on one line, with %s", max, textRule)}
 }
+
+// textRule says what quire.CheckText refuses in text. No pattern says it:
+// JSON Schema's patterns cannot name Unicode's default ignorable code
+// points in both the dialects validators use (ECMA-262's and Go's).
+const textRule = "no control, format or invisible characters (such as U+202E, U+200B, U+FEFF or U+2028)"
 
 func schemas() schema {
 	str := schema{"type": "string"}
@@ -105,7 +110,7 @@ func schemas() schema {
 	links := arrayOf(ref("Link"))
 	quantity := schema{"type": "integer", "minimum": 1, "maximum": carts.MaxQuantity}
 	email := schema{"type": "string", "format": "email", "maxLength": users.MaxEmailLen,
-		"description": fmt.Sprintf("One bare address, at most %d bytes", users.MaxEmailLen)}
+		"description": fmt.Sprintf("One bare address, at most %d bytes, with %s", users.MaxEmailLen, textRule)}
 	status := func(v int) schema {
 		if v < 2 {
 			return schema{"enum": []any{"AVAILABLE", "DISCONTINUED"}}
@@ -165,10 +170,11 @@ func schemas() schema {
 			"use": schema{"const": "sig"}, "kid": str, "x": str, "y": str,
 		}))}),
 		"Profile": object(schema{
-			"bio":      schema{"type": "string", "maxLength": users.MaxBioLen},
-			"location": schema{"type": "string", "maxLength": users.MaxLocationLen},
+			"bio": schema{"type": "string", "maxLength": users.MaxBioLen,
+				"description": "Lines ended by line feeds (U+000A), with " + textRule},
+			"location": schema{"type": "string", "maxLength": users.MaxLocationLen, "description": "One line, with " + textRule},
 			"website": schema{"type": "string", "maxLength": users.MaxWebsiteLen,
-				"description": "Empty, or an http or https URL"},
+				"description": "Empty, or an http or https URL, with " + textRule},
 			"newsletter": schema{"type": "boolean"},
 		}, "bio", "location", "website", "newsletter"),
 		"UserV1": object(with(userBase, schema{

@@ -1,8 +1,9 @@
 package quire
 
 import (
-	"errors"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -28,18 +29,22 @@ func (m Money) String() string {
 func (m Money) MarshalJSON() ([]byte, error) { return []byte(m.String()), nil }
 
 // UnmarshalJSON reads a JSON number with at most two fraction digits. It
-// rejects strings, exponents, more digits and amounts beyond MaxMoney.
+// rejects strings, exponents, more digits and amounts beyond MaxMoney with
+// a *json.UnmarshalTypeError, as encoding/json does a value of the wrong
+// type: the decoder adds the field's name to it, so the client is told
+// which field it is (ErrMoney says what it must be).
 func (m *Money) UnmarshalJSON(b []byte) error {
 	v, err := ParseMoney(string(b))
 	if err != nil {
-		return err
+		return &json.UnmarshalTypeError{Value: string(b), Type: reflect.TypeFor[Money]()}
 	}
 	*m = v
 	return nil
 }
 
-// ErrMoney is wrapped by every error ParseMoney returns.
-var ErrMoney = errors.New("must be a decimal number with at most two fraction digits")
+// ErrMoney is wrapped by every error ParseMoney returns, and says what an
+// amount must be.
+var ErrMoney = fmt.Errorf("must be a decimal number with at most two fraction digits, from %s to %s", -MaxMoney, MaxMoney)
 
 // ParseMoney parses a decimal such as "12", "12.5" or "-0.05" into cents.
 func ParseMoney(s string) (Money, error) {
@@ -50,15 +55,12 @@ func ParseMoney(s string) (Money, error) {
 		hasDot && (frac == "" || len(frac) > 2 || !allDigits(frac)) {
 		return 0, fmt.Errorf("%q: %w", s, ErrMoney)
 	}
-	if len(whole) > 12 {
-		return 0, fmt.Errorf("%q: %w, at most %s", s, ErrMoney, MaxMoney)
-	}
 	for len(frac) < 2 {
 		frac += "0"
 	}
-	cents, _ := strconv.ParseInt(whole+frac, 10, 64) // at most 14 digits
-	if Money(cents) > MaxMoney {
-		return 0, fmt.Errorf("%q: %w, at most %s", s, ErrMoney, MaxMoney)
+	cents, err := strconv.ParseInt(whole+frac, 10, 64)
+	if err != nil || Money(cents) > MaxMoney {
+		return 0, fmt.Errorf("%q: %w", s, ErrMoney)
 	}
 	if neg {
 		cents = -cents

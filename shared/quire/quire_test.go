@@ -3,6 +3,7 @@ package quire
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -42,6 +43,15 @@ func TestMoneyJSON(t *testing.T) {
 	b, _ := json.Marshal(struct{ B Money }{1250})
 	if string(b) != `{"B":12.50}` {
 		t.Errorf("got %s", b)
+	}
+	// What is not an amount is a value of the wrong type, which the
+	// decoder says the field of.
+	for _, body := range []string{`{"amount":1.234}`, `{"amount":"5"}`, `{"amount":1e2}`, `{"amount":100000000000.01}`} {
+		var d struct{ Amount Money }
+		err := json.Unmarshal([]byte(body), &d)
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); !ok || te.Field != "Amount" || te.Type != reflect.TypeFor[Money]() {
+			t.Errorf("%s: %v, want a type error naming Amount", body, err)
+		}
 	}
 }
 

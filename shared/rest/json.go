@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -235,7 +236,10 @@ func decodeError(err error) error {
 			ptr = ""
 		}
 		detail := "must be a JSON " + jsonKind(te.Type.Kind().String())
-		if strings.HasPrefix(te.Value, "number") && strings.Contains(te.Type.Kind().String(), "int") {
+		switch {
+		case te.Type == reflect.TypeFor[quire.Money]():
+			detail = quire.ErrMoney.Error()
+		case strings.HasPrefix(te.Value, "number") && strings.Contains(te.Type.Kind().String(), "int"):
 			detail = "must be a whole number"
 		}
 		return fieldError(ptr, detail)
@@ -250,7 +254,8 @@ func decodeError(err error) error {
 		field, _ := strconv.Unquote(name)
 		return quire.Invalid(quire.FieldError{Pointer: "/" + field, Detail: "is not a field of this resource"})
 	}
-	// Errors from UnmarshalJSON methods, such as quire.Money's.
+	// Errors from UnmarshalJSON methods that do not say of which field
+	// (quire.Money's does).
 	return &quire.Error{Code: quire.EINVALID, Message: "The request body is not valid: " + err.Error(), Err: err}
 }
 

@@ -25,23 +25,30 @@ type Page struct {
 	After string
 }
 
-// ParsePage reads the limit and cursor query parameters. A limit outside
-// 1..MaxLimit or a cursor that is not one Quire made is EINVALID.
+// ParsePage reads the limit and cursor query parameters (see Param). A
+// limit outside 1..MaxLimit or a cursor that is not one Quire made is
+// EINVALID naming it.
 func ParsePage(r *http.Request) (Page, error) {
-	q := r.URL.Query()
 	p := Page{Limit: DefaultLimit}
-	if s := q.Get("limit"); s != "" || q.Has("limit") {
+	s, ok, err := Param(r, "limit")
+	if err != nil {
+		return Page{}, err
+	}
+	if ok {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxLimit {
-			return Page{}, &quire.Error{Code: quire.EINVALID,
-				Message: "The limit query parameter must be an integer from 1 to " + strconv.Itoa(MaxLimit) + "."}
+			return Page{}, ParamError("limit", "must be an integer from 1 to "+strconv.Itoa(MaxLimit))
 		}
 		p.Limit = n
 	}
-	if c := q.Get("cursor"); c != "" || q.Has("cursor") {
-		b, err := base64.RawURLEncoding.DecodeString(c)
+	c, ok, err := Param(r, "cursor")
+	if err != nil {
+		return Page{}, err
+	}
+	if ok {
+		b, err := base64.RawURLEncoding.Strict().DecodeString(c) // as SetNext writes it
 		if err != nil || len(b) == 0 {
-			return Page{}, InvalidCursor()
+			return Page{}, invalidCursor()
 		}
 		p.After = string(b)
 	}
@@ -49,22 +56,22 @@ func ParsePage(r *http.Request) (Page, error) {
 }
 
 // ParseIDPage reads the limit and cursor of a collection ordered by id,
-// whose cursors are the id a page starts after.
+// whose cursors are the id a page starts after, as quire.ID.String writes
+// it.
 func ParseIDPage(r *http.Request) (limit int, after quire.ID, err error) {
 	p, err := ParsePage(r)
 	if err != nil || p.After == "" {
 		return p.Limit, 0, err
 	}
-	n, err := strconv.ParseInt(p.After, 10, 64)
-	if err != nil || n <= 0 || quire.ID(n) > quire.MaxID {
-		return 0, 0, InvalidCursor()
+	if after, err = quire.ParseID(p.After); err != nil {
+		return 0, 0, invalidCursor()
 	}
-	return p.Limit, quire.ID(n), nil
+	return p.Limit, after, nil
 }
 
-// InvalidCursor is the error for a cursor Quire did not make.
-func InvalidCursor() error {
-	return quire.Errorf(quire.EINVALID, "The cursor query parameter is not valid; use the next link of a previous page.")
+// invalidCursor is the error of a cursor Quire did not make.
+func invalidCursor() error {
+	return ParamError("cursor", "is not valid; use the next link of a previous page")
 }
 
 // SetNext adds the RFC 8288 Link header to the next page, which starts after

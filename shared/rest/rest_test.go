@@ -65,7 +65,10 @@ func TestDecode(t *testing.T) {
 			[]quire.FieldError{{Pointer: "/count", Detail: "must be a JSON number"}}},
 		{"nested wrong type", "application/json", `{"inner":{"flag":1}}`, quire.EINVALID,
 			[]quire.FieldError{{Pointer: "/inner/flag", Detail: "must be a JSON boolean"}}},
-		{"bad money", "application/json", `{"price":1.255}`, quire.EINVALID, nil},
+		{"bad money", "application/json", `{"price":1.255}`, quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/price", Detail: quire.ErrMoney.Error()}}},
+		{"money as a string", "application/json", `{"price":"1.25"}`, quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/price", Detail: quire.ErrMoney.Error()}}},
 		{"not a whole number", "application/json", `{"count":1.5}`, quire.EINVALID,
 			[]quire.FieldError{{Pointer: "/count", Detail: "must be a whole number"}}},
 		{"invalid UTF-8 in a value", "application/json", "{\"name\":\"Gr\xe2ce\"}", quire.EINVALID,
@@ -243,31 +246,77 @@ func TestGatewayProblemIsTheSameShape(t *testing.T) {
 	}
 }
 
+// ParsePage takes one limit and one cursor of Quire's; anything else is 400
+// naming the parameter.
 func TestParsePage(t *testing.T) {
 	for _, tc := range []struct {
 		query string
 		want  Page
-		ok    bool
+		bad   string // the parameter refused
 	}{
-		{"", Page{Limit: DefaultLimit}, true},
-		{"limit=1", Page{Limit: 1}, true},
-		{"limit=100&cursor=NDI", Page{Limit: 100, After: "42"}, true},
-		{"limit=0", Page{}, false},
-		{"limit=101", Page{}, false},
-		{"limit=", Page{}, false},
-		{"limit=-1", Page{}, false},
-		{"limit=ten", Page{}, false},
-		{"cursor=", Page{}, false},
-		{"cursor=***", Page{}, false},
+		{"", Page{Limit: DefaultLimit}, ""},
+		{"limit=1", Page{Limit: 1}, ""},
+		{"limit=100&cursor=NDI", Page{Limit: 100, After: "42"}, ""},
+		{"limit=0", Page{}, "limit"},
+		{"limit=101", Page{}, "limit"},
+		{"limit=", Page{}, "limit"},
+		{"limit=-1", Page{}, "limit"},
+		{"limit=ten", Page{}, "limit"},
+		{"limit=1&limit=2", Page{}, "limit"},
+		{"cursor=", Page{}, "cursor"},
+		{"cursor=***", Page{}, "cursor"},
+		{"cursor=%%%", Page{}, "cursor"},
+		{"cursor=NDJ", Page{}, "cursor"}, // not as Quire encodes "42"
+		{"cursor=NDI&cursor=NDI", Page{}, "cursor"},
 	} {
 		got, err := ParsePage(httptest.NewRequest("GET", "/users?"+tc.query, nil))
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("ParsePage(%q) = %+v, %v", tc.query, got, err)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("ParsePage(%q) (-want +got):\n%s", tc.query, diff)
 		}
-		if err != nil && quire.ErrorCode(err) != quire.EINVALID {
-			t.Errorf("ParsePage(%q) error code %s", tc.query, quire.ErrorCode(err))
+		if diff := cmp.Diff(paramFields(tc.bad), fieldsOf(err)); diff != "" {
+			t.Errorf("ParsePage(%q) = %v; errors (-want +got):\n%s", tc.query, err, diff)
 		}
 	}
+}
+
+// ParseIDPage takes the cursors of ids as SetNext writes them, and refuses
+// any other.
+func TestParseIDPage(t *testing.T) {
+	for cursor, want := range map[string]quire.ID{
+		"NDI": 42, "OTAwNzE5OTI1NDc0MDk5MQ": quire.MaxID,
+		"MA": 0, "MDQy": 0, "LTE": 0, "OTAwNzE5OTI1NDc0MDk5Mg": 0, "YWJj": 0, // 0, 042, -1, MaxID+1, abc
+	} {
+		r := httptest.NewRequest("GET", "/orders?cursor="+cursor, nil)
+		_, got, err := ParseIDPage(r)
+		if got != want || (err == nil) != (want != 0) {
+			t.Errorf("ParseIDPage(cursor=%s) = %d, %v; want %d", cursor, got, err, want)
+		}
+	}
+}
+
+// paramFields is the errors list of a problem that refuses the query
+// parameter name, or none when name is "".
+func paramFields(name string) []string {
+	if name == "" {
+		return nil
+	}
+	return []string{"/" + name}
+}
+
+// fieldsOf returns the pointers err's problem lists.
+func fieldsOf(err error) []string {
+	e, _ := errors.AsType[*quire.Error](err)
+	if e == nil {
+		return nil
+	}
+	var out []string
+	for _, f := range e.Fields {
+		out = append(out, f.Pointer)
+	}
+	if out == nil {
+		out = []string{} // an error that names nothing
+	}
+	return out
 }
 
 // TestURLAndNext: links name API Gateway's domain name, whatever host the
@@ -359,6 +408,54 @@ func TestRouter(t *testing.T) {
 	}
 	if _, err := NewRouter("users", Handlers{"GET /users": func(http.ResponseWriter, *http.Request) error { return nil }}, noRecords{}); err == nil {
 		t.Error("NewRouter accepted a group with routes missing")
+	}
+}
+
+// TestRouterRefusesUnreadBodies: a route that reads no body refuses one,
+// before its handler runs; a route that reads one gets it.
+func TestRouterRefusesUnreadBodies(t *testing.T) {
+	var ran []string
+	hs := Handlers{}
+	for _, rt := range routes.ForGroup(routes.GroupUsers) {
+		hs[rt.Resource().Key()] = func(w http.ResponseWriter, r *http.Request) error {
+			ran = append(ran, rt.Resource().Key())
+			return JSON(w, r, 200, struct{}{})
+		}
+	}
+	h, err := NewRouter(routes.GroupUsers, hs, noRecords{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := caller("1", "admin", time.Now().Add(time.Minute))
+	for _, tc := range []struct {
+		method, path, body string
+		status             int
+	}{
+		{"POST", "/users/7/close", `{"total":0.01}`, 400},
+		{"POST", "/users/7/close", "", 200},
+		{"DELETE", "/api/v2/users/7", " ", 400},
+		{"GET", "/users", "{}", 400},
+		{"HEAD", "/users/7", "{}", 400},
+		{"GET", "/users", "", 200},
+		{"PUT", "/users/7", "{}", 200},
+		{"POST", "/users/7/deposit", `{"amount":1}`, 200},
+	} {
+		ran = nil
+		r, err := (&core.RequestAccessor{}).EventToRequestWithContext(t.Context(), events.APIGatewayProxyRequest{
+			HTTPMethod: tc.method, Path: tc.path, Body: tc.body,
+			RequestContext: events.APIGatewayProxyRequestContext{Authorizer: admin},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if rec.Code != tc.status || (tc.status == 400) != (ran == nil) {
+			t.Errorf("%s %s with %q = %d %s, handlers run %v; want %d", tc.method, tc.path, tc.body, rec.Code, rec.Body, ran, tc.status)
+		}
+		if rec.Code == 400 && (rec.Header().Get("Content-Type") != ProblemMediaType || rec.Header().Get("X-Content-Type-Options") != "nosniff") {
+			t.Errorf("%s %s: headers %v", tc.method, tc.path, rec.Header())
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"runtime/debug"
 	"slices"
@@ -121,7 +122,8 @@ func route(rt routes.Route, h HandlerFunc) http.Handler {
 	})
 }
 
-// serve runs h for r once the method is rt's.
+// serve runs h for r once the method is rt's, and r is of a caller rt
+// allows, in a version it has, without a body unless rt reads one.
 func serve(w http.ResponseWriter, r *http.Request, rt routes.Route, h HandlerFunc) {
 	r, err := authorize(r, rt.Access, time.Now())
 	if err == nil && rt.Versioned {
@@ -130,12 +132,25 @@ func serve(w http.ResponseWriter, r *http.Request, rt routes.Route, h HandlerFun
 			err = retiring(w, r)
 		}
 	}
+	if err == nil && !rt.Body {
+		err = noBody(r, rt)
+	}
 	if err == nil {
 		err = h(w, r)
 	}
 	if err != nil {
 		Error(w, r, err)
 	}
+}
+
+// noBody is EINVALID when r, a request of rt, a route that reads no body,
+// has one: what the route would ignore (a total sent to POST /pay) is
+// refused rather than taken as said.
+func noBody(r *http.Request, rt routes.Route) error {
+	if n, _ := io.ReadFull(r.Body, make([]byte, 1)); n == 0 {
+		return nil
+	}
+	return quire.Errorf(quire.EINVALID, "%s %s takes no request body; send it without one.", rt.Method, rt.Resource().Path)
 }
 
 // head answers a HEAD request with what get writes, but for the body: the

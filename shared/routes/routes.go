@@ -43,6 +43,9 @@ type Route struct {
 	Version   int
 	// Key says whether the route takes an idempotency key.
 	Idempotency KeyUse
+	// Body says the route reads a request body. Every other route
+	// refuses a non-empty one, which it would otherwise ignore.
+	Body bool
 }
 
 // KeyUse says whether a route takes an Idempotency-Key header.
@@ -199,8 +202,8 @@ var plain = []Route{
 	{Method: "GET", Path: "/docs", Group: GroupHealth, Access: Public},
 	{Method: "GET", Path: "/docs/{file}", Group: GroupHealth, Access: Public},
 
-	{Method: "POST", Path: "/login", Group: GroupAuth, Access: Public},
-	{Method: "POST", Path: "/tokens", Group: GroupAuth, Access: Public},
+	{Method: "POST", Path: "/login", Group: GroupAuth, Access: Public, Body: true},
+	{Method: "POST", Path: "/tokens", Group: GroupAuth, Access: Public, Body: true},
 	{Method: "DELETE", Path: "/session", Group: GroupAuth, Access: User},
 	{Method: "GET", Path: "/.well-known/jwks.json", Group: GroupAuth, Access: Public},
 }
@@ -213,32 +216,32 @@ var resources = []Route{
 	{Method: "GET", Path: "/authors/{id}/books", Group: GroupCatalog, Access: User},
 	{Method: "GET", Path: "/products", Group: GroupCatalog, Access: User},
 	{Method: "GET", Path: "/products/{id}", Group: GroupCatalog, Access: User},
-	{Method: "POST", Path: "/admin/authors", Group: GroupCatalog, Access: Admin, Idempotency: KeyOptional},
-	{Method: "POST", Path: "/admin/products", Group: GroupCatalog, Access: Admin, Idempotency: KeyOptional},
-	{Method: "PUT", Path: "/admin/products/{id}", Group: GroupCatalog, Access: Admin},
+	{Method: "POST", Path: "/admin/authors", Group: GroupCatalog, Access: Admin, Idempotency: KeyOptional, Body: true},
+	{Method: "POST", Path: "/admin/products", Group: GroupCatalog, Access: Admin, Idempotency: KeyOptional, Body: true},
+	{Method: "PUT", Path: "/admin/products/{id}", Group: GroupCatalog, Access: Admin, Body: true},
 
 	{Method: "GET", Path: "/cart", Group: GroupCarts, Access: User},
-	{Method: "POST", Path: "/cart", Group: GroupCarts, Access: User, Idempotency: KeyOptional},
+	{Method: "POST", Path: "/cart", Group: GroupCarts, Access: User, Idempotency: KeyOptional, Body: true},
 	{Method: "DELETE", Path: "/cart/items/{product_id}", Group: GroupCarts, Access: User},
 
-	{Method: "POST", Path: "/products/{id}/buy", Group: GroupOrders, Access: User, Idempotency: KeyOptional},
+	{Method: "POST", Path: "/products/{id}/buy", Group: GroupOrders, Access: User, Idempotency: KeyOptional, Body: true},
 	{Method: "POST", Path: "/pay", Group: GroupOrders, Access: User, Idempotency: KeyRequired},
 	{Method: "GET", Path: "/orders", Group: GroupOrders, Access: User},
 	{Method: "GET", Path: "/orders/{id}", Group: GroupOrders, Access: User},
 
 	{Method: "GET", Path: "/users", Group: GroupUsers, Access: User},
-	{Method: "POST", Path: "/users", Group: GroupUsers, Access: Public, Idempotency: KeyOptional},
+	{Method: "POST", Path: "/users", Group: GroupUsers, Access: Public, Idempotency: KeyOptional, Body: true},
 	{Method: "GET", Path: "/users/{id}", Group: GroupUsers, Access: User},
-	{Method: "PUT", Path: "/users/{id}", Group: GroupUsers, Access: User},
+	{Method: "PUT", Path: "/users/{id}", Group: GroupUsers, Access: User, Body: true},
 	{Method: "DELETE", Path: "/users/{id}", Group: GroupUsers, Access: User},
 	{Method: "GET", Path: "/users/{id}/profile", Group: GroupUsers, Access: User},
-	{Method: "PUT", Path: "/users/{id}/profile", Group: GroupUsers, Access: User},
-	{Method: "POST", Path: "/users/{id}/deposit", Group: GroupUsers, Access: Admin, Idempotency: KeyOptional},
+	{Method: "PUT", Path: "/users/{id}/profile", Group: GroupUsers, Access: User, Body: true},
+	{Method: "POST", Path: "/users/{id}/deposit", Group: GroupUsers, Access: Admin, Idempotency: KeyOptional, Body: true},
 	{Method: "POST", Path: "/users/{id}/close", Group: GroupUsers, Access: User, Idempotency: KeyOptional},
 	{Method: "GET", Path: "/admin/users", Group: GroupUsers, Access: Admin},
 
 	{Method: "GET", Path: "/config", Group: GroupConfig, Access: User},
-	{Method: "PUT", Path: "/admin/config", Group: GroupConfig, Access: Admin},
+	{Method: "PUT", Path: "/admin/config", Group: GroupConfig, Access: Admin, Body: true},
 }
 
 var all = expand(plain, resources)

@@ -45,15 +45,14 @@ func (h *Handlers) Routes() rest.Handlers {
 
 // embedProfile reads the embed query parameter: "profile" or nothing.
 func embedProfile(r *http.Request) (bool, error) {
-	q := r.URL.Query()
-	switch e := q.Get("embed"); {
-	case !q.Has("embed"):
-		return false, nil
-	case e == "profile":
-		return true, nil
-	default:
-		return false, quire.Errorf(quire.EINVALID, "The embed query parameter may only be profile.")
+	e, ok, err := rest.Param(r, "embed")
+	if err != nil || !ok {
+		return false, err
 	}
+	if e != "profile" {
+		return false, rest.ParamError("embed", "may only be profile")
+	}
+	return true, nil
 }
 
 // list answers an admin with the active users (with the role the role
@@ -64,10 +63,12 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if v := r.URL.Query(); v.Has("role") {
-		if q.Role = quire.Role(v.Get("role")); !q.Role.Valid() {
-			return quire.Errorf(quire.EINVALID, `The role query parameter must be "customer" or "admin".`)
-		}
+	role, ok, err := rest.Param(r, "role")
+	if err != nil {
+		return err
+	}
+	if q.Role = quire.Role(role); ok && !q.Role.Valid() {
+		return rest.ParamError("role", `must be "customer" or "admin"`)
 	}
 	c := rest.CallerOf(r)
 	if c.Admin() {
@@ -92,8 +93,8 @@ func (h *Handlers) listAll(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if r.URL.Query().Has("role") {
-		return quire.Errorf(quire.EINVALID, "The role query parameter filters active users: use GET /users?role=.")
+	if _, ok, _ := rest.Param(r, "role"); ok {
+		return rest.ParamError("role", "filters active users: use GET /users?role=")
 	}
 	q.AnyStatus = true
 	return h.page(w, r, q, embed)

@@ -10,8 +10,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/login"
@@ -66,7 +64,8 @@ const (
 )
 
 // check returns the profile with its strings trimmed, or each invalid
-// field.
+// field: text on one line (see quire.CheckText), but the bio, which may
+// have several.
 func (p Profile) check() (Profile, error) {
 	var errs []quire.FieldError
 	for _, f := range []struct {
@@ -75,13 +74,8 @@ func (p Profile) check() (Profile, error) {
 		max   int
 	}{{"bio", &p.Bio, MaxBioLen}, {"location", &p.Location, MaxLocationLen}, {"website", &p.Website, MaxWebsiteLen}} {
 		*f.v = strings.TrimSpace(*f.v)
-		switch {
-		case !utf8.ValidString(*f.v):
-			errs = append(errs, quire.FieldError{Pointer: "/" + f.field, Detail: "must be UTF-8"})
-		case utf8.RuneCountInString(*f.v) > f.max:
-			errs = append(errs, quire.FieldError{Pointer: "/" + f.field, Detail: fmt.Sprintf("must be at most %d characters", f.max)})
-		case f.field != "bio" && strings.ContainsFunc(*f.v, unicode.IsControl):
-			errs = append(errs, quire.FieldError{Pointer: "/" + f.field, Detail: "must not contain control characters"})
+		if detail := quire.CheckText(*f.v, f.max, f.field == "bio"); detail != "" {
+			errs = append(errs, quire.FieldError{Pointer: "/" + f.field, Detail: detail})
 		}
 	}
 	if p.Website != "" {
@@ -323,7 +317,8 @@ type fieldErr string
 func (e fieldErr) Error() string { return string(e) }
 
 // normalizeEmail checks that s is one bare address (no display name, no
-// angle brackets) of at most MaxEmailLen bytes, and trims it.
+// angle brackets) of at most MaxEmailLen bytes, of text (see
+// quire.CheckText), and trims it.
 func normalizeEmail(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -335,6 +330,9 @@ func normalizeEmail(s string) (string, error) {
 	a, err := mail.ParseAddress(s)
 	if err != nil || a.Name != "" || a.Address != s || !strings.Contains(s[strings.LastIndexByte(s, '@'):], ".") {
 		return "", fieldErr("must be an email address such as ada@example.com")
+	}
+	if detail := quire.CheckText(s, MaxEmailLen, false); detail != "" {
+		return "", fieldErr(detail)
 	}
 	return s, nil
 }

@@ -84,7 +84,7 @@ func TestEmail(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "a", "a@", "@b.co", "a@b", "a b@c.de", "<a@b.co>", "Ada <a@b.co>", "a@b.co, c@d.ef",
-		strings.Repeat("a", 250) + "@b.co", "a\n@b.co"} {
+		strings.Repeat("a", 250) + "@b.co", "a\n@b.co", "ad\u200bmin@b.co", "a\u202e@b.co"} {
 		if _, err := normalizeEmail(bad); err == nil {
 			t.Errorf("normalizeEmail(%q) accepted", bad)
 		}
@@ -93,7 +93,9 @@ func TestEmail(t *testing.T) {
 
 func TestName(t *testing.T) {
 	for in, want := range map[string]string{
-		"Ada": "", "Zoë": "", strings.Repeat("x", 100): "", "": "must not be empty", "a\tb": "must not contain control characters",
+		"Ada": "", "Zoë": "", strings.Repeat("x", 100): "", "": "must not be empty",
+		"a\tb":      "must not contain U+0009, a control, format or invisible character",
+		"Ada\u202e": "must not contain U+202E, a control, format or invisible character",
 	} {
 		if got := checkName(in); got != want {
 			t.Errorf("checkName(%q) = %q, want %q", in, got, want)
@@ -131,7 +133,32 @@ func FuzzFields(f *testing.F) {
 	})
 }
 
-// FuzzProfile: what check accepts is trimmed and within the bounds.
+// TestProfileText: a bio may have lines; no field has a character that is
+// not shown as itself.
+func TestProfileText(t *testing.T) {
+	for _, tc := range []struct {
+		p    Profile
+		want []string // the fields refused
+	}{
+		{Profile{Bio: "First line.\nSecond line.", Location: "Paris", Website: "https://example.com/"}, nil},
+		{Profile{Bio: "a\tb", Location: "Paris\nFrance", Website: "https://example.com/\u202e"}, []string{"/bio", "/location", "/website"}},
+		{Profile{Bio: "a\r\nb", Location: "\u200bParis"}, []string{"/bio", "/location"}},
+	} {
+		var got []string
+		if _, err := tc.p.check(); err != nil {
+			e, _ := errors.AsType[*quire.Error](err)
+			for _, f := range e.Fields {
+				got = append(got, f.Pointer)
+			}
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%+v: refused (-want +got):\n%s", tc.p, diff)
+		}
+	}
+}
+
+// FuzzProfile: what check accepts is trimmed, within the bounds, and one
+// line but for the bio.
 func FuzzProfile(f *testing.F) {
 	f.Add("Wrote the first program.", "London", "https://example.com/ada")
 	f.Add(" ", "a\x00b", "ftp://x")
@@ -150,6 +177,9 @@ func FuzzProfile(f *testing.F) {
 		}
 		if w := strings.ToLower(p.Website); w != "" && !strings.HasPrefix(w, "http://") && !strings.HasPrefix(w, "https://") {
 			t.Fatalf("accepted website %q", p.Website)
+		}
+		if strings.ContainsAny(p.Location+p.Website, "\n\r") {
+			t.Fatalf("accepted %+v with lines where one is due", p)
 		}
 	})
 }
