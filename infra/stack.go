@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -166,7 +167,8 @@ func optionalAttribute(k *dynamo.Key) *awsdynamodb.Attribute {
 }
 
 // newFunction defines a group's function with one IAM statement per grant,
-// with exactly the grant's actions on its table and the table's indexes.
+// with exactly the grant's actions on its table, and on the table's indexes
+// when they include a Query, the one action an index takes.
 func newFunction(stack awscdk.Stack, g routes.Group, tables map[string]awsdynamodb.Table, assetDir string) awslambda.Function {
 	env := map[string]*string{}
 	for _, gr := range g.Grants {
@@ -183,18 +185,20 @@ func newFunction(stack awscdk.Stack, g routes.Group, tables map[string]awsdynamo
 	for _, gr := range g.Grants {
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions:   jsii.Strings(gr.Actions...),
-			Resources: tableResources(tables[gr.Table], gr.Table),
+			Resources: tableResources(tables[gr.Table], gr.Table, slices.Contains(gr.Actions, "dynamodb:Query")),
 		}))
 	}
 	return fn
 }
 
-// tableResources are the ARNs of the table named name and of each of its
-// indexes.
-func tableResources(table awsdynamodb.Table, name string) *[]*string {
+// tableResources are the ARNs of the table named name and, with indexes,
+// of each of its indexes.
+func tableResources(table awsdynamodb.Table, name string, indexes bool) *[]*string {
 	out := []*string{table.TableArn()}
-	for _, ix := range indexNames(name) {
-		out = append(out, jsii.String(*table.TableArn()+"/index/"+ix))
+	if indexes {
+		for _, ix := range indexNames(name) {
+			out = append(out, jsii.String(*table.TableArn()+"/index/"+ix))
+		}
 	}
 	return &out
 }

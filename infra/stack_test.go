@@ -848,10 +848,14 @@ func TestConfigFunction(t *testing.T) {
 	if !ok {
 		t.Fatal("no ConfigFunction")
 	}
-	var table string
+	var table, users string
 	for id, r := range res {
-		if r.Type == "AWS::DynamoDB::Table" && strings.HasPrefix(id, "ConfigTable") {
+		switch {
+		case r.Type != "AWS::DynamoDB::Table":
+		case strings.HasPrefix(id, "ConfigTable"):
 			table = id
+		case strings.HasPrefix(id, "UsersTable"):
+			users = id
 		}
 	}
 	if got := ref(env(res, "ConfigFunction")["CONFIG_TABLE"]); table == "" || got != table {
@@ -879,7 +883,10 @@ func TestConfigFunction(t *testing.T) {
 	arn := `{"Fn::GetAtt":["` + table + `","Arn"]}`
 	want := []string{`Allow [xray:PutTelemetryRecords xray:PutTraceSegments] "*"`,
 		// The table has no index to name.
-		"Allow [dynamodb:BatchGetItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem] " + arn}
+		"Allow [dynamodb:BatchGetItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem] " + arn,
+		// The check that an admin's account exists, on its item alone:
+		// no Query, so no index.
+		`Allow [dynamodb:ConditionCheckItem] {"Fn::GetAtt":["` + users + `","Arn"]}`}
 	if diff := cmp.Diff(want, statements); diff != "" {
 		t.Errorf("ConfigFunction statements (-want +got):\n%s", diff)
 	}

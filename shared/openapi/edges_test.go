@@ -5,10 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/quireapi/quire/shared/openapi"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
@@ -18,14 +16,7 @@ import (
 // request body refuses one with 400, before anything runs; each answer is
 // the document's (servicetest checks it).
 func TestEdges(t *testing.T) {
-	b, err := openapi.Contract()
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := contract(t)
 	api := servicetest.New(t)
 	admin := api.As(t, 1, quire.RoleAdmin)
 	// A value of each query parameter that the operation takes once.

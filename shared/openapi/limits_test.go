@@ -101,14 +101,7 @@ type probe struct {
 // from the Go constants, so a schema that drifts from the server's checks
 // fails here; a bound without a probe fails too.
 func TestLimits(t *testing.T) {
-	b, err := openapi.Contract()
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := contract(t)
 	probes := newProbes(t, servicetest.New(t))
 	for _, bd := range requestBounds(doc) {
 		t.Run(bd.where+" "+bd.keyword, func(t *testing.T) {
@@ -335,4 +328,18 @@ func newProbes(t *testing.T, api *servicetest.API) map[string]probe {
 		"parameters/idempotencyKey":  header("Idempotency-Key"),
 		"parameters/xIdempotencyKey": header("X-Idempotency-Key"),
 	}
+}
+
+// contract returns the contract, the document of every version, parsed.
+func contract(t *testing.T) *openapi3.T {
+	t.Helper()
+	b, err := openapi.Contract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }
