@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -268,12 +267,9 @@ func (h *Handlers) resume(r *http.Request, user quire.ID, sid, hash string) (log
 		return login.Session{}, "", errBadRefresh
 	case err != nil:
 		return login.Session{}, "", err
-	case subtle.ConstantTimeCompare([]byte(session.TokenHash), []byte(hash)) != 1:
-		return login.Session{}, "", h.revoke(r, session, "refresh token reused")
-	case !h.clock().Before(session.Expiry()):
-		return login.Session{}, "", h.revoke(r, session, "session expired")
-	case acct.Epoch != session.Epoch:
-		return login.Session{}, "", h.revoke(r, session, "sessions revoked since")
+	}
+	if why := session.Ended(hash, acct.Epoch, h.clock()); why != "" {
+		return login.Session{}, "", h.revoke(r, session, why)
 	}
 	return session, acct.Role, nil
 }

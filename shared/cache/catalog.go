@@ -161,7 +161,7 @@ func (c *Catalog) readFeatured(ctx context.Context, limit int) ([]catalog.Produc
 		}
 		oldest = earliest(oldest, expires)
 		for _, id := range ids {
-			if p, ok := ps[id]; ok && p.Status == catalog.StatusAvailable && len(out) < limit {
+			if p, ok := ps[id]; ok && p.OnSale() && len(out) < limit {
 				out = append(out, p)
 			}
 		}

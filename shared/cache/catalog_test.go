@@ -229,7 +229,7 @@ func TestCatalogCacheReadsItsOwnWrites(t *testing.T) {
 	}
 	p := demo.Products()[0]
 	p.Price = 2000
-	if _, err := catalog.ReplaceProduct(ctx, s, 0, p, false, quire.Precondition{}); err != nil {
+	if _, err := catalog.ReplaceProduct(ctx, s, 0, p, 2, quire.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
 	a, err := catalog.CreateAuthor(ctx, s, 0, catalog.Author{Name: "Virginia Woolf"}, nil)
@@ -273,7 +273,7 @@ func TestCatalogCacheReadsItsOwnWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Price = 2200
-	if _, err := catalog.ReplaceProduct(ctx, s, 0, p, false, quire.Precondition{Match: []string{"stale"}}); quire.ErrorCode(err) != quire.EPRECONDITION {
+	if _, err := catalog.ReplaceProduct(ctx, s, 0, p, 2, quire.Precondition{Match: []string{"stale"}}); quire.ErrorCode(err) != quire.EPRECONDITION {
 		t.Fatalf("replace with a stale If-Match: %v, want EPRECONDITION", err)
 	}
 	if got, err := s.Product(ctx, 1); err != nil || got.Price != 2100 {

@@ -58,11 +58,15 @@ type Product struct {
 // Buyable refuses a product that cannot be bought, one not available
 // (EPRODUCTUNAVAILABLE), naming its status as API version v does.
 func (p Product) Buyable(v int) error {
-	if p.Status != StatusAvailable {
+	if !p.OnSale() {
 		return quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d is %s: it cannot be bought.", p.ID, p.Status.In(v))
 	}
 	return nil
 }
+
+// OnSale reports whether p can be bought: only then does the landing page
+// feature it.
+func (p Product) OnSale() bool { return p.Status == StatusAvailable }
 
 // Bounds on catalog fields.
 const (

@@ -39,10 +39,11 @@ func NewProduct(p Product, author *Author, now time.Time) (Product, error) {
 // Revise decides p's fields over the product read (nil when there is none
 // with p's id), by author (nil when no author has p's author id). It
 // refuses a missing product (ENOTFOUND), a missing author (EINVALID naming
-// author_id) and a product that fails pre (EPRECONDITION). With
-// keepArchived (a v1 client, to whom an archived product is DISCONTINUED),
-// a DISCONTINUED status leaves an archived product archived.
-func Revise(read *Product, author *Author, p Product, keepArchived bool, pre quire.Precondition) (Product, error) {
+// author_id) and a product that fails pre (EPRECONDITION). p comes from a
+// client of API version v: a status written as v shows the stored one
+// keeps the stored one, so that a v1 client, to whom an archived product
+// is DISCONTINUED, leaves it archived when it writes back what it read.
+func Revise(read *Product, author *Author, p Product, v int, pre quire.Precondition) (Product, error) {
 	switch {
 	case read == nil:
 		return Product{}, NoProduct(quire.NotFound("product "+p.ID.String()), p.ID)
@@ -52,8 +53,8 @@ func Revise(read *Product, author *Author, p Product, keepArchived bool, pre qui
 	if err := pre.Check(read.Hash); err != nil {
 		return Product{}, err
 	}
-	if keepArchived && read.Status == StatusArchived && p.Status == StatusDiscontinued {
-		p.Status = StatusArchived
+	if p.Status == read.Status.In(v) {
+		p.Status = read.Status
 	}
 	p.AuthorName = author.Name
 	p.Hash = quire.ContentHash(&p)
@@ -98,18 +99,19 @@ func CreateProduct(ctx context.Context, s Store, by quire.ID, p Product, answer 
 	return stored, created(err)
 }
 
-// ReplaceProduct stores p's fields over the product p.ID in s (see
-// Revise), on behalf of the user by, and returns it as stored: it reads the product and its author,
-// decides, and commits, again when the product changed meanwhile, which
-// checks pre again. A product that keeps changing is ECONFLICT.
-func ReplaceProduct(ctx context.Context, s Store, by quire.ID, p Product, keepArchived bool, pre quire.Precondition) (Product, error) {
+// ReplaceProduct stores p's fields, from a client of API version v, over
+// the product p.ID in s (see Revise), on behalf of the user by, and returns
+// it as stored: it reads the product and its author, decides, and commits,
+// again when the product changed meanwhile, which checks pre again. A
+// product that keeps changing is ECONFLICT.
+func ReplaceProduct(ctx context.Context, s Store, by quire.ID, p Product, v int, pre quire.Precondition) (Product, error) {
 	var stored Product
 	err := quire.Again(ctx, func(int) error {
 		read, author, err := s.Current(ctx, p.ID, p.AuthorID)
 		if err != nil {
 			return err
 		}
-		if stored, err = Revise(read, author, p, keepArchived, pre); err != nil {
+		if stored, err = Revise(read, author, p, v, pre); err != nil {
 			return err
 		}
 		return s.CommitProduct(ctx, by, stored, read.Hash, nil)

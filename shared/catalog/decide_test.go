@@ -25,14 +25,14 @@ func TestProductDecisions(t *testing.T) {
 		return catalog.Product{ID: 7, Name: "Frankenstein", Price: 13_50, Status: s, AuthorID: 1}
 	}
 	for _, tc := range []struct {
-		name         string
-		read         *catalog.Product
-		author       *catalog.Author
-		p            catalog.Product
-		keepArchived bool
-		pre          quire.Precondition
-		code         string
-		status       catalog.Status
+		name   string
+		read   *catalog.Product
+		author *catalog.Author
+		p      catalog.Product
+		v1     bool // a v1 client, to whom ARCHIVED is DISCONTINUED
+		pre    quire.Precondition
+		code   string
+		status catalog.Status
 	}{
 		{name: "a new price", read: stored(catalog.StatusAvailable), author: shelley, p: sent(catalog.StatusAvailable), status: catalog.StatusAvailable},
 		{name: "over the ETag read", read: stored(catalog.StatusAvailable), author: shelley, p: sent(catalog.StatusAvailable),
@@ -42,16 +42,20 @@ func TestProductDecisions(t *testing.T) {
 		{name: "a missing product", author: shelley, p: sent(catalog.StatusAvailable), code: quire.ENOTFOUND},
 		{name: "a missing author", read: stored(catalog.StatusAvailable), p: sent(catalog.StatusAvailable), code: quire.EINVALID},
 		{name: "v1 writes back DISCONTINUED over ARCHIVED", read: stored(catalog.StatusArchived), author: shelley,
-			p: sent(catalog.StatusDiscontinued), keepArchived: true, status: catalog.StatusArchived},
+			p: sent(catalog.StatusDiscontinued), v1: true, status: catalog.StatusArchived},
 		{name: "v2 unarchives to DISCONTINUED", read: stored(catalog.StatusArchived), author: shelley,
 			p: sent(catalog.StatusDiscontinued), status: catalog.StatusDiscontinued},
 		{name: "v1 makes an archived book available", read: stored(catalog.StatusArchived), author: shelley,
-			p: sent(catalog.StatusAvailable), keepArchived: true, status: catalog.StatusAvailable},
+			p: sent(catalog.StatusAvailable), v1: true, status: catalog.StatusAvailable},
 		{name: "v1 discontinues an available book", read: stored(catalog.StatusAvailable), author: shelley,
-			p: sent(catalog.StatusDiscontinued), keepArchived: true, status: catalog.StatusDiscontinued},
+			p: sent(catalog.StatusDiscontinued), v1: true, status: catalog.StatusDiscontinued},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := catalog.Revise(tc.read, tc.author, tc.p, tc.keepArchived, tc.pre)
+			v := 2
+			if tc.v1 {
+				v = 1
+			}
+			got, err := catalog.Revise(tc.read, tc.author, tc.p, v, tc.pre)
 			if quire.ErrorCode(err) != tc.code {
 				t.Fatalf("Revise = %v, want %q", err, tc.code)
 			}
@@ -78,5 +82,16 @@ func TestProductDecisions(t *testing.T) {
 	}
 	if a := catalog.NewAuthor(catalog.Author{Name: "Virginia Woolf"}, now); a.ID <= 0 || a.Hash != quire.ContentHash(&a) {
 		t.Errorf("NewAuthor = %+v", a)
+	}
+}
+
+// Only an available book is on sale, and so featured on the landing page.
+func TestOnSale(t *testing.T) {
+	for s, want := range map[catalog.Status]bool{
+		catalog.StatusAvailable: true, catalog.StatusDiscontinued: false, catalog.StatusArchived: false,
+	} {
+		if got := (catalog.Product{Status: s}).OnSale(); got != want {
+			t.Errorf("a %s book on sale: %v, want %v", s, got, want)
+		}
 	}
 }

@@ -252,7 +252,7 @@ func (h *Handlers) replaceProduct(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	p.ID = id
-	stored, err := ReplaceProduct(r.Context(), h.Store, rest.CallerOf(r).ID, *p, v < 2, pre)
+	stored, err := ReplaceProduct(r.Context(), h.Store, rest.CallerOf(r).ID, *p, v, pre)
 	if err != nil {
 		return err
 	}

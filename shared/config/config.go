@@ -139,44 +139,47 @@ func (h *Handlers) Routes() rest.Handlers {
 	}
 }
 
-// maxReads bounds how often get reads the head again when the document is
-// replaced while it reads it.
-const maxReads = 3
-
 // get answers the document, gzip-compressed when the client takes gzip.
 // Its ETag is checked against If-None-Match before the document is read,
 // so a 304 costs the read of the head at most; so does a 200 of the
-// document the instance holds.
+// document the instance holds. A head that names a document replaced
+// meanwhile is read again (quire.Again).
 func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 	gz := rest.AcceptsGzip(r)
 	w.Header().Add("Vary", "Accept-Encoding")
 	rest.Shared(w) // the same document for every caller
-	for range maxReads {
-		head, err := h.Store.Head(r.Context())
-		if err != nil {
+	var (
+		head Head
+		z    []byte
+		done bool
+	)
+	err := quire.Again(r.Context(), func(int) (err error) {
+		if head, err = h.Store.Head(r.Context()); err != nil {
 			return quire.Reword(err, quire.ENOTFOUND, "No configuration document is stored yet; an admin stores one with PUT /admin/config.")
 		}
-		if done, err := rest.NotModified(w, r, rest.ETag(r, head.Hash, gz)); done || err != nil {
+		if done, err = rest.NotModified(w, r, rest.ETag(r, head.Hash, gz)); done || err != nil {
 			return err
 		}
-		z, err := h.Store.Gzip(r.Context(), head)
-		if errors.Is(err, ErrReplaced) {
-			continue // the head names a replaced document: read the head again
+		if z, err = h.Store.Gzip(r.Context(), head); errors.Is(err, ErrReplaced) {
+			return &quire.Stale{What: StaleHead}
 		}
-		if err != nil {
-			return err
-		}
-		resp := idempotency.Response{Status: http.StatusOK, Header: http.Header{}, Body: z}
-		resp.Header.Set("Content-Type", rest.MediaType(r))
-		if gz {
-			resp.Header.Set("Content-Encoding", "gzip")
-		} else if resp.Body, err = Gunzip(z, head); err != nil {
-			return err
-		}
-		rest.Write(w, resp)
-		return nil
+		return err
+	})
+	if _, stale := errors.AsType[*quire.Stale](err); stale {
+		return quire.Errorf(quire.EUNAVAILABLE, "The configuration document is being replaced; retry in a moment.")
 	}
-	return quire.Errorf(quire.EUNAVAILABLE, "The configuration document is being replaced; retry in a moment.")
+	if done || err != nil {
+		return err
+	}
+	resp := idempotency.Response{Status: http.StatusOK, Header: http.Header{}, Body: z}
+	resp.Header.Set("Content-Type", rest.MediaType(r))
+	if gz {
+		resp.Header.Set("Content-Encoding", "gzip")
+	} else if resp.Body, err = Gunzip(z, head); err != nil {
+		return err
+	}
+	rest.Write(w, resp)
+	return nil
 }
 
 // put replaces the document whole: 201 when there was none, 204

@@ -8,6 +8,7 @@ package login
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"math"
@@ -173,6 +174,22 @@ type Session struct {
 	Started   time.Time
 	IdleUntil time.Time // the live refresh token's expiry
 	Ends      time.Time // Started + SessionMax
+}
+
+// Ended returns why s, resumed at now with the refresh token of hash by a
+// user whose session epoch is epoch, has ended: the token is not the
+// session's live one (a reuse), the session expired, or the user's sessions
+// were revoked since it started; "" while it lives.
+func (s Session) Ended(hash string, epoch int64, now time.Time) string {
+	switch {
+	case subtle.ConstantTimeCompare([]byte(s.TokenHash), []byte(hash)) != 1:
+		return "refresh token reused"
+	case !now.Before(s.Expiry()):
+		return "session expired"
+	case epoch != s.Epoch:
+		return "sessions revoked since"
+	}
+	return ""
 }
 
 // Expiry returns when the session ends if nothing ends it before.

@@ -140,3 +140,27 @@ func (s *raced) Reserve(_ context.Context, _ string, g Guess) (Attempts, error) 
 	}
 	return stored, &quire.Stale{What: StaleAttempts}
 }
+
+// A session lives while its refresh token is the live one, before its
+// expiry, and while its user's session epoch is the one it started in.
+func TestSessionEnded(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	s := Session{TokenHash: "live", Epoch: 3, Started: start, IdleUntil: start.Add(RefreshIdle), Ends: start.Add(SessionMax)}
+	for _, tc := range []struct {
+		name  string
+		hash  string
+		epoch int64
+		now   time.Time
+		want  string
+	}{
+		{"alive", "live", 3, start.Add(time.Hour), ""},
+		{"a reused token", "dead", 3, start.Add(time.Hour), "refresh token reused"},
+		{"idle too long", "live", 3, start.Add(RefreshIdle), "session expired"},
+		{"revoked", "live", 4, start.Add(time.Hour), "sessions revoked since"},
+		{"reused after its expiry", "dead", 4, start.Add(SessionMax), "refresh token reused"},
+	} {
+		if got := s.Ended(tc.hash, tc.epoch, tc.now); got != tc.want {
+			t.Errorf("%s: Ended = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
