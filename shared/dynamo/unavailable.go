@@ -77,7 +77,7 @@ func classify(stack *middleware.Stack) error {
 				// A request past its deadline is rest.Error's to answer.
 				if unavailable(err) && ctx.Err() == nil {
 					op := middleware.GetOperationName(ctx)
-					err = quire.Busy("service", fmt.Errorf("dynamodb %s on %s: %w", op, tableOf(in.Parameters), err))
+					err = quire.Busy(fmt.Errorf("dynamodb %s on %s: %w", op, tableOf(in.Parameters), err))
 				}
 			}
 			return out, md, err

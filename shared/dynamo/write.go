@@ -232,7 +232,7 @@ func batchGetTables(ctx context.Context, db *dynamodb.Client, what string, reque
 			break
 		}
 		if attempt == maxWriteAttempts {
-			return nil, quire.Busy(what, fmt.Errorf("get %s: keys left unprocessed after %d requests", what, attempt))
+			return nil, quire.Busy(fmt.Errorf("get %s: keys left unprocessed after %d requests", what, attempt))
 		}
 		if err := quire.Pause(ctx, attempt); err != nil {
 			return nil, err

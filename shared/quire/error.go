@@ -88,11 +88,11 @@ func NotFound(what string) *Error {
 }
 
 // Busy is the error of a dependency that does not answer now (throttled,
-// failing or out of reach: cause says which, for the log), or of what
-// ("catalog") read through it: EUNAVAILABLE, which the same request gets
-// past after Retry-After.
-func Busy(what string, cause error) *Error {
-	return &Error{Code: EUNAVAILABLE, Message: "The " + what + " is busy; retry after the time in Retry-After.", Err: cause}
+// failing or out of reach: cause says which and what was read through it,
+// for the log): EUNAVAILABLE, which the same request gets past after
+// Retry-After.
+func Busy(cause error) *Error {
+	return &Error{Code: EUNAVAILABLE, Message: "The service is busy; retry after the time in Retry-After.", Err: cause}
 }
 
 // Contended is the error of a write that other requests' writes of the
