@@ -26,6 +26,7 @@ import (
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -144,6 +145,7 @@ func TestEveryRouteHasASample(t *testing.T) {
 }
 
 func TestReplay(t *testing.T) {
+	dynamotest.Endpoint(t) // skip the whole test, not each case, without DynamoDB
 	for _, s := range samples(t) {
 		t.Run(s.group+"/"+strings.TrimSuffix(s.file, ".json"), func(t *testing.T) {
 			t.Parallel()
@@ -165,6 +167,7 @@ const (
 // resource and parameters. Each gives the status it gives on the stage's
 // own endpoint, and every link of its answer keeps the base path.
 func TestReplayOnACustomDomain(t *testing.T) {
+	dynamotest.Endpoint(t) // skip the whole test, not each case, without DynamoDB
 	n := 0
 	for _, s := range samples(t) {
 		if s.status >= 400 {
