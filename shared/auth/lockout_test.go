@@ -16,7 +16,6 @@ import (
 
 	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
@@ -31,7 +30,7 @@ func faultless(t *testing.T) (*servicetest.API, *ddbfault.Proxy) {
 	t.Helper()
 	p, opt := servicetest.Faults(t)
 	api := servicetest.New(t, opt)
-	if _, err := demo.Seed(t.Context(), dynamo.NewUserStore(api.DB, api.Tables), demo.DefaultOptions()); err != nil {
+	if _, err := demo.Seed(t.Context(), api.Stores.Users, demo.DefaultOptions()); err != nil {
 		t.Fatal(err)
 	}
 	return api, p

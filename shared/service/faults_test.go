@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/quireapi/quire/shared/ddbfault"
-	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
@@ -22,9 +21,7 @@ func faultyShop(t *testing.T) (p *ddbfault.Proxy, api *servicetest.API, admin, g
 	t.Helper()
 	p, opt := servicetest.Faults(t)
 	api = servicetest.New(t, opt)
-	if _, err := demo.Load(t.Context(), api.DB, api.Tables, demo.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	api.LoadDemo(t)
 	return p, api, api.As(t, 1, quire.RoleAdmin), api.As(t, 2, quire.RoleCustomer)
 }
 
