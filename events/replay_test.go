@@ -25,7 +25,6 @@ import (
 	"github.com/quireapi/quire/shared/api"
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
-	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -143,13 +142,17 @@ func TestEveryRouteHasASample(t *testing.T) {
 	}
 }
 
+// TestReplay replays every sample event through its function, on memory
+// and on DynamoDB Local.
 func TestReplay(t *testing.T) {
-	for _, s := range samples(t) {
-		t.Run(s.group+"/"+strings.TrimSuffix(s.file, ".json"), func(t *testing.T) {
-			t.Parallel()
-			replay(t, s, s.event)
-		})
-	}
+	servicetest.On(t, func(t *testing.T, on servicetest.Option) {
+		for _, s := range samples(t) {
+			t.Run(s.group+"/"+strings.TrimSuffix(s.file, ".json"), func(t *testing.T) {
+				t.Parallel()
+				replay(t, on, s, s.event)
+			})
+		}
+	})
 }
 
 // The base path of a custom domain's mapping, such as
@@ -164,7 +167,9 @@ const (
 // stage: the path the client sent, base path included, with the route's
 // resource and parameters. Each gives the status it gives on the stage's
 // own endpoint, and every link of its answer keeps the base path.
-func TestReplayOnACustomDomain(t *testing.T) {
+func TestReplayOnACustomDomain(t *testing.T) { servicetest.On(t, replayOnACustomDomain) }
+
+func replayOnACustomDomain(t *testing.T, on servicetest.Option) {
 	n := 0
 	for _, s := range samples(t) {
 		if s.status >= 400 {
@@ -173,7 +178,7 @@ func TestReplayOnACustomDomain(t *testing.T) {
 		n++
 		t.Run(s.group+"/"+strings.TrimSuffix(s.file, ".json"), func(t *testing.T) {
 			t.Parallel()
-			resp, body := replay(t, s, onCustomDomain(s.event))
+			resp, body := replay(t, on, s, onCustomDomain(s.event))
 			var found []string
 			for _, k := range []string{"Location", "Link", "Content-Location"} {
 				found = append(found, http.Header(resp.MultiValueHeaders).Values(k)...)
@@ -221,15 +226,12 @@ func onCustomDomain(ev events.APIGatewayProxyRequest) events.APIGatewayProxyRequ
 }
 
 // replay runs ev, sample s's event or another shape of it, through s's
-// function on fresh tables with the demo data, and checks the answer
-// against s's outcome and the OpenAPI document. It returns the answer
-// and its body, decoded.
-func replay(t *testing.T, s sample, ev events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, []byte) {
+// function on a fresh store with the demo data (memory, or DynamoDB when on
+// says so), and checks the answer against s's outcome and the OpenAPI
+// document. It returns the answer and its body, decoded.
+func replay(t *testing.T, on servicetest.Option, s sample, ev events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, []byte) {
 	t.Helper()
-	cfg, db, tables := servicetest.Config(t)
-	if _, err := demo.Load(t.Context(), db, tables, demo.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	cfg := servicetest.DemoConfig(t, on)
 	fns, err := api.Handlers(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -333,7 +335,7 @@ func TestAuthorizerEvents(t *testing.T) {
 	if err := json.Unmarshal(b, &expected); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _, _ := servicetest.Config(t)
+	cfg, _ := servicetest.MemoryConfig(t) // the keys and token settings: no store is read
 	a, err := api.Authorizer(cfg)
 	if err != nil {
 		t.Fatal(err)

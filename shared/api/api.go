@@ -18,7 +18,6 @@ import (
 
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
-	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/password/argon2id"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -38,14 +37,11 @@ type OpenSecret func(c service.Config, id string) (auth.SecretStore, error)
 // SigningKeys, or else in the secret SigningKeySecret, which it reads (see
 // auth.Handlers.LoadKeys) and never writes.
 func authGroup(c service.Config, open OpenSecret) (http.Handler, error) {
-	db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
+	s, err := c.OpenStores(routes.GroupAuth)
 	if err != nil {
-		return nil, fmt.Errorf("auth: %w", err)
+		return nil, err
 	}
-	h := &auth.Handlers{
-		Accounts: dynamo.NewUserStore(db, c.DynamoDB.Tables), Sessions: dynamo.NewSessionStore(db, c.DynamoDB.Tables),
-		Tokens: c.Tokens, Passwords: argon2id.Hasher,
-	}
+	h := &auth.Handlers{Accounts: s.Accounts, Sessions: s.Sessions, Tokens: c.Tokens, Passwords: argon2id.Hasher}
 	router, err := rest.NewRouter(routes.GroupAuth, h.Routes(), nil)
 	if err != nil {
 		return nil, err

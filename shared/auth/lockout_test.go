@@ -16,7 +16,7 @@ import (
 
 	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
@@ -30,7 +30,7 @@ func faultless(t *testing.T) (*servicetest.API, *ddbfault.Proxy) {
 	t.Helper()
 	p, opt := servicetest.Faults(t)
 	api := servicetest.New(t, opt)
-	if _, err := demo.Seed(t.Context(), dynamo.NewUserStore(api.DB, api.Tables), demo.DefaultOptions()); err != nil {
+	if _, err := demo.Seed(t.Context(), api.Stores.Users, demo.DefaultOptions()); err != nil {
 		t.Fatal(err)
 	}
 	return api, p
@@ -264,6 +264,7 @@ func guessAtOnce(t *testing.T, api *servicetest.API, email string, n int) map[in
 // or a 503 to retry (a retry after a lost answer may count a guess twice).
 // The right password is then still refused, and none of it is a 500.
 func TestParallelGuessesUnderFaults(t *testing.T) {
+	dynamotest.Endpoint(t) // skip the whole test, not each case, without DynamoDB
 	for _, fault := range []ddbfault.Kind{ddbfault.Lost, ddbfault.Throttle, ddbfault.Reset, ddbfault.Internal} {
 		t.Run(string(fault), func(t *testing.T) {
 			api, p := faultless(t)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/quire"
@@ -22,7 +21,7 @@ func TestMain(m *testing.M) { servicetest.Main(m) }
 func seeded(t *testing.T) *servicetest.API {
 	t.Helper()
 	api := servicetest.New(t)
-	if _, err := demo.Seed(t.Context(), dynamo.NewUserStore(api.DB, api.Tables), demo.DefaultOptions()); err != nil {
+	if _, err := demo.Seed(t.Context(), api.Stores.Users, demo.DefaultOptions()); err != nil {
 		t.Fatal(err)
 	}
 	return api

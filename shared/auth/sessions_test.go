@@ -18,7 +18,6 @@ import (
 
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
@@ -257,12 +256,23 @@ func TestSessionRevocation(t *testing.T) {
 }
 
 // storedSession returns the stored item of the session of a refresh token
-// (its string and number attributes), or nil.
+// (its string and number attributes; on memory, its fields), or nil.
 func storedSession(t *testing.T, api *servicetest.API, refresh string) map[string]string {
 	t.Helper()
 	s, ok := auth.SessionOf(refresh, 0, time.Now())
 	if !ok {
 		t.Fatalf("%q is not a refresh token", refresh)
+	}
+	if api.DB == nil { // on memory: the session as its store reads it
+		got, _, err := api.Stores.Sessions.Resume(t.Context(), s.UserID, s.ID)
+		if quire.ErrorCode(err) == quire.ENOTFOUND {
+			return nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return map[string]string{"hash": got.TokenHash, "session_epoch": fmt.Sprint(got.Epoch),
+			"started": got.Started.String(), "idle_until": got.IdleUntil.String(), "ends": got.Ends.String()}
 	}
 	out, err := api.DB.GetItem(t.Context(), &dynamodb.GetItemInput{
 		TableName: aws.String(api.Tables.Physical(routes.TableSessions)),
@@ -297,7 +307,7 @@ func storedSession(t *testing.T, api *servicetest.API, refresh string) map[strin
 // changes another session.
 func TestHostileRefreshTokens(t *testing.T) {
 	api := seeded(t)
-	store := dynamo.NewSessionStore(api.DB, api.Tables)
+	store := api.Stores.Sessions
 	victim := start(t, api, demo.CustomerEmail, demo.CustomerPassword, 2)
 	bystander := start(t, api, "alan@quire.example", demo.CustomerPassword, 3)
 

@@ -11,8 +11,6 @@ import (
 
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/ddbfault"
-	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
@@ -37,9 +35,7 @@ type cart struct {
 func seeded(t *testing.T, opts ...servicetest.Option) (*servicetest.API, *servicetest.Client) {
 	t.Helper()
 	api := servicetest.New(t, opts...)
-	if err := demo.SeedCatalog(t.Context(), dynamo.NewCatalogStore(api.DB, api.Tables)); err != nil {
-		t.Fatal(err)
-	}
+	api.SeedCatalog(t)
 	return api, api.As(t, 2, quire.RoleCustomer)
 }
 
@@ -163,12 +159,9 @@ func TestConcurrentAdditions(t *testing.T) {
 
 func TestCartFull(t *testing.T) {
 	api, c := seeded(t)
-	store := dynamo.NewCatalogStore(api.DB, api.Tables)
 	for i := range 50 {
 		p := catalog.Product{ID: quire.ID(100 + i), Name: fmt.Sprint("Book ", i), Price: 100, Status: catalog.StatusAvailable, AuthorID: 1, AuthorName: "Mary Shelley"}
-		if err := store.PutProduct(t.Context(), p, 0); err != nil {
-			t.Fatal(err)
-		}
+		api.PutProduct(t, p, 0)
 		c.Expect(t, "POST", "/cart", fmt.Sprintf(`{"product_id":%d,"quantity":1}`, p.ID), 200)
 	}
 	c.ExpectProblem(t, "POST", "/cart", `{"product_id":1,"quantity":1}`, 409, quire.ECARTFULL)

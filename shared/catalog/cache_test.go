@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/service"
@@ -22,13 +20,11 @@ import (
 // as deployed: see shared/dynamo's tests of the staleness).
 func TestCatalogReadsAreCachedPerFunction(t *testing.T) {
 	counter := &dynamotest.Counter{}
-	api := servicetest.New(t, servicetest.Option{Config: func(c *service.Config) {
+	api := servicetest.New(t, servicetest.Option{DynamoDB: true, Config: func(c *service.Config) {
 		c.CatalogStaleness = time.Hour
 		c.DynamoDBOptions = append(c.DynamoDBOptions, counter.Option)
 	}})
-	if err := demo.SeedCatalog(t.Context(), dynamo.NewCatalogStore(api.DB, api.Tables)); err != nil {
-		t.Fatal(err)
-	}
+	api.SeedCatalog(t)
 	customer, admin := api.As(t, 2, quire.RoleCustomer), api.As(t, 1, quire.RoleAdmin)
 	twice := func(method, path, body string) (cold, warm servicetest.Response) {
 		t.Helper()

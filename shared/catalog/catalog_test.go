@@ -7,8 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
@@ -21,9 +19,7 @@ func TestLanding(t *testing.T) {
 	if r := api.Do(t, "GET", "/landing", ""); r.StatusCode != 200 || r.Body != `{"featured":[]}` {
 		t.Errorf("empty catalog: %d %s", r.StatusCode, r.Body)
 	}
-	if err := demo.SeedCatalog(t.Context(), dynamo.NewCatalogStore(api.DB, api.Tables)); err != nil {
-		t.Fatal(err)
-	}
+	api.SeedCatalog(t)
 	r := api.Do(t, "GET", "/landing", "")
 	if r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Cache-Control") != "public, max-age=60" {
 		t.Fatalf("GET /landing = %d %s %q %s", r.StatusCode, r.Header.Get("Content-Type"), r.Header.Get("Cache-Control"), r.Body)

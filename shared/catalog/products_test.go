@@ -9,8 +9,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
@@ -20,9 +18,7 @@ import (
 func seeded(t *testing.T) (api *servicetest.API, customer, admin *servicetest.Client) {
 	t.Helper()
 	api = servicetest.New(t)
-	if err := demo.SeedCatalog(t.Context(), dynamo.NewCatalogStore(api.DB, api.Tables)); err != nil {
-		t.Fatal(err)
-	}
+	api.SeedCatalog(t)
 	return api, api.As(t, 2, quire.RoleCustomer), api.As(t, 1, quire.RoleAdmin)
 }
 

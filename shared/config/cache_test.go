@@ -12,7 +12,6 @@ import (
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/cache"
 	"github.com/quireapi/quire/shared/config"
-	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/quire/quiretest"
 	"github.com/quireapi/quire/shared/rest"
@@ -32,11 +31,11 @@ func clocked(t *testing.T, clk *quiretest.Clock, opts ...servicetest.Option) []s
 	t.Helper()
 	var cfg service.Config
 	build := servicetest.Option{Functions: func(fns map[string]apigw.Handler) {
-		db, err := dynamo.NewClient(cfg.DynamoDB, cfg.DynamoDBOptions...)
+		s, err := cfg.OpenStores(routes.GroupConfig)
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := &config.Handlers{Store: &cache.Config{Store: dynamo.NewConfigStore(db, cfg.DynamoDB.Tables), Now: clk.Now}}
+		h := &config.Handlers{Store: &cache.Config{Store: s.Config, Now: clk.Now}}
 		router, err := rest.NewRouter(routes.GroupConfig, h.Routes(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -56,7 +55,7 @@ func putElsewhere(t *testing.T, api *servicetest.API, doc string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := config.Put(context.Background(), dynamo.NewConfigStore(api.DB, api.Tables), 0, d, quire.Precondition{}); err != nil {
+	if _, err := config.Put(context.Background(), api.Stores.Config, 0, d, quire.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
 	return rest.Tag(d.Hash, 1, false)
@@ -96,7 +95,8 @@ func wantDoc(t *testing.T, r servicetest.Response, doc, tag string, gz bool) {
 // nothing within config.Staleness of its last read, one GetItem after;
 // never a chunk, for any representation, and a 304 likewise.
 func TestWarmInstanceReadsTheHeadAtMost(t *testing.T) {
-	e := newEnv(t)
+	// It counts DynamoDB's requests: on DynamoDB only.
+	e := newEnv(t, servicetest.Option{DynamoDB: true})
 	doc := random(600_000) // 2 chunks
 	tag := putElsewhere(t, e.api, doc)
 	wantDoc(t, e.customer.Do(t, "GET", "/config", ""), doc, tag, false)
@@ -128,7 +128,8 @@ func TestWarmInstanceReadsTheHeadAtMost(t *testing.T) {
 // A document another instance stores is served within config.Staleness
 // of its commit, with its own ETag; until then, the one before, whole.
 func TestChangeElsewhereIsServedWithinStaleness(t *testing.T) {
-	e := newEnv(t)
+	// It counts DynamoDB's requests: on DynamoDB only.
+	e := newEnv(t, servicetest.Option{DynamoDB: true})
 	first := document(100_000, "first; ")
 	tag1 := putElsewhere(t, e.api, first)
 	wantDoc(t, e.customer.Do(t, "GET", "/config", ""), first, tag1, false)
@@ -159,7 +160,8 @@ func TestChangeElsewhereIsServedWithinStaleness(t *testing.T) {
 // The instance that stores a document serves it at once, without reading
 // it back, and its head read later finds the chunks need no read either.
 func TestPutIsServedAtOnceByItsInstance(t *testing.T) {
-	e := newEnv(t)
+	// It counts DynamoDB's requests: on DynamoDB only.
+	e := newEnv(t, servicetest.Option{DynamoDB: true})
 	first := `{"v":1}`
 	tag1 := e.put(t, first, http.StatusCreated)
 	wantDoc(t, e.customer.Do(t, "GET", "/config", ""), first, tag1, false)
@@ -183,7 +185,8 @@ func TestPutIsServedAtOnceByItsInstance(t *testing.T) {
 // has replaced since, whose chunks are gone: the GET reads the head again
 // at once and answers the new document, rather than a 503.
 func TestReplacedWhileHeldReadsTheHeadAgain(t *testing.T) {
-	e := newEnv(t)
+	// It counts DynamoDB's requests: on DynamoDB only.
+	e := newEnv(t, servicetest.Option{DynamoDB: true})
 	tag1 := putElsewhere(t, e.api, `{"v":1}`)
 	if r := e.customer.Do(t, "GET", "/config", "", "If-None-Match", tag1); r.StatusCode != http.StatusNotModified {
 		t.Fatalf("conditional GET = %d, want 304", r.StatusCode)
@@ -203,7 +206,8 @@ func TestReplacedWhileHeldReadsTheHeadAgain(t *testing.T) {
 // document changes under them, each answer one document whole, with that
 // document's ETag; once filled, the cache serves without a request.
 func TestConcurrentGetsWhileTheCacheFills(t *testing.T) {
-	e := newEnv(t)
+	// It counts DynamoDB's requests: on DynamoDB only.
+	e := newEnv(t, servicetest.Option{DynamoDB: true})
 	first, second := random(100_000), random(300_000)
 	var mu sync.Mutex
 	tags := map[string]string{first: putElsewhere(t, e.api, first)} // by body
@@ -260,7 +264,8 @@ func liveHeap() int64 {
 // after serving one 2 MiB document after another, its heap holds about
 // the compressed size of the current one more than with a small one.
 func TestInstanceHoldsOneDocument(t *testing.T) {
-	e := newEnv(t)
+	// It counts DynamoDB's requests: on DynamoDB only.
+	e := newEnv(t, servicetest.Option{DynamoDB: true})
 	putElsewhere(t, e.api, `{"small":true}`)
 	e.stored(t)
 	base := liveHeap()

@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/quireapi/quire/shared/ddbfault"
-	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -27,9 +26,7 @@ func TestMain(m *testing.M) { servicetest.Main(m) }
 func shop(t *testing.T, opts ...servicetest.Option) (*servicetest.API, *servicetest.Client) {
 	t.Helper()
 	api := servicetest.New(t, opts...)
-	if _, err := demo.Load(t.Context(), api.DB, api.Tables, demo.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	api.LoadDemo(t)
 	return api, api.As(t, 2, quire.RoleCustomer)
 }
 
@@ -202,7 +199,7 @@ func TestFailuresAreNotRecorded(t *testing.T) {
 // TestExpiredRecordsRunAgain: a record past its expiry counts as absent
 // before DynamoDB deletes it.
 func TestExpiredRecordsRunAgain(t *testing.T) {
-	api, c := shop(t)
+	api, c := shop(t, servicetest.Option{DynamoDB: true}) // ages DynamoDB's record
 	key := newKey()
 	first := c.Do(t, "POST", "/products/3/buy", `{"quantity":1}`, "Idempotency-Key", key)
 	out, err := api.DB.Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String(api.Tables.Physical(routes.TableIdempotency))})

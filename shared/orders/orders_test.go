@@ -11,8 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quireapi/quire/shared/ddbfault"
-	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
@@ -45,9 +43,7 @@ type shop struct {
 func newShop(t *testing.T, balance string, opts ...servicetest.Option) *shop {
 	t.Helper()
 	api := servicetest.New(t, opts...)
-	if err := demo.SeedCatalog(t.Context(), dynamo.NewCatalogStore(api.DB, api.Tables)); err != nil {
-		t.Fatal(err)
-	}
+	api.SeedCatalog(t)
 	r := api.Do(t, "POST", "/users", `{"email":"ada@example.com","first_name":"Ada","last_name":"Lovelace","password":"correct horse"}`)
 	if r.StatusCode != 201 {
 		t.Fatalf("sign up: %d %s", r.StatusCode, r.Body)

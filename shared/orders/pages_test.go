@@ -23,7 +23,7 @@ import (
 // remain.
 func TestOrderPagesPastOneMegabyte(t *testing.T) {
 	counter := &dynamotest.Counter{}
-	api := servicetest.New(t, servicetest.Option{Config: func(cfg *service.Config) {
+	api := servicetest.New(t, servicetest.Option{DynamoDB: true, Config: func(cfg *service.Config) {
 		cfg.DynamoDBOptions = append(cfg.DynamoDBOptions, counter.Option)
 	}})
 	const buyer = 7

@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/service"
 	"github.com/quireapi/quire/shared/service/servicetest"
@@ -19,9 +18,7 @@ import (
 func shopAt(t *testing.T, base string) *servicetest.API {
 	t.Helper()
 	api := servicetest.New(t, servicetest.Option{BasePath: base})
-	if _, err := demo.Load(t.Context(), api.DB, api.Tables, demo.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	api.LoadDemo(t)
 	return api
 }
 
@@ -38,6 +35,9 @@ func TestBasePath(t *testing.T) {
 	}
 	under := servicetest.New(t, servicetest.Option{BasePath: base, Config: func(c *service.Config) {
 		c.DynamoDB.Tables, c.SigningKeys = root.Tables, string(keys) // the same data and keys
+		if root.DB == nil {
+			c.Stores = &root.Stores // on memory, the same store
+		}
 	}})
 	type request struct {
 		id             quire.ID // the caller: 0 none, 1 the demo admin, 2 the demo customer

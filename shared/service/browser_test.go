@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -29,12 +28,10 @@ func browsable(t *testing.T) *servicetest.API {
 		}
 	}})
 	ctx := t.Context()
-	if _, err := demo.Seed(ctx, dynamo.NewUserStore(api.DB, api.Tables), demo.DefaultOptions()); err != nil {
+	if _, err := demo.Seed(ctx, api.Stores.Users, demo.DefaultOptions()); err != nil {
 		t.Fatal(err)
 	}
-	if err := demo.SeedCatalog(ctx, dynamo.NewCatalogStore(api.DB, api.Tables)); err != nil {
-		t.Fatal(err)
-	}
+	api.SeedCatalog(t)
 	return api
 }
 

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
@@ -20,9 +19,7 @@ func TestMain(m *testing.M) { servicetest.Main(m) }
 func shop(t *testing.T, opts ...servicetest.Option) (admin, grace *servicetest.Client) {
 	t.Helper()
 	api := servicetest.New(t, opts...)
-	if _, err := demo.Load(t.Context(), api.DB, api.Tables, demo.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	api.LoadDemo(t)
 	return api.As(t, 1, quire.RoleAdmin), api.As(t, 2, quire.RoleCustomer)
 }
 

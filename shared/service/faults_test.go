@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/quireapi/quire/shared/ddbfault"
-	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service/servicetest"
@@ -21,9 +21,7 @@ func faultyShop(t *testing.T) (p *ddbfault.Proxy, api *servicetest.API, admin, g
 	t.Helper()
 	p, opt := servicetest.Faults(t)
 	api = servicetest.New(t, opt)
-	if _, err := demo.Load(t.Context(), api.DB, api.Tables, demo.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	api.LoadDemo(t)
 	return p, api, api.As(t, 1, quire.RoleAdmin), api.As(t, 2, quire.RoleCustomer)
 }
 
@@ -45,6 +43,7 @@ func wantUnavailable(t *testing.T, r servicetest.Response) {
 // 503 problem with Retry-After, never a 500 or the gateway's 502, and a
 // write it fails changes nothing.
 func TestDynamoDBFailuresAre503(t *testing.T) {
+	dynamotest.Endpoint(t) // skip the whole test, not each case, without DynamoDB
 	for _, c := range []struct {
 		name     string
 		rule     ddbfault.Rule
@@ -158,6 +157,7 @@ func TestThrottlingIsLoggedOnce(t *testing.T) {
 // One failed attempt is retried by the SDK, and the request succeeds with
 // its effect once.
 func TestOneFailedAttemptIsRetried(t *testing.T) {
+	dynamotest.Endpoint(t) // skip the whole test, not each case, without DynamoDB
 	for _, fault := range []ddbfault.Kind{ddbfault.Throttle, ddbfault.Throughput, ddbfault.Internal, ddbfault.TransactionThrottle, ddbfault.Reset, ddbfault.Lost} {
 		t.Run(string(fault), func(t *testing.T) {
 			t.Parallel()

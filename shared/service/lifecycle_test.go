@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -31,9 +30,7 @@ func retire(t *testing.T, v int, r routes.Retirement) {
 // demoAPI is Quire with the demo data.
 func demoAPI(t *testing.T) *servicetest.API {
 	api := servicetest.New(t)
-	if _, err := demo.Load(t.Context(), api.DB, api.Tables, demo.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	api.LoadDemo(t)
 	return api
 }
 

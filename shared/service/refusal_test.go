@@ -9,7 +9,6 @@ import (
 	"github.com/quireapi/quire/shared/carts"
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service/servicetest"
@@ -24,13 +23,11 @@ type refusalShop struct {
 	admin, grace *servicetest.Client
 }
 
-// newRefusalShop runs Quire with the demo data.
-func newRefusalShop(t *testing.T) refusalShop {
+// newRefusalShop runs Quire with the demo data, on the store o says.
+func newRefusalShop(t *testing.T, o servicetest.Option) refusalShop {
 	t.Helper()
-	api := servicetest.New(t)
-	if _, err := demo.Load(t.Context(), api.DB, api.Tables, demo.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	api := servicetest.New(t, o)
+	api.LoadDemo(t)
 	return refusalShop{api: api, admin: api.As(t, 1, quire.RoleAdmin), grace: api.As(t, 2, quire.RoleCustomer)}
 }
 
@@ -48,8 +45,11 @@ func (s refusalShop) state(t *testing.T) string {
 
 // TestRefusalsChangeNothing: each conflict with the current state that no
 // retry fixes is a 409 with a problem type of its own, without Retry-After
-// (a client that sees none does not retry), and changes nothing stored.
-func TestRefusalsChangeNothing(t *testing.T) {
+// (a client that sees none does not retry), and changes nothing stored: on
+// memory, and on DynamoDB Local.
+func TestRefusalsChangeNothing(t *testing.T) { servicetest.On(t, testRefusals) }
+
+func testRefusals(t *testing.T, on servicetest.Option) {
 	closeGrace := func(t *testing.T, s refusalShop) { s.grace.Expect(t, "POST", "/users/2/close", "", 200) }
 	for _, tc := range []struct {
 		name               string
@@ -66,7 +66,7 @@ func TestRefusalsChangeNothing(t *testing.T) {
 		{"buy from a closed account", closeGrace, "POST", "/products/3/buy", `{"quantity":1}`, quire.EACCOUNTCLOSED},
 		{"pay from a closed account", closeGrace, "POST", "/pay", "", quire.EACCOUNTCLOSED},
 		{"deposit past the cap", func(t *testing.T, s refusalShop) {
-			store := dynamo.NewUserStore(s.api.DB, s.api.Tables)
+			store := s.api.Stores.Users
 			for balance := demo.CustomerBalance; balance+users.MaxDeposit <= users.MaxBalance; balance += users.MaxDeposit {
 				if _, err := users.Fund(t.Context(), store, 2, users.MaxDeposit); err != nil {
 					t.Fatal(err)
@@ -84,12 +84,10 @@ func TestRefusalsChangeNothing(t *testing.T) {
 		}, "POST", "/pay", "", quire.EPRODUCTUNAVAILABLE},
 		{"99 copies of a book", nil, "POST", "/cart", `{"product_id":3,"quantity":99}`, quire.ECARTFULL}, // 1 + 99 > 99
 		{"51 books", func(t *testing.T, s refusalShop) {
-			store, cs := dynamo.NewCatalogStore(s.api.DB, s.api.Tables), dynamo.NewCartStore(s.api.DB, s.api.Tables)
+			cs := s.api.Stores.Carts
 			for i := range carts.MaxItems - 2 { // the cart holds 2
 				p := catalog.Product{ID: quire.ID(100 + i), Name: fmt.Sprint("Book ", i), Price: 100, Status: catalog.StatusAvailable, AuthorID: 1, AuthorName: "Mary Shelley"}
-				if err := store.PutProduct(t.Context(), p, 0); err != nil {
-					t.Fatal(err)
-				}
+				s.api.PutProduct(t, p, 0)
 				if _, err := carts.Apply(t.Context(), cs, 2, func(c carts.Cart) (carts.Change, error) { return carts.Add(c, p.ID, 1) }, nil); err != nil {
 					t.Fatal(err)
 				}
@@ -102,7 +100,7 @@ func TestRefusalsChangeNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := newRefusalShop(t)
+			s := newRefusalShop(t, on)
 			if tc.setup != nil {
 				tc.setup(t, s)
 			}

@@ -74,6 +74,23 @@ type Config struct {
 	// none deployed.
 	DocsLogin        *swaggerui.Login
 	MetricsNamespace string
+	// Stores, when set, are the stores every group's handler uses instead
+	// of DynamoDB's: the tests run Quire on memory with them (package
+	// memstore, which no function links). DynamoDB is then not called.
+	Stores *Stores
+}
+
+// Stores are the stores of the groups' handlers.
+type Stores struct {
+	Users    users.Store
+	Accounts login.Accounts
+	Sessions login.Sessions
+	Catalog  cache.CatalogSource
+	Carts    carts.Store
+	Orders   orders.Store
+	Config   config.Store
+	Records  idempotency.Store
+	Health   health.Pinger
 }
 
 // Bounds of IDEMPOTENCY_TTL.
@@ -82,12 +99,28 @@ const (
 	MaxIdempotencyTTL = 7 * 24 * time.Hour
 )
 
-func (c Config) records(db *dynamodb.Client) *dynamo.RecordStore {
-	return dynamo.NewRecordStore(db, c.DynamoDB.Tables, c.IdempotencyTTL)
+// OpenStores returns the stores of group's handler: c.Stores when set,
+// else DynamoDB's, on one client with c's options and then opts. It
+// returns dynamo.NewClient's error, naming group.
+func (c Config) OpenStores(group string, opts ...func(*dynamodb.Options)) (*Stores, error) {
+	if c.Stores != nil {
+		return c.Stores, nil
+	}
+	db, err := dynamo.NewClient(c.DynamoDB, append(slices.Clip(c.DynamoDBOptions), opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", group, err)
+	}
+	t := c.DynamoDB.Tables
+	u := dynamo.NewUserStore(db, t)
+	return &Stores{
+		Users: u, Accounts: u, Sessions: dynamo.NewSessionStore(db, t), Catalog: dynamo.NewCatalogStore(db, t),
+		Carts: dynamo.NewCartStore(db, t), Orders: dynamo.NewOrderStore(db, t), Config: dynamo.NewConfigStore(db, t),
+		Records: dynamo.NewRecordStore(db, t, c.IdempotencyTTL), Health: dynamo.NewPinger(db, t),
+	}, nil
 }
 
-func (c Config) catalog(db *dynamodb.Client) *cache.Catalog {
-	return cache.NewCatalog(dynamo.NewCatalogStore(db, c.DynamoDB.Tables), cache.CatalogCache{Staleness: c.CatalogStaleness})
+func (c Config) catalog(s *Stores) *cache.Catalog {
+	return cache.NewCatalog(s.Catalog, cache.CatalogCache{Staleness: c.CatalogStaleness})
 }
 
 // ConfigFromEnv reads the configuration through getenv. It returns an error
@@ -128,12 +161,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // passwords with passwords.
 func Users(passwords password.Hasher) func(Config) (http.Handler, error) {
 	return func(c Config) (http.Handler, error) {
-		db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
+		s, err := c.OpenStores(routes.GroupUsers)
 		if err != nil {
-			return nil, fmt.Errorf("users: %w", err)
+			return nil, err
 		}
-		h := &users.Handlers{Store: dynamo.NewUserStore(db, c.DynamoDB.Tables), Passwords: passwords}
-		return rest.NewRouter(routes.GroupUsers, h.Routes(), c.records(db))
+		h := &users.Handlers{Store: s.Users, Passwords: passwords}
+		return rest.NewRouter(routes.GroupUsers, h.Routes(), s.Records)
 	}
 }
 
@@ -141,11 +174,11 @@ func Users(passwords password.Hasher) func(Config) (http.Handler, error) {
 // attempt per check: a health check reports the state now.
 func Health(c Config) (http.Handler, error) {
 	once := func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }
-	db, err := dynamo.NewClient(c.DynamoDB, append(slices.Clip(c.DynamoDBOptions), once)...)
+	s, err := c.OpenStores(routes.GroupHealth, once)
 	if err != nil {
-		return nil, fmt.Errorf("health: %w", err)
+		return nil, err
 	}
-	hs := (&health.Handlers{DB: dynamo.NewPinger(db, c.DynamoDB.Tables)}).Routes()
+	hs := (&health.Handlers{DB: s.Health}).Routes()
 	hs["GET /openapi.json"] = openapi.Handler
 	maps.Copy(hs, swaggerui.Routes(c.DocsLogin))
 	return rest.NewRouter(routes.GroupHealth, hs, nil)
@@ -153,44 +186,41 @@ func Health(c Config) (http.Handler, error) {
 
 // Catalog builds the handler of the catalog group.
 func Catalog(c Config) (http.Handler, error) {
-	db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
+	s, err := c.OpenStores(routes.GroupCatalog)
 	if err != nil {
-		return nil, fmt.Errorf("catalog: %w", err)
+		return nil, err
 	}
-	return rest.NewRouter(routes.GroupCatalog, (&catalog.Handlers{Store: c.catalog(db)}).Routes(), c.records(db))
+	return rest.NewRouter(routes.GroupCatalog, (&catalog.Handlers{Store: c.catalog(s)}).Routes(), s.Records)
 }
 
 // Carts builds the handler of the carts group.
 func Carts(c Config) (http.Handler, error) {
-	db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
+	s, err := c.OpenStores(routes.GroupCarts)
 	if err != nil {
-		return nil, fmt.Errorf("carts: %w", err)
+		return nil, err
 	}
-	return rest.NewRouter(routes.GroupCarts, (&carts.Handlers{
-		Store: dynamo.NewCartStore(db, c.DynamoDB.Tables), Products: c.catalog(db),
-	}).Routes(), c.records(db))
+	return rest.NewRouter(routes.GroupCarts, (&carts.Handlers{Store: s.Carts, Products: c.catalog(s)}).Routes(), s.Records)
 }
 
 // Orders builds the handler of the orders group.
 func Orders(c Config) (http.Handler, error) {
-	db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
+	s, err := c.OpenStores(routes.GroupOrders)
 	if err != nil {
-		return nil, fmt.Errorf("orders: %w", err)
+		return nil, err
 	}
-	t := c.DynamoDB.Tables
 	return rest.NewRouter(routes.GroupOrders, (&orders.Handlers{
-		Store: dynamo.NewOrderStore(db, t), Catalog: c.catalog(db), Carts: dynamo.NewCartStore(db, t),
-	}).Routes(), c.records(db))
+		Store: s.Orders, Catalog: c.catalog(s), Carts: s.Carts,
+	}).Routes(), s.Records)
 }
 
 // Configuration builds the handler of the config group: the
 // configuration document.
 func Configuration(c Config) (http.Handler, error) {
-	db, err := dynamo.NewClient(c.DynamoDB, c.DynamoDBOptions...)
+	s, err := c.OpenStores(routes.GroupConfig)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err
 	}
-	store := &cache.Config{Store: dynamo.NewConfigStore(db, c.DynamoDB.Tables)}
+	store := &cache.Config{Store: s.Config}
 	return rest.NewRouter(routes.GroupConfig, (&config.Handlers{Store: store}).Routes(), nil)
 }
 

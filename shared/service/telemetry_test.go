@@ -75,9 +75,7 @@ func TestEveryRouteLogs(t *testing.T) {
 func TestMetricsCountWhatHappened(t *testing.T) {
 	p, conflicts := servicetest.Conflicts(t)
 	api := servicetest.New(t, conflicts)
-	if _, err := demo.Load(t.Context(), api.DB, api.Tables, demo.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	api.LoadDemo(t)
 	metric := func(r servicetest.Response, name string) float64 {
 		t.Helper()
 		v, _ := servicetest.Line(t, r.Header.Get("X-Amzn-Requestid"))[name].(float64)

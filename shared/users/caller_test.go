@@ -21,7 +21,7 @@ import (
 // idempotency key, is 403 forbidden through the gateway, and leaves the
 // balance as it was and no idempotency record behind.
 func TestCustomerCannotCreateMoney(t *testing.T) {
-	api := servicetest.New(t)
+	api := servicetest.New(t, servicetest.Option{DynamoDB: true}) // scans DynamoDB's records
 	u := signUp(t, api, "ada@example.com")
 	owner := as(t, api, u)
 	own := fmt.Sprintf("/users/%d", u.ID)

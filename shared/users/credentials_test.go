@@ -97,7 +97,7 @@ func logIn(t *testing.T, api *servicetest.API, email, password string, status in
 // the old reservation, so that the user logs in with the new email and the
 // same password.
 func TestEmailChangeOfAnOlderUserItem(t *testing.T) {
-	api := servicetest.New(t)
+	api := servicetest.New(t, servicetest.Option{DynamoDB: true}) // writes an item as older releases did
 	u := signUp(t, api, "ada@example.com")
 	_, err := api.DB.UpdateItem(t.Context(), &dynamodb.UpdateItemInput{
 		TableName:        aws.String(api.Tables.Physical("users")),

@@ -129,7 +129,7 @@ func TestCreateAndGet(t *testing.T) {
 // user item (for a change of email), and no index of the users table
 // projects it.
 func TestPasswordIsStoredHashed(t *testing.T) {
-	api := servicetest.New(t)
+	api := servicetest.New(t, servicetest.Option{DynamoDB: true}) // reads DynamoDB's items
 	u := signUp(t, api, "ada@example.com")
 	table := aws.String(api.Tables.Physical("users"))
 	get := func(pk string) map[string]types.AttributeValue {

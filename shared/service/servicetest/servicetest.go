@@ -1,5 +1,6 @@
 // Package servicetest runs Quire for tests: every function and the
-// authorizer on fresh tables in DynamoDB Local, behind the local gateway on a
+// authorizer on fresh tables in DynamoDB Local, or, without one, on a fresh
+// in-memory store (package memstore), behind the local gateway on a
 // loopback port, with clients that carry tokens.
 package servicetest
 
@@ -18,10 +19,13 @@ import (
 	"github.com/quireapi/quire/shared/api"
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/ddbfault"
+	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/login"
+	"github.com/quireapi/quire/shared/memstore"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service"
@@ -32,12 +36,24 @@ import (
 type API struct {
 	// URL is where the API is served: its base path (Option.BasePath)
 	// included.
-	URL    string
+	URL string
+	// DB and Tables are the API's DynamoDB and tables; nil and empty when
+	// it runs on memory (see Option.DynamoDB).
 	DB     *dynamodb.Client
 	Tables dynamo.TableNames
+	// Stores are the API's stores, DynamoDB's or memory's, for tests that
+	// read or write around the functions (around a fault proxy too).
+	Stores service.Stores
 	Keys   auth.KeySet
 	issuer *auth.Issuer
 	base   string
+	demo   demoStores
+}
+
+// demoStores are where demo data is written.
+type demoStores struct {
+	catalog demo.Catalog
+	orders  demo.Orders
 }
 
 // Config returns the configuration of functions on fresh tables in DynamoDB
@@ -46,6 +62,18 @@ func Config(tb testing.TB) (service.Config, *dynamodb.Client, dynamo.TableNames)
 	tb.Helper()
 	captureLogs()
 	db, tables := dynamotest.New(tb)
+	return service.Config{
+		DynamoDB:         dynamo.Config{Endpoint: dynamotest.Endpoint(tb), Tables: tables},
+		Tokens:           tokens(tb),
+		SigningKeys:      signingKeys(tb),
+		LogJSON:          true,
+		MetricsNamespace: namespace,
+	}, db, tables
+}
+
+// signingKeys returns a private JWK Set of a new signing key.
+func signingKeys(tb testing.TB) string {
+	tb.Helper()
 	key, err := auth.GenerateKey(time.Now())
 	if err != nil {
 		tb.Fatal(err)
@@ -54,17 +82,34 @@ func Config(tb testing.TB) (service.Config, *dynamodb.Client, dynamo.TableNames)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return string(keys)
+}
+
+// tokens returns the default token settings.
+func tokens(tb testing.TB) login.TokenConfig {
+	tb.Helper()
 	tokens, err := login.TokenConfigFromEnv(func(string) string { return "" })
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return service.Config{
-		DynamoDB:         dynamo.Config{Endpoint: dynamotest.Endpoint(tb), Tables: tables},
-		Tokens:           tokens,
-		SigningKeys:      string(keys),
-		LogJSON:          true,
-		MetricsNamespace: namespace,
-	}, db, tables
+	return tokens
+}
+
+// MemoryConfig returns the configuration of functions on a fresh in-memory
+// store with a new signing key, and the store.
+func MemoryConfig(tb testing.TB) (service.Config, *memstore.DB) {
+	tb.Helper()
+	captureLogs()
+	mem := memstore.New(0)
+	u := mem.Users()
+	cfg := service.Config{
+		Tokens: tokens(tb), SigningKeys: signingKeys(tb), LogJSON: true, MetricsNamespace: namespace,
+		Stores: &service.Stores{
+			Users: u, Accounts: u, Sessions: mem.Sessions(), Catalog: mem.Catalog(), Carts: mem.Carts(),
+			Orders: mem.Orders(), Config: mem.Config(), Records: mem.Records(), Health: mem.Pinger(),
+		},
+	}
+	return cfg, mem
 }
 
 // Option changes how New runs Quire: its configuration, before the
@@ -75,18 +120,58 @@ type Option struct {
 	// BasePath serves the API under a base path, as a custom domain's
 	// mapping does (see apigw.Gateway.BasePath).
 	BasePath string
+	// DynamoDB runs the API on DynamoDB Local even when a test could run
+	// on memory, and skips the test when there is none: for a test of
+	// what DynamoDB itself does (its requests, their capacity, its items,
+	// faults between it and the functions).
+	DynamoDB bool
+	// Memory runs the API on memory even when the test binary has a
+	// DynamoDB, unless an option sets DynamoDB.
+	Memory bool
 }
 
-// New starts every function and the authorizer on fresh tables behind the
-// local gateway, which caches authorizer decisions as the stack does. The
-// server stops when the test ends.
+// On runs test on each store, as subtests named after them: on memory,
+// then on DynamoDB Local as a whole, skipped when there is none.
+func On(t *testing.T, test func(t *testing.T, o Option)) {
+	t.Run("memory", func(t *testing.T) { test(t, Option{Memory: true}) })
+	t.Run("DynamoDB", func(t *testing.T) {
+		dynamotest.Endpoint(t) // skip every case at once without DynamoDB
+		test(t, Option{DynamoDB: true})
+	})
+}
+
+// New starts every function and the authorizer behind the local gateway,
+// which caches authorizer decisions as the stack does: on fresh tables in
+// the test binary's DynamoDB when it has one (or an option asks for it),
+// else on a fresh in-memory store. The server stops when the test ends.
 func New(tb testing.TB, opts ...Option) *API {
 	tb.Helper()
-	cfg, db, tables := Config(tb)
+	needs, memory := false, false
+	for _, o := range opts {
+		needs, memory = needs || o.DynamoDB, memory || o.Memory
+	}
+	onDynamoDB := needs || dynamotest.Available() && !memory
+	var a API
+	var cfg service.Config
+	if onDynamoDB {
+		cfg, a.DB, a.Tables = Config(tb)
+		s, err := cfg.OpenStores("tests")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		a.Stores, a.demo = *s, demoStores{dynamo.NewCatalogStore(a.DB, a.Tables), dynamo.NewOrderStore(a.DB, a.Tables)}
+	} else {
+		var mem *memstore.DB
+		cfg, mem = MemoryConfig(tb)
+		a.Stores, a.demo = *cfg.Stores, demoStores{mem.Catalog(), mem.Orders()}
+	}
 	for _, o := range opts {
 		if o.Config != nil {
 			o.Config(&cfg)
 		}
+	}
+	if !onDynamoDB {
+		a.Stores = *cfg.Stores // an option's, when one sets them
 	}
 	gw, err := api.Gateway(cfg)
 	if err != nil {
@@ -110,7 +195,72 @@ func New(tb testing.TB, opts ...Option) *API {
 	}
 	srv := httptest.NewServer(gw)
 	tb.Cleanup(srv.Close)
-	return &API{URL: srv.URL + gw.BasePath, DB: db, Tables: tables, Keys: keys, issuer: issuer, base: gw.BasePath}
+	a.URL, a.Keys, a.issuer, a.base = srv.URL+gw.BasePath, keys, issuer, gw.BasePath
+	return &a
+}
+
+// SeedCatalog stores the demo catalog (demo.SeedCatalog) around the
+// functions.
+func (a *API) SeedCatalog(tb testing.TB) {
+	tb.Helper()
+	if err := demo.SeedCatalog(tb.Context(), a.demo.catalog); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// PutProduct stores p around the functions, featured at rank when it is
+// above 0.
+func (a *API) PutProduct(tb testing.TB, p catalog.Product, rank int) {
+	tb.Helper()
+	if err := a.demo.catalog.PutProduct(tb.Context(), p, rank); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// LoadDemo stores all the demo data around the functions, as demo.Load
+// does in DynamoDB.
+func (a *API) LoadDemo(tb testing.TB) {
+	tb.Helper()
+	loadDemo(tb, a.Stores, a.demo)
+}
+
+// loadDemo stores all the demo data in s and d, as demo.Load does in
+// DynamoDB.
+func loadDemo(tb testing.TB, s service.Stores, d demoStores) {
+	tb.Helper()
+	ctx := tb.Context()
+	_, err := demo.Seed(ctx, s.Users, demo.DefaultOptions())
+	for _, seed := range []func() error{
+		func() error { return demo.SeedCatalog(ctx, d.catalog) },
+		func() error { return demo.SeedShop(ctx, s.Carts, d.orders) },
+		func() error { return demo.SeedSession(ctx, s.Sessions, time.Now()) },
+		func() error { return demo.SeedConfig(ctx, s.Config) },
+	} {
+		if err != nil {
+			break
+		}
+		err = seed()
+	}
+	if err != nil {
+		tb.Fatalf("load the demo data: %v", err)
+	}
+}
+
+// DemoConfig returns the configuration of functions on a fresh store
+// holding the demo data: tables in DynamoDB Local when o.DynamoDB is set
+// (skipping the test when there is none), else memory.
+func DemoConfig(tb testing.TB, o Option) service.Config {
+	tb.Helper()
+	if o.DynamoDB {
+		cfg, db, tables := Config(tb)
+		if _, err := demo.Load(tb.Context(), db, tables, demo.DefaultOptions()); err != nil {
+			tb.Fatal(err)
+		}
+		return cfg
+	}
+	cfg, mem := MemoryConfig(tb)
+	loadDemo(tb, *cfg.Stores, demoStores{mem.Catalog(), mem.Orders()})
+	return cfg
 }
 
 // Client sends requests with a bearer token, or with none.
@@ -125,7 +275,7 @@ type Client struct {
 // and no password.
 func (a *API) As(tb testing.TB, id quire.ID, role quire.Role) *Client {
 	tb.Helper()
-	s := dynamo.NewUserStore(a.DB, a.Tables)
+	s := a.Stores.Users
 	switch _, err := s.Get(tb.Context(), id); quire.ErrorCode(err) {
 	case "":
 	case quire.ENOTFOUND:
@@ -260,9 +410,9 @@ func (a *API) Do(tb testing.TB, method, path, body string, header ...string) Res
 }
 
 // Faults returns a fault proxy in front of the test's DynamoDB, with no
-// rules yet, and the Option that has the functions call DynamoDB through
-// it. Tests seed data through API.DB, which goes around it. The proxy
-// stops when the test ends.
+// rules yet, and the Option that runs the API on DynamoDB with its
+// functions calling DynamoDB through it. Tests seed data through API.DB and
+// API.Stores, which go around it. The proxy stops when the test ends.
 func Faults(tb testing.TB) (*ddbfault.Proxy, Option) {
 	tb.Helper()
 	p, err := ddbfault.Start(dynamotest.Endpoint(tb), 1)
@@ -270,7 +420,7 @@ func Faults(tb testing.TB) (*ddbfault.Proxy, Option) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { p.Close() })
-	return p, Option{Config: func(c *service.Config) { c.DynamoDB.Endpoint = p.URL() }}
+	return p, Option{DynamoDB: true, Config: func(c *service.Config) { c.DynamoDB.Endpoint = p.URL() }}
 }
 
 // ConflictHold is how long Conflicts holds each transaction, its items in

@@ -1,0 +1,27 @@
+package dynamo_test
+
+import (
+	"testing"
+
+	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/dynamo/dynamotest"
+	"github.com/quireapi/quire/shared/storetest"
+)
+
+func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+// TestStores holds the DynamoDB stores, on DynamoDB Local, to the
+// behaviour the domain packages rely on (see package storetest), which the
+// in-memory stores show too.
+func TestStores(t *testing.T) {
+	dynamotest.Endpoint(t) // skip the whole suite, not each case, without DynamoDB
+	storetest.Run(t, func(tb testing.TB) storetest.Stores {
+		db, names := dynamotest.New(tb)
+		u := dynamo.NewUserStore(db, names)
+		return storetest.Stores{
+			Users: u, Sessions: dynamo.NewSessionStore(db, names), Catalog: dynamo.NewCatalogStore(db, names),
+			Carts: dynamo.NewCartStore(db, names), Orders: dynamo.NewOrderStore(db, names),
+			Config: dynamo.NewConfigStore(db, names), Records: dynamo.NewRecordStore(db, names, 0),
+		}
+	})
+}

@@ -1,0 +1,63 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/quireapi/quire/shared/carts"
+	"github.com/quireapi/quire/shared/idempotency"
+	"github.com/quireapi/quire/shared/quire"
+)
+
+// CartStore keeps each user's cart whole. It implements carts.Store as
+// dynamo.CartStore does.
+type CartStore struct{ db *DB }
+
+// Carts returns the database's carts.
+func (db *DB) Carts() *CartStore { return &CartStore{db} }
+
+// Get returns the user's cart, empty when they have none. It returns no
+// error.
+func (s *CartStore) Get(_ context.Context, user quire.ID) (*carts.Cart, error) {
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
+	c, ok := s.db.carts[user]
+	if !ok {
+		empty := &carts.Cart{UserID: user, Items: map[quire.ID]int{}}
+		empty.Hash = quire.ContentHash(empty)
+		return empty, nil
+	}
+	out := *c
+	out.Items = maps.Clone(c.Items)
+	return &out, nil
+}
+
+// Commit writes the cart ch decided, whole, with rec, on the condition that
+// the cart is as read (its revision, or no cart yet) and that its user
+// exists: a *quire.Stale naming carts.StaleCart, idempotency.ErrRaced,
+// login.AccountGone.
+func (s *CartStore) Commit(_ context.Context, ch carts.Change, rec *idempotency.Record) error {
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
+	user := ch.Cart.UserID
+	t := tx{by: user}
+	t.add(carts.StaleCart, func() bool {
+		c, ok := s.db.carts[user]
+		if ch.ReadRevision > 0 {
+			return ok && c.Revision == ch.ReadRevision
+		}
+		return !ok
+	}, func() {
+		c := ch.Cart
+		c.Items = maps.Clone(c.Items)
+		if c.Items == nil {
+			c.Items = map[quire.ID]int{}
+		}
+		s.db.carts[user] = &c
+	})
+	if err := s.db.commit(&t, rec); err != nil {
+		return fmt.Errorf("change cart of user %d: %w", user, err)
+	}
+	return nil
+}

@@ -1,0 +1,315 @@
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/quireapi/quire/shared/idempotency"
+	"github.com/quireapi/quire/shared/login"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/users"
+)
+
+// UserStore keeps users, their emails' reservations and failed logins. It
+// implements users.Store and login.Accounts as dynamo.UserStore does.
+type UserStore struct{ db *DB }
+
+// Users returns the database's users.
+func (db *DB) Users() *UserStore { return &UserStore{db} }
+
+// CommitCreate stores u with passwordHash and reserves its email, with rec:
+// a *quire.Stale naming users.StaleEmail when the email is taken (before
+// users.StaleUser, for a taken id), idempotency.ErrRaced when rec's key has
+// a record.
+func (s *UserStore) CommitCreate(_ context.Context, u users.User, passwordHash string, rec *idempotency.Record) error {
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
+	u.Hash = quire.ContentHash(&u)
+	u.CreatedAt, u.UpdatedAt = stored(u.CreatedAt), stored(u.UpdatedAt)
+	key := users.EmailKey(u.Email)
+	var t tx
+	t.add(users.StaleEmail, func() bool { return s.db.emails[key] == nil }, func() {
+		s.db.emails[key] = &reservation{id: u.ID, role: u.Role, password: passwordHash}
+	})
+	t.add(users.StaleUser, func() bool { return s.db.users[u.ID] == nil }, func() {
+		s.db.users[u.ID] = &user{User: u, password: passwordHash}
+	})
+	if err := s.db.commit(&t, rec); err != nil {
+		return fmt.Errorf("create user %d: %w", u.ID, err)
+	}
+	return nil
+}
+
+// Get returns the user id, or ENOTFOUND.
+func (s *UserStore) Get(_ context.Context, id quire.ID) (*users.User, error) {
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
+	u, ok := s.db.users[id]
+	if !ok {
+		return nil, quire.NotFound("user " + id.String())
+	}
+	v := u.User
+	return &v, nil
+}
+
+// List returns a page of users in id order: active ones, all with
+// q.AnyStatus, or active ones of q.Role.
+func (s *UserStore) List(_ context.Context, q users.ListQuery) ([]users.User, quire.ID, error) {
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
+	var all []users.User
+	for _, u := range s.db.users {
+		active := u.Status == users.StatusActive
+		switch {
+		case q.Role != "" && (!active || u.Role != q.Role):
+		case q.Role == "" && !q.AnyStatus && !active:
+		default:
+			all = append(all, u.User)
+		}
+	}
+	slices.SortFunc(all, func(a, b users.User) int { return cmp.Compare(a.ID, b.ID) })
+	us, next := page(all, func(u users.User) quire.ID { return u.ID }, q.After, q.Limit)
+	if len(us) == 0 {
+		return nil, next, nil
+	}
+	return us, next, nil
+}
+
+// Stored reads the user id with its password hash and session epoch:
+// ENOTFOUND when there is none.
+func (s *UserStore) Stored(_ context.Context, id quire.ID) (users.Stored, error) {
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
+	u, ok := s.db.users[id]
+	if !ok {
+		return users.Stored{}, quire.NotFound("user " + id.String())
+	}
+	return users.Stored{User: u.User, PasswordHash: u.password, Epoch: u.epoch}, nil
+}
+
+// CommitRevision writes rev over the user as read, as dynamo.UserStore
+// does: a *quire.Stale naming users.StaleUser, users.StaleReservation or
+// users.StaleEmail, login.AccountGone when rev.By's account is gone.
+func (s *UserStore) CommitRevision(_ context.Context, rev users.Revision) error {
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
+	u := rev.User
+	single := !rev.MovesEmail() && !rev.EndSessions && rev.By == u.ID
+	if single && s.applied(u) {
+		return nil
+	}
+	var t tx
+	t.add(users.StaleUser, s.asRead(u.ID, rev.ReadHash), func() {
+		it := s.db.users[u.ID]
+		it.Email, it.FirstName, it.LastName = u.Email, u.FirstName, u.LastName
+		it.Role, it.Status, it.UpdatedAt, it.Hash = u.Role, u.Status, stored(u.UpdatedAt), u.Hash
+		if rev.Password != "" {
+			it.password = rev.Password
+		}
+		if rev.EndSessions {
+			it.epoch++
+		}
+	})
+	old, email := users.EmailKey(rev.OldEmail), users.EmailKey(u.Email)
+	if !rev.MovesEmail() {
+		t.add(users.StaleReservation, func() bool { return s.db.emails[old] != nil }, s.credentials(old, u.Role, rev.Password))
+	} else {
+		t.add(users.StaleEmail, func() bool { return s.db.emails[email] == nil }, func() {
+			s.db.emails[email] = &reservation{id: u.ID, role: u.Role, password: rev.Carried.PasswordHash, epoch: rev.Carried.Epoch}
+		})
+		t.add("old email", nil, func() { delete(s.db.emails, old) })
+	}
+	if rev.Proved {
+		t.add(login.StaleAttempts, nil, func() { delete(s.db.logins, old) })
+	}
+	if !single {
+		t.by = by(rev.By, u.ID)
+	}
+	if err := s.db.commit(&t, nil); err != nil {
+		return fmt.Errorf("replace user %d: %w", u.ID, err)
+	}
+	return nil
+}
+
+// by is the caller whose account a change of the user id by by checks:
+// none for the user's own change, conditioned on the user as read.
+func by(by, id quire.ID) quire.ID {
+	if by == id {
+		return 0
+	}
+	return by
+}
+
+// asRead is the condition that the user id is stored with the content hash
+// read.
+func (s *UserStore) asRead(id quire.ID, read string) func() bool {
+	return func() bool { u := s.db.users[id]; return u != nil && u.Hash == read }
+}
+
+// applied reports whether the user's item holds u already: a single-item
+// write that finds it so succeeds, as a retry of a landed write does on
+// DynamoDB.
+func (s *UserStore) applied(u users.User) bool {
+	it := s.db.users[u.ID]
+	return it != nil && it.Hash == u.Hash
+}
+
+// credentials is the change of the reservation of the email key that a
+// write ending the user's sessions makes: its role, its password hash when
+// passwordHash is set, one more session epoch.
+func (s *UserStore) credentials(key string, role quire.Role, passwordHash string) func() {
+	return func() {
+		r := s.db.emails[key]
+		r.role = role
+		if passwordHash != "" {
+			r.password = passwordHash
+		}
+		r.epoch++
+	}
+}
+
+// CommitProfile writes the profile ch changes over the user as read: a
+// *quire.Stale naming users.StaleUser when it is not. It keeps no record.
+func (s *UserStore) CommitProfile(_ context.Context, ch users.Change, _ *idempotency.Record) error {
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
+	u := ch.User
+	if s.applied(u) {
+		return nil
+	}
+	var t tx
+	t.add(users.StaleUser, s.asRead(u.ID, ch.ReadHash), func() {
+		it := s.db.users[u.ID]
+		it.Profile, it.UpdatedAt, it.Hash = u.Profile, stored(u.UpdatedAt), u.Hash
+	})
+	if err := s.db.commit(&t, nil); err != nil {
+		return fmt.Errorf("update user %d: %w", u.ID, err)
+	}
+	return nil
+}
+
+// CommitDeposit writes the deposit ch with rec over the user as read: a
+// *quire.Stale naming users.StaleUser, idempotency.ErrRaced,
+// login.AccountGone.
+func (s *UserStore) CommitDeposit(_ context.Context, ch users.Change, rec *idempotency.Record) error {
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
+	u := ch.User
+	t := tx{by: by(ch.By, u.ID)}
+	t.add(users.StaleUser, s.asRead(u.ID, ch.ReadHash), func() {
+		it := s.db.users[u.ID]
+		it.Balance, it.UpdatedAt, it.Hash = u.Balance, stored(u.UpdatedAt), u.Hash
+	})
+	if err := s.db.commit(&t, rec); err != nil {
+		return fmt.Errorf("deposit into user %d: %w", u.ID, err)
+	}
+	return nil
+}
+
+// CommitClose writes the closing ch with rec as CommitDeposit does, and
+// moves the session epoch of the user and of its email's reservation on: a
+// *quire.Stale naming users.StaleReservation when that is gone.
+func (s *UserStore) CommitClose(_ context.Context, ch users.Change, rec *idempotency.Record) error {
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
+	u := ch.User
+	key := users.EmailKey(u.Email)
+	t := tx{by: by(ch.By, u.ID)}
+	t.add(users.StaleUser, s.asRead(u.ID, ch.ReadHash), func() {
+		it := s.db.users[u.ID]
+		it.Status, it.UpdatedAt, it.Hash = u.Status, stored(u.UpdatedAt), u.Hash
+		it.epoch++
+	})
+	t.add(users.StaleReservation, func() bool { return s.db.emails[key] != nil }, s.credentials(key, u.Role, ""))
+	if err := s.db.commit(&t, rec); err != nil {
+		return fmt.Errorf("close user %d: %w", u.ID, err)
+	}
+	return nil
+}
+
+// maxSessionDeletes is how many sessions a deletion ends in its
+// transaction, as in package dynamo.
+const maxSessionDeletes = 90
+
+// Sessions lists the ids of the user's sessions in id order, up to
+// maxSessionDeletes, and whether there may be more: as a DynamoDB Query
+// with a limit, true when the limit is reached.
+func (s *UserStore) Sessions(_ context.Context, id quire.ID) ([]string, bool, error) {
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
+	ids := slices.Sorted(maps.Keys(s.db.sessions[id]))
+	if len(ids) >= maxSessionDeletes {
+		return ids[:maxSessionDeletes], true, nil
+	}
+	return ids, false, nil
+}
+
+// CommitDelete removes d's user, over the user as read, with its email's
+// reservation and failed logins, its cart and d's sessions, and then, when
+// d says there are more, its other sessions: a *quire.Stale naming
+// users.StaleUser, login.AccountGone.
+func (s *UserStore) CommitDelete(_ context.Context, d users.Deletion) error {
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
+	id, key := d.User.ID, users.EmailKey(d.User.Email)
+	t := tx{by: by(d.By, id)}
+	t.add(users.StaleUser, s.asRead(id, d.User.Hash), func() { delete(s.db.users, id) })
+	t.add("reservation", nil, func() { delete(s.db.emails, key) })
+	t.add("failed logins", nil, func() { delete(s.db.logins, key) })
+	t.add("cart", nil, func() { delete(s.db.carts, id) })
+	for _, sid := range d.Sessions {
+		t.add("session", nil, func() { delete(s.db.sessions[id], sid) })
+	}
+	if err := s.db.commit(&t, nil); err != nil {
+		return fmt.Errorf("delete user %d: %w", id, err)
+	}
+	if d.More {
+		delete(s.db.sessions, id)
+	}
+	return nil
+}
+
+// Account returns the account of email, as its reservation carries it:
+// ENOTFOUND when no user has the email.
+func (s *UserStore) Account(_ context.Context, email string) (login.Account, error) {
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
+	r, ok := s.db.emails[users.EmailKey(email)]
+	if !ok {
+		return login.Account{}, quire.NotFound("an email's account")
+	}
+	return login.Account{ID: r.id, Role: r.role, PasswordHash: r.password, Epoch: r.epoch}, nil
+}
+
+// Reserve counts a guess of email as g says, in whole seconds as DynamoDB
+// keeps the window: a new window when g.Restart and the stored one has
+// ended (or there is none), else one more guess in a live window below
+// g.Limit (or a new window when there is none). With nothing counted, it
+// returns the count as stored and a *quire.Stale naming login.StaleAttempts.
+func (s *UserStore) Reserve(_ context.Context, email string, g login.Guess) (login.Attempts, error) {
+	s.db.mu.Lock()
+	defer s.db.mu.Unlock()
+	key := users.EmailKey(email)
+	now, until := g.Now.Unix(), g.Until.Unix()
+	c, ok := s.db.logins[key]
+	switch {
+	case g.Restart && (!ok || c.expires <= now):
+		c = &guesses{failures: 1, expires: until}
+	case !g.Restart && !ok:
+		c = &guesses{failures: 1, expires: until}
+	case !g.Restart && c.expires > now && c.failures < g.Limit:
+		c = &guesses{failures: c.failures + 1, expires: c.expires}
+	default:
+		return c.attempts(), &quire.Stale{What: login.StaleAttempts}
+	}
+	s.db.logins[key] = c
+	return c.attempts(), nil
+}
+
+func (c *guesses) attempts() login.Attempts {
+	return login.Attempts{Failures: c.failures, Until: time.Unix(c.expires, 0)}
+}
