@@ -186,8 +186,9 @@ func (s *UserStore) Stored(ctx context.Context, id quire.ID) (users.Stored, erro
 // CommitRevision writes rev over the user as read. A revision of one's own
 // account that changes only the user item (no new password, role or
 // status, the same email) is one UpdateItem; any other is one transaction
-// of named items: the user; its email's reservation, updated in place, or
-// put under the new email (no user has it) and deleted under the old one;
+// of named items: the user; its email's reservation, updated in place when
+// the revision ends the user's sessions, or put under the new email (no
+// user has it) and deleted under the old one;
 // for a proved revision, the deletion of the guesses counted against the
 // old email; and the check that the account of rev.By exists.
 func (s *UserStore) CommitRevision(ctx context.Context, rev users.Revision) error {
@@ -236,9 +237,10 @@ func (s *UserStore) CommitRevision(ctx context.Context, rev users.Revision) erro
 	}
 	var t tx
 	t.add(users.StaleUser, types.TransactWriteItem{Update: update})
-	if !rev.MovesEmail() {
+	switch {
+	case !rev.MovesEmail() && rev.EndSessions: // the reservation's credentials move with the user's
 		t.add(users.StaleReservation, types.TransactWriteItem{Update: s.credentials(rev.OldEmail, u.Role, rev.Password)})
-	} else {
+	case rev.MovesEmail():
 		reservation := emailKey(u.Email)
 		reservation["user_id"], reservation["role"] = num(int64(u.ID)), str(string(u.Role))
 		reservation[attrEpoch] = num(rev.Carried.Epoch)
@@ -347,8 +349,8 @@ func (s *UserStore) CommitDeposit(ctx context.Context, ch users.Change, rec *ide
 
 // CommitClose writes the closing ch with rec in one transaction, over the
 // user as read: the user leaves the indexes of active users and of roles,
-// its epoch moves on, which ends its sessions, and its email's reservation
-// keeps no credentials, which ends its logins.
+// and its epoch moves on, on the user and on its email's reservation, which
+// ends its sessions (the account may still log in, to read its history).
 func (s *UserStore) CommitClose(ctx context.Context, ch users.Change, rec *idempotency.Record) error {
 	u := ch.User
 	var t tx

@@ -115,9 +115,10 @@ func (s *UserStore) CommitRevision(_ context.Context, rev users.Revision) error 
 		}
 	})
 	old, email := users.EmailKey(rev.OldEmail), users.EmailKey(u.Email)
-	if !rev.MovesEmail() {
+	switch {
+	case !rev.MovesEmail() && rev.EndSessions:
 		t.add(users.StaleReservation, func() bool { return s.db.emails[old] != nil }, s.credentials(old, u.Role, rev.Password))
-	} else {
+	case rev.MovesEmail():
 		t.add(users.StaleEmail, func() bool { return s.db.emails[email] == nil }, func() {
 			s.db.emails[email] = &reservation{id: u.ID, role: u.Role, password: rev.Carried.PasswordHash, epoch: rev.Carried.Epoch}
 		})

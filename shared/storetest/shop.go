@@ -157,7 +157,7 @@ func testCatalog(t *testing.T, s Stores) {
 		t.Fatal(err)
 	}
 	same(t, "product and author", []any{*read, *author}, []any{p, a})
-	revised, err := catalog.Revise(read, author, catalog.Product{ID: p.ID, Name: "Frankenstein", Price: 9_99, Status: catalog.StatusAvailable, AuthorID: a.ID}, false, quire.Precondition{})
+	revised, err := catalog.Revise(read, author, catalog.Product{ID: p.ID, Name: "Frankenstein", Price: 9_99, Status: catalog.StatusAvailable, AuthorID: a.ID}, 2, quire.Precondition{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,6 +449,56 @@ func testRevision(t *testing.T, s Stores) {
 	same(t, "credentials after a change of email and password",
 		[]any{acct.PasswordHash, acct.Epoch, after.PasswordHash, after.Epoch, after.User.Email},
 		[]any{"new-hash", rev.Carried.Epoch, "new-hash", rev.Carried.Epoch, "new@quire.example"})
+}
+
+// testEpochs: the session epoch login reads (the email's reservation) and
+// the one a refresh reads (the user item) stay one, whatever a revision
+// changes and whoever makes it: a rename, by the user or an admin, moves
+// neither; a new password, role or status moves both.
+func testEpochs(t *testing.T, s Stores) {
+	u := user(t, s, 2, quire.RoleCustomer)
+	user(t, s, 1, quire.RoleAdmin)
+	for _, tc := range []struct {
+		name     string
+		by       quire.ID
+		change   func(*users.User)
+		password string
+		moves    bool
+	}{
+		{name: "a rename by the user", by: 2, change: func(u *users.User) { u.FirstName = "Augusta" }},
+		{name: "a rename by an admin", by: 1, change: func(u *users.User) { u.LastName = "King" }},
+		{name: "a new password", by: 2, password: "new-hash", moves: true},
+		{name: "a new role by an admin", by: 1, change: func(u *users.User) { u.Role = quire.RoleAdmin }, moves: true},
+	} {
+		read, err := s.Users.Stored(t.Context(), u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed := read.User
+		if tc.change != nil {
+			tc.change(&changed)
+		}
+		rev := users.Revise(read, changed, tc.password, false, now())
+		rev.By = tc.by
+		if err := s.Users.CommitRevision(t.Context(), rev); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		acct, err := s.Users.Account(t.Context(), u.Email)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := s.Users.Stored(t.Context(), u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := read.Epoch
+		if tc.moves {
+			want++
+		}
+		if acct.Epoch != want || after.Epoch != want {
+			t.Errorf("%s: login reads epoch %d, a refresh %d; want both %d", tc.name, acct.Epoch, after.Epoch, want)
+		}
+	}
 }
 
 func testDeletion(t *testing.T, s Stores) {

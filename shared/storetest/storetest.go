@@ -70,6 +70,7 @@ func Run(t *testing.T, open func(testing.TB) Stores) {
 		{"Guesses", testGuesses},
 		{"Sessions", testSessions},
 		{"Revision", testRevision},
+		{"Epochs", testEpochs},
 		{"Deletion", testDeletion},
 	} {
 		t.Run(c.name, func(t *testing.T) {
