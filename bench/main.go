@@ -148,7 +148,11 @@ func run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		defer srv.Stop()
+		defer func() {
+			if err := srv.Stop(); err != nil {
+				fmt.Fprintln(os.Stderr, "bench: DynamoDB Local did not stop cleanly:", err)
+			}
+		}()
 		cfg.DynamoDB.Endpoint = srv.Endpoint()
 	}
 	if err := seed(ctx, cfg.DynamoDB); err != nil {

@@ -74,7 +74,7 @@ func measure(ctx context.Context, binary string, env []string, event []byte, che
 		return coldStart{}, err
 	}
 	srv := &http.Server{Handler: api}
-	go srv.Serve(ln)
+	go func() { _ = srv.Serve(ln) }() // ErrServerClosed once Close stops it
 	defer srv.Close()
 
 	cmd := exec.CommandContext(ctx, binary)
@@ -84,7 +84,7 @@ func measure(ctx context.Context, binary string, env []string, event []byte, che
 	if err := cmd.Start(); err != nil {
 		return coldStart{}, err
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }() // the function measured, killed: its exit says nothing
 
 	timeout := time.After(30 * time.Second)
 	// next waits for the function to ask for an event.

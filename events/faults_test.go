@@ -94,7 +94,9 @@ func TestFunctionsUnderFaults(t *testing.T) {
 				}
 				h := http.Header(resp.MultiValueHeaders)
 				var prob rest.Problem
-				json.Unmarshal([]byte(resp.Body), &prob)
+				if err := json.Unmarshal([]byte(resp.Body), &prob); err != nil {
+					t.Fatal(err)
+				}
 				if resp.StatusCode != http.StatusServiceUnavailable || h.Get("Retry-After") == "" ||
 					h.Get("Content-Type") != rest.ProblemMediaType || prob.Type != rest.ProblemType(quire.EUNAVAILABLE) {
 					t.Errorf("%d, Retry-After %q, Content-Type %q: %s; want a 503 problem with Retry-After",

@@ -293,6 +293,8 @@ func problemType(body []byte) string {
 	var p struct {
 		Type string `json:"type"`
 	}
-	json.Unmarshal(body, &p)
+	if err := json.Unmarshal(body, &p); err != nil {
+		return ""
+	}
 	return p.Type
 }

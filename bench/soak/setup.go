@@ -68,7 +68,11 @@ func start(ctx context.Context, o options) (_ *env, err error) {
 		if err != nil {
 			return nil, err
 		}
-		e.stops = append(e.stops, func() { srv.Stop() })
+		e.stops = append(e.stops, func() {
+			if err := srv.Stop(); err != nil {
+				fmt.Fprintln(os.Stderr, "soak: DynamoDB Local did not stop cleanly:", err)
+			}
+		})
 		endpoint = srv.Endpoint()
 	}
 	e.tables = dynamo.PrefixedTableNames(fmt.Sprintf("soak-%d-", time.Now().UnixNano()))

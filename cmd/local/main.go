@@ -98,7 +98,11 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("start DynamoDB Local: %w", err)
 		}
-		defer srv.Stop()
+		defer func() {
+			if err := srv.Stop(); err != nil {
+				slog.Warn("DynamoDB Local did not stop cleanly", "err", err)
+			}
+		}()
 		cfg.DynamoDB.Endpoint = srv.Endpoint()
 		slog.Info("DynamoDB Local answers this machine alone, and no browser", "endpoint", srv.Endpoint())
 	} else {

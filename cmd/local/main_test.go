@@ -294,7 +294,9 @@ func TestDemoData(t *testing.T) {
 			var login struct {
 				AccessToken string `json:"access_token"`
 			}
-			json.NewDecoder(resp.Body).Decode(&login)
+			if err := json.NewDecoder(resp.Body).Decode(&login); err != nil {
+				t.Fatal(err)
+			}
 			resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
 				t.Errorf("%s: POST /login as %s = %d", row, email[0], resp.StatusCode)

@@ -208,7 +208,9 @@ func TestGatewayRefusesTwoAuthorizations(t *testing.T) {
 			continue
 		}
 		var p rest.Problem
-		json.Unmarshal([]byte(body), &p)
+		if err := json.Unmarshal([]byte(body), &p); err != nil {
+			t.Fatal(err)
+		}
 		if resp.StatusCode != 401 || resp.Header.Get("Content-Type") != rest.ProblemMediaType || p.Type != rest.ProblemType("unauthorized") ||
 			resp.Header.Get("WWW-Authenticate") != rest.BearerChallenge {
 			t.Errorf("%s: %d %s %s, WWW-Authenticate %q; want 401 unauthorized with the challenge", step.name,

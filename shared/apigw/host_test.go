@@ -101,7 +101,9 @@ func TestGatewayServesItsHosts(t *testing.T) {
 			continue
 		}
 		var p rest.Problem
-		json.Unmarshal(body, &p)
+		if err := json.Unmarshal(body, &p); err != nil {
+			t.Fatal(err)
+		}
 		if resp.Header.Get("Content-Type") != rest.ProblemMediaType || p.Type != rest.ProblemType("invalid") || p.Status != 400 ||
 			f.got.HTTPMethod != "" {
 			t.Errorf("Host %s: %s %s, the function called with %q; want an invalid problem without it", tc.host,

@@ -103,7 +103,9 @@ func TestParseKeySetRejects(t *testing.T) {
 	k := newKey(t)
 	good, _ := KeySet{Keys: []Key{k}}.MarshalJSON()
 	var set struct{ Keys []map[string]any }
-	json.Unmarshal(good, &set)
+	if err := json.Unmarshal(good, &set); err != nil {
+		t.Fatal(err)
+	}
 	with := func(change func(map[string]any)) string {
 		m := map[string]any{}
 		for key, v := range set.Keys[0] {

@@ -101,7 +101,9 @@ func TestLoginFailuresLookAlike(t *testing.T) {
 			t.Errorf("WWW-Authenticate = %q", got)
 		}
 		var p map[string]any
-		json.Unmarshal([]byte(r.Body), &p)
+		if err := json.Unmarshal([]byte(r.Body), &p); err != nil {
+			t.Fatal(err)
+		}
 		if p["type"] != rest.ProblemType(quire.EUNAUTHORIZED) || p["request_id"] == "" {
 			t.Errorf("problem %s", r.Body)
 		}
@@ -143,7 +145,9 @@ func TestLoginBadRequests(t *testing.T) {
 			continue
 		}
 		var p rest.Problem
-		json.Unmarshal([]byte(r.Body), &p)
+		if err := json.Unmarshal([]byte(r.Body), &p); err != nil {
+			t.Fatal(err)
+		}
 		var got []string
 		for _, e := range p.Errors {
 			got = append(got, e.Pointer)
@@ -202,7 +206,9 @@ func TestLoginSeesCredentialChanges(t *testing.T) {
 	}
 	r := postLogin(t, api, "turing@quire.example", "an enigma machine")
 	var tok auth.TokenResponse
-	json.Unmarshal([]byte(r.Body), &tok)
+	if err := json.Unmarshal([]byte(r.Body), &tok); err != nil {
+		t.Fatal(err)
+	}
 	if r.StatusCode != 200 {
 		t.Fatalf("the new email and password: %d %s", r.StatusCode, r.Body)
 	}
@@ -216,7 +222,9 @@ func TestLoginSeesCredentialChanges(t *testing.T) {
 		t.Errorf("the replaced password: %d", r.StatusCode)
 	}
 	r = postLogin(t, api, "turing@quire.example", "a universal machine")
-	json.Unmarshal([]byte(r.Body), &tok)
+	if err := json.Unmarshal([]byte(r.Body), &tok); err != nil {
+		t.Fatal(err)
+	}
 	if r.StatusCode != 200 || api.Bearer(tok.AccessToken).Do(t, "GET", "/admin/users", "").StatusCode != 403 {
 		t.Errorf("the new password or the customer role does not reach login: %d %s", r.StatusCode, r.Body)
 	}

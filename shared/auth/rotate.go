@@ -42,10 +42,10 @@ func (k *KeyResource) Handle(ctx context.Context, ev cfn.Event) (string, map[str
 		now = k.Now()
 	}
 	var keys KeySet
-	switch {
-	case ev.RequestType == cfn.RequestDelete:
+	switch ev.RequestType {
+	case cfn.RequestDelete:
 		return ev.PhysicalResourceID, nil, nil
-	case ev.RequestType == cfn.RequestCreate:
+	case cfn.RequestCreate:
 		// The secret holds the stack's placeholder: start a new set.
 	default:
 		data, err := k.Secret.Load(ctx)

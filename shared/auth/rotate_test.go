@@ -73,7 +73,9 @@ func checkAttributes(t *testing.T, data map[string]any, keys KeySet) {
 		}
 	}
 	var raw struct{ Keys []map[string]any }
-	json.Unmarshal([]byte(jwks), &raw)
+	if err := json.Unmarshal([]byte(jwks), &raw); err != nil {
+		t.Fatal(err)
+	}
 	for _, k := range raw.Keys {
 		if _, ok := k["d"]; ok {
 			t.Errorf("Jwks publishes a private key: %s", jwks)

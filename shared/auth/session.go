@@ -49,7 +49,7 @@ func newRefreshToken(user quire.ID, session string) (token, id, hash string) {
 	if session == "" {
 		rand.Read(b[8:24])
 	} else {
-		hex.Decode(b[8:24], []byte(session)) // an id this package made
+		_, _ = hex.Decode(b[8:24], []byte(session)) // an id this package made: 32 hex digits, which decode
 	}
 	rand.Read(b[24:])
 	token = base64.RawURLEncoding.EncodeToString(b[:])

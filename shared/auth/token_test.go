@@ -73,7 +73,9 @@ func TestIssueAndVerify(t *testing.T) {
 	}
 	var header map[string]any
 	b, _ := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[0])
-	json.Unmarshal(b, &header)
+	if err := json.Unmarshal(b, &header); err != nil {
+		t.Fatal(err)
+	}
 	if header["alg"] != "ES256" || header["kid"] != k.ID {
 		t.Errorf("header %v", header)
 	}

@@ -191,7 +191,7 @@ func TestRecentForget(t *testing.T) {
 	inRead, release, finished := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
-		c.get(context.Background(), []string{"x"}, func(context.Context, []string) (map[string]loaded, error) {
+		_, _, _ = c.get(context.Background(), []string{"x"}, func(context.Context, []string) (map[string]loaded, error) { // the next get shows what it kept
 			close(inRead)
 			<-release
 			return map[string]loaded{"x": {val: "old", size: 1}}, nil

@@ -210,7 +210,7 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request) error {
 	// what went wrong, if anything did.
 	go func() {
 		defer close(warm)
-		h.Products.ProductsByID(r.Context(), []quire.ID{id})
+		_, _ = h.Products.ProductsByID(r.Context(), []quire.ID{id}) // the next read of it reports its error
 	}()
 	_, err := Apply(r.Context(), h.Store, rest.CallerOf(r).ID, func(c Cart) (Change, error) { return Add(c, id, int(*a.Quantity)) },
 		func(ch Change) (*idempotency.Record, error) {

@@ -74,7 +74,9 @@ func TestCatalogLists(t *testing.T) {
 				t.Fatalf("GET %s = %d %s", next, r.StatusCode, r.Body)
 			}
 			var page []struct{ ID int64 }
-			json.Unmarshal([]byte(r.Body), &page)
+			if err := json.Unmarshal([]byte(r.Body), &page); err != nil {
+				t.Fatal(err)
+			}
 			for _, p := range page {
 				out = append(out, p.ID)
 			}

@@ -81,8 +81,12 @@ func Parse(body []byte) (Document, error) {
 	}
 	var z bytes.Buffer
 	gz := gzip.NewWriter(&z)
-	gz.Write(compact.Bytes()) // writes to a bytes.Buffer do not fail
-	gz.Close()
+	if _, err := gz.Write(compact.Bytes()); err != nil {
+		return Document{}, fmt.Errorf("compress the configuration document: %w", err)
+	}
+	if err := gz.Close(); err != nil {
+		return Document{}, fmt.Errorf("compress the configuration document: %w", err)
+	}
 	return Document{Head: Head{Hash: quire.HashBytes(compact.Bytes()), Size: compact.Len()}, Gzip: z.Bytes()}, nil
 }
 

@@ -385,7 +385,9 @@ func TestLargestResponsesFitLambda(t *testing.T) {
 			var b bytes.Buffer
 			enc := json.NewEncoder(&b)
 			enc.SetEscapeHTML(false) // as aws-lambda-go marshals responses
-			enc.Encode(resp)
+			if err := enc.Encode(resp); err != nil {
+				return resp, err
+			}
 			mu.Lock()
 			sizes[current] = b.Len()
 			mu.Unlock()

@@ -25,7 +25,9 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%q): its gzip does not open: %v", body, err)
 		}
 		var compact bytes.Buffer
-		json.Compact(&compact, body)
+		if err := json.Compact(&compact, body); err != nil {
+			t.Fatal(err)
+		}
 		var obj map[string]json.RawMessage
 		if !bytes.Equal(js, compact.Bytes()) || json.Unmarshal(js, &obj) != nil || d.Hash != quire.HashBytes(js) || d.Size != len(js) {
 			t.Fatalf("Parse(%q) = %q (hash %s, size %d); want the compact object %q", body, js, d.Hash, d.Size, compact.Bytes())

@@ -106,7 +106,9 @@ func TestReadOfASingleWriteInFlight(t *testing.T) {
 		Type    string                  `json:"__type"`
 		Reasons []struct{ Code string } `json:"CancellationReasons"`
 	}
-	json.Unmarshal([]byte(body), &got)
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatal(err)
+	}
 	if status != http.StatusBadRequest || !strings.HasSuffix(got.Type, "#TransactionCanceledException") ||
 		!cmp.Equal(got.Reasons, []struct{ Code string }{{"None"}, {"TransactionConflict"}}) {
 		t.Errorf("TransactGetItems = %d %s, want 400 TransactionCanceledException [None, TransactionConflict]", status, body)

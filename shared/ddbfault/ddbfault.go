@@ -180,7 +180,7 @@ func Start(upstream string, seed uint64, rules ...Rule) (*Proxy, error) {
 	}
 	p.Set(rules...)
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
-	go p.srv.Serve(ln)
+	go func() { _ = p.srv.Serve(ln) }() // ErrServerClosed once Close stops it
 	return p, nil
 }
 
@@ -243,7 +243,7 @@ func (p *Proxy) Accept() error {
 	}
 	p.ln = ln
 	p.srv.SetKeepAlivesEnabled(true)
-	go p.srv.Serve(ln)
+	go func() { _ = p.srv.Serve(ln) }() // ErrServerClosed once Refuse or Close stops it
 	return nil
 }
 
@@ -400,7 +400,7 @@ func reset(w http.ResponseWriter) {
 		panic(http.ErrAbortHandler) // closes the connection without an answer
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
-		tc.SetLinger(0)
+		_ = tc.SetLinger(0) // a connection that will not linger resets at once; one that does still closes
 	}
 	conn.Close()
 }

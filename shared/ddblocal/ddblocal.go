@@ -159,8 +159,7 @@ func start(ctx context.Context, java string, args []string, port int, dir string
 		close(s.done)
 	}()
 	if err := s.waitReady(ctx); err != nil {
-		s.Stop()
-		return nil, err
+		return nil, errors.Join(err, s.Stop())
 	}
 	return s, nil
 }

@@ -75,7 +75,9 @@ func TestUnavailable(t *testing.T) {
 				t.Fatal(err)
 			}
 			var p rest.Problem
-			json.Unmarshal([]byte(resp.Body), &p)
+			if err := json.Unmarshal([]byte(resp.Body), &p); err != nil {
+				t.Fatal(err)
+			}
 			hdr := http.Header(resp.MultiValueHeaders)
 			if resp.StatusCode != 503 || hdr.Get("Content-Type") != rest.ProblemMediaType || hdr.Get("Retry-After") == "" ||
 				hdr.Get("Cache-Control") != "no-store" || p.Type != rest.ProblemType("unavailable") || p.RequestID != "req-1" {

@@ -39,9 +39,13 @@ func state(t *testing.T, c *servicetest.Client) string {
 	var u struct{ Balance json.Number }
 	dec := json.NewDecoder(strings.NewReader(c.Do(t, "GET", "/users/2", "").Body))
 	dec.UseNumber()
-	dec.Decode(&u)
+	if err := dec.Decode(&u); err != nil {
+		t.Fatal(err)
+	}
 	var orders []any
-	json.Unmarshal([]byte(c.Do(t, "GET", "/orders?limit=100", "").Body), &orders)
+	if err := json.Unmarshal([]byte(c.Do(t, "GET", "/orders?limit=100", "").Body), &orders); err != nil {
+		t.Fatal(err)
+	}
 	return fmt.Sprintf("balance %s, %d orders, cart %s", u.Balance, len(orders), c.Do(t, "GET", "/cart", "").Body)
 }
 

@@ -18,7 +18,9 @@ import (
 func TestContract(t *testing.T) {
 	var z bytes.Buffer
 	gz := gzip.NewWriter(&z)
-	gz.Write([]byte(`{"theme":"dark","limits":{"cart":99}}`))
+	if _, err := gz.Write([]byte(`{"theme":"dark","limits":{"cart":99}}`)); err != nil {
+		t.Fatal(err)
+	}
 	gz.Close()
 	const tag = `"AbCdEfGhIjKlMnOpQrStUv-v1"`
 	for _, tc := range []struct {

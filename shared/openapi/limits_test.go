@@ -123,7 +123,9 @@ func TestLimits(t *testing.T) {
 			}
 			r := p.send(t, past)
 			var prob rest.Problem
-			json.Unmarshal([]byte(r.Body), &prob)
+			if err := json.Unmarshal([]byte(r.Body), &prob); err != nil {
+				t.Fatal(err)
+			}
 			if r.StatusCode != 400 || prob.Type != rest.ProblemType(quire.EINVALID) {
 				t.Fatalf("past the %s (%.40s...): %d %.300s, want 400", bd.keyword, past, r.StatusCode, r.Body)
 			}

@@ -49,7 +49,9 @@ func newShop(t *testing.T, balance string, opts ...servicetest.Option) *shop {
 		t.Fatalf("sign up: %d %s", r.StatusCode, r.Body)
 	}
 	var u struct{ ID int64 }
-	json.Unmarshal([]byte(r.Body), &u)
+	if err := json.Unmarshal([]byte(r.Body), &u); err != nil {
+		t.Fatal(err)
+	}
 	s := &shop{api: api, c: api.As(t, quire.ID(u.ID), quire.RoleCustomer), admin: api.As(t, 1, quire.RoleAdmin), id: u.ID}
 	if balance != "0" {
 		s.admin.Expect(t, "POST", fmt.Sprintf("/users/%d/deposit", u.ID), `{"amount":`+balance+`}`, 200)
@@ -83,7 +85,9 @@ func (s *shop) balance(t *testing.T) string {
 	var u struct{ Balance json.Number }
 	dec := json.NewDecoder(strings.NewReader(s.c.Expect(t, "GET", fmt.Sprintf("/users/%d", s.id), "", 200).Body))
 	dec.UseNumber()
-	dec.Decode(&u)
+	if err := dec.Decode(&u); err != nil {
+		t.Fatal(err)
+	}
 	return string(u.Balance)
 }
 

@@ -352,7 +352,10 @@ func TestHookOnTheWire(t *testing.T) {
 			Execution    string `json:"lifecycleEventHookExecutionId"`
 			Status       string `json:"status"`
 		}
-		json.Unmarshal(body, &in)
+		if err := json.Unmarshal(body, &in); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 		switch r.Header.Get("X-Amz-Target") {
 		case "CodeDeploy_20141006.GetDeployment":

@@ -127,7 +127,7 @@ func strict(body []byte, fold bool) error {
 			}
 			name := string(raw[1 : len(raw)-1])
 			if bytes.IndexByte(raw, '\\') >= 0 {
-				json.Unmarshal(raw, &name) // raw is a well-formed JSON string
+				_ = json.Unmarshal(raw, &name) // raw is a well-formed JSON string: it unmarshals
 			}
 			key := name
 			if fold {

@@ -51,7 +51,9 @@ func TestDeleteRemovesWhatBelongsToTheAccount(t *testing.T) {
 		var tok struct {
 			RefreshToken string `json:"refresh_token"`
 		}
-		json.Unmarshal([]byte(r.Body), &tok)
+		if err := json.Unmarshal([]byte(r.Body), &tok); err != nil {
+			t.Fatal(err)
+		}
 		return r.StatusCode, tok.RefreshToken
 	}
 	status, refresh := login(demo.CustomerPassword)

@@ -30,7 +30,9 @@ func faultyShop(t *testing.T) (p *ddbfault.Proxy, api *servicetest.API, admin, g
 func wantUnavailable(t *testing.T, r servicetest.Response) {
 	t.Helper()
 	var p rest.Problem
-	json.Unmarshal([]byte(r.Body), &p)
+	if err := json.Unmarshal([]byte(r.Body), &p); err != nil {
+		t.Fatal(err)
+	}
 	if r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Content-Type") != rest.ProblemMediaType ||
 		p.Type != rest.ProblemType(quire.EUNAVAILABLE) || r.Header.Get("Retry-After") == "" {
 		t.Errorf("%s %s = %d %q, Retry-After %q: %s; want 503 problem %s with Retry-After",

@@ -238,15 +238,12 @@ func (f Fields) user(v int, admin bool) (*User, error) {
 		errs = append(errs, quire.FieldError{Pointer: "/" + field, Detail: detail})
 	}
 	u := &User{}
-	switch {
-	case f.Email == nil:
+	if f.Email == nil {
 		bad("email", "is required")
-	default:
-		if email, err := normalizeEmail(*f.Email); err != nil {
-			bad("email", err.Error())
-		} else {
-			u.Email = email
-		}
+	} else if email, err := normalizeEmail(*f.Email); err != nil {
+		bad("email", err.Error())
+	} else {
+		u.Email = email
 	}
 	names := []struct {
 		field string

@@ -77,7 +77,11 @@ func Run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "dynamotest: %v\n", err)
 		return 1
 	}
-	defer srv.Stop()
+	defer func() {
+		if err := srv.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "dynamotest: DynamoDB Local did not stop cleanly:", err)
+		}
+	}()
 	state.endpoint = srv.Endpoint()
 	code := m.Run()
 	if err := srv.Stop(); err != nil {
