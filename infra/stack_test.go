@@ -159,18 +159,20 @@ func operations(stack awscdk.Stack) awscdk.Stack {
 }
 
 // findings returns the errors and warnings synthesizing stack reported:
-// cdk-nag's findings, each "path: rule: message", and the CDK's own.
+// cdk-nag's findings, each "path: rule: message", and the CDK's own. It
+// reads them from the app's assembly, synthesizing the app if it has not
+// been (Annotations_FromStack would synthesize it again).
 func findings(stack awscdk.Stack) []string {
-	ann := assertions.Annotations_FromStack(stack)
+	artifact := awscdk.Stage_Of(stack).Synth(nil).GetStackArtifact(stack.ArtifactId())
 	// Read through JSON: the Go fields of cxapi.SynthesisMessage are
 	// deprecated (the type moved to @aws-cdk/cloud-assembly-api), its
 	// JSON is not.
-	b, err := json.Marshal(slices.Concat(*ann.FindError(jsii.String("*"), assertions.Match_AnyValue()),
-		*ann.FindWarning(jsii.String("*"), assertions.Match_AnyValue())))
+	b, err := json.Marshal(artifact.Messages())
 	if err != nil {
 		return []string{err.Error()}
 	}
 	var messages []struct {
+		Level string `json:"level"`
 		ID    string `json:"id"`
 		Entry struct {
 			Data any `json:"data"`
@@ -180,8 +182,12 @@ func findings(stack awscdk.Stack) []string {
 		return []string{err.Error()}
 	}
 	var out []string
-	for _, m := range messages {
-		out = append(out, fmt.Sprintf("%s: %v", m.ID, m.Entry.Data))
+	for _, level := range []string{"ERROR", "WARNING"} {
+		for _, m := range messages {
+			if strings.EqualFold(m.Level, level) {
+				out = append(out, fmt.Sprintf("%s: %v", m.ID, m.Entry.Data))
+			}
+		}
 	}
 	return out
 }
