@@ -296,15 +296,24 @@ func template(t *testing.T) (assertions.Template, map[string]resource) {
 	return s.main, s.all(t)
 }
 
-// resourcesOf returns a template's resources as plain JSON.
+// templateJSON holds each template's JSON by template: a template does not
+// change, and reading it through jsii takes a while.
+var templateJSON sync.Map
+
+// resourcesOf returns a template's resources as plain JSON, a copy of
+// their own for the caller.
 func resourcesOf(t *testing.T, tmpl assertions.Template) map[string]resource {
 	t.Helper()
-	b, err := json.Marshal(tmpl.ToJSON())
-	if err != nil {
-		t.Fatal(err)
+	b, ok := templateJSON.Load(tmpl)
+	if !ok {
+		j, err := json.Marshal(tmpl.ToJSON())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = templateJSON.LoadOrStore(tmpl, j)
 	}
 	var doc struct{ Resources map[string]resource }
-	if err := json.Unmarshal(b, &doc); err != nil {
+	if err := json.Unmarshal(b.([]byte), &doc); err != nil {
 		t.Fatal(err)
 	}
 	return doc.Resources
