@@ -9,11 +9,13 @@ DDB_LOCAL := .cache/dynamodb-local/Loopback.class
 DOCS_ASSETS := $(addprefix shared/swaggerui/assets/,swagger-ui-bundle.js.gz swagger-ui-standalone-preset.js.gz swagger-ui.css.gz)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export GOFLAGS := -buildvcs=false
+# A target whose recipe fails is deleted, not left half made.
+.DELETE_ON_ERROR:
 
 .PHONY: help run test build synth deploy destroy smoke bench soak fuzz lint deps clean contract
 
 help: ## list the targets
-	@grep -E '^[a-z0-9]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9]+:.*## ' $(firstword $(MAKEFILE_LIST)) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
 deps: node_modules/.installed $(DDB_LOCAL) $(DOCS_ASSETS) ## install npm packages, DynamoDB Local, Go modules, curl and jq
 	@go mod download
@@ -40,9 +42,35 @@ run: deps ## serve the whole API on PORT (default 8080) with DynamoDB Local
 
 build: $(BOOTSTRAPS) ## build every function's bootstrap for Lambda (linux/arm64)
 
-build/%/bootstrap: $(DOCS_ASSETS) FORCE
+# A bootstrap is built again when what it is built from changes: a Go or
+# embedded file of a package of this module it links, or the folder of one
+# (a file added or removed), go.mod, go.sum, this Makefile, or the Go
+# version. Each build lists those files in build/<group>/bootstrap.d (a
+# bootstrap without its list is built again), and the bootstrap and its
+# list take the time the build began, so that a file changed while it ran
+# is newer.
+GO_VERSION := $(shell go env GOVERSION)
+BOOTSTRAP_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
+BOOTSTRAP_FILES := {{if and .Module .Module.Main}}{{.Dir}}{{range .GoFiles}} {{$$.Dir}}/{{.}}{{end}}{{range .SFiles}} {{$$.Dir}}/{{.}}{{end}}{{range .EmbedFiles}} {{$$.Dir}}/{{.}}{{end}}{{end}}
+
+build/%/bootstrap: build/%/bootstrap.d $(DOCS_ASSETS) go.mod go.sum Makefile build/go-version
 	@mkdir -p $(@D)
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $@ ./functions/$*
+	@touch $@.began
+	$(BOOTSTRAP_ENV) go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $@ ./functions/$*
+	@files=$$($(BOOTSTRAP_ENV) go list -tags lambda.norpc -deps -f '$(BOOTSTRAP_FILES)' ./functions/$*) && \
+	  files=$$(for f in $$files; do echo "$$f"; [[ -d "$$f" ]] || dirname "$$f"; done | sort -u) && \
+	  { echo "$@:" $$files; for f in $$files; do echo "$$f:"; done; } > $@.d
+	@touch -r $@.began $@ $@.d && rm $@.began
+
+build/%/bootstrap.d: ;
+
+-include $(BOOTSTRAPS:=.d)
+
+# build/go-version names the Go that builds the bootstraps; it changes only
+# when that does.
+build/go-version: FORCE
+	@mkdir -p $(@D)
+	@[[ "$$(cat $@ 2>/dev/null)" == "$(GO_VERSION)" ]] || echo "$(GO_VERSION)" > $@
 
 FORCE:
 
