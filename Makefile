@@ -9,11 +9,30 @@ DDB_LOCAL := .cache/dynamodb-local/Loopback.class
 DOCS_ASSETS := $(addprefix shared/swaggerui/assets/,swagger-ui-bundle.js.gz swagger-ui-standalone-preset.js.gz swagger-ui.css.gz)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export GOFLAGS := -buildvcs=false
+# A target whose recipe fails is deleted, not left half made.
+.DELETE_ON_ERROR:
 
 .PHONY: help run test build synth deploy destroy smoke bench soak fuzz lint deps clean contract
 
+# The pinned tools: none is a dependency of the module, nor linked into a
+# function. Each is built once, by the Go of the day, into
+# .cache/bin/<Go version>/<name>@<version> (tool gives the path), which a
+# new version of either builds anew; the tests run oasdiff from there when
+# it is built, and with go run when it is not.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+OASDIFF := github.com/oasdiff/oasdiff@v1.37.0
+TOOLS := $(STATICCHECK) $(ACTIONLINT) $(OASDIFF)
+GO_VERSION := $(shell go env GOVERSION)
+tool = .cache/bin/$(GO_VERSION)/$(notdir $(1))
+
+.cache/bin/$(GO_VERSION)/%:
+	@rm -rf $@.tmp && mkdir -p $@.tmp
+	GOBIN=$(abspath $@.tmp) go install $(filter %/$*,$(TOOLS))
+	@mv $@.tmp/$(firstword $(subst @, ,$*)) $@ && rmdir $@.tmp
+
 help: ## list the targets
-	@grep -E '^[a-z0-9]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9]+:.*## ' $(firstword $(MAKEFILE_LIST)) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
 deps: node_modules/.installed $(DDB_LOCAL) $(DOCS_ASSETS) ## install npm packages, DynamoDB Local, Go modules, curl and jq
 	@go mod download
@@ -40,9 +59,34 @@ run: deps ## serve the whole API on PORT (default 8080) with DynamoDB Local
 
 build: $(BOOTSTRAPS) ## build every function's bootstrap for Lambda (linux/arm64)
 
-build/%/bootstrap: $(DOCS_ASSETS) FORCE
+# A bootstrap is built again when what it is built from changes: a Go or
+# embedded file of a package of this module it links, or the folder of one
+# (a file added or removed), go.mod, go.sum, this Makefile, or the Go
+# version. Each build lists those files in build/<group>/bootstrap.d (a
+# bootstrap without its list is built again), and the bootstrap and its
+# list take the time the build began, so that a file changed while it ran
+# is newer.
+BOOTSTRAP_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
+BOOTSTRAP_FILES := {{if and .Module .Module.Main}}{{.Dir}}{{range .GoFiles}} {{$$.Dir}}/{{.}}{{end}}{{range .SFiles}} {{$$.Dir}}/{{.}}{{end}}{{range .EmbedFiles}} {{$$.Dir}}/{{.}}{{end}}{{end}}
+
+build/%/bootstrap: build/%/bootstrap.d $(DOCS_ASSETS) go.mod go.sum Makefile build/go-version
 	@mkdir -p $(@D)
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $@ ./functions/$*
+	@touch $@.began
+	$(BOOTSTRAP_ENV) go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $@ ./functions/$*
+	@files=$$($(BOOTSTRAP_ENV) go list -tags lambda.norpc -deps -f '$(BOOTSTRAP_FILES)' ./functions/$*) && \
+	  files=$$(for f in $$files; do echo "$$f"; [[ -d "$$f" ]] || dirname "$$f"; done | sort -u) && \
+	  { echo "$@:" $$files; for f in $$files; do echo "$$f:"; done; } > $@.d
+	@touch -r $@.began $@ $@.d && rm $@.began
+
+build/%/bootstrap.d: ;
+
+-include $(BOOTSTRAPS:=.d)
+
+# build/go-version names the Go that builds the bootstraps; it changes only
+# when that does.
+build/go-version: FORCE
+	@mkdir -p $(@D)
+	@[[ "$$(cat $@ 2>/dev/null)" == "$(GO_VERSION)" ]] || echo "$(GO_VERSION)" > $@
 
 FORCE:
 
@@ -81,7 +125,7 @@ development-stage:
 	  *) refuse "quire:stageKind=$$kind";; \
 	esac
 
-test: deps build lint ## lint, unit, integration (DynamoDB Local), infra, events, template lint and end to end
+test: deps build lint $(call tool,$(OASDIFF)) ## lint, unit, integration (DynamoDB Local), infra, events, template lint and end to end
 	QUIRE_REQUIRE_DYNAMODB_LOCAL=1 go test -count=1 ./...
 	npx cdk synth --quiet
 	scripts/lint-template.sh
@@ -105,7 +149,7 @@ SOAK_ARGS ?=
 soak: deps ## send mixed traffic through DynamoDB faults and check invariants (SOAK_ARGS: -requests, -clients, -profile, -seed...)
 	go run ./bench/soak $(SOAK_ARGS)
 
-contract: ## commit a change to a version's OpenAPI document that breaks no client (contracts/v<N>.json)
+contract: $(call tool,$(OASDIFF)) ## commit a change to a version's OpenAPI document that breaks no client (contracts/v<N>.json)
 	go test -count=1 ./shared/openapi -run '^TestReleasedContracts$$' -update
 
 FUZZTIME ?= 30s
@@ -116,17 +160,12 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	  done; \
 	done
 
-# Linters are pinned and run with go run: none is a dependency of the module,
-# nor linked into a function.
-STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
-ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
-
-lint: ## gofmt, go vet, staticcheck, a tidy go.mod, and actionlint on the workflows
+lint: $(call tool,$(STATICCHECK)) $(call tool,$(ACTIONLINT)) ## gofmt, go vet, staticcheck, a tidy go.mod, and actionlint on the workflows
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	go vet ./...
-	go run $(STATICCHECK) ./...
+	$(call tool,$(STATICCHECK)) ./...
 	go mod tidy -diff
-	go run $(ACTIONLINT)
+	$(call tool,$(ACTIONLINT))
 
 clean: ## remove build output
 	rm -rf build cdk.out

@@ -272,7 +272,7 @@ func TestDocsContextKeys(t *testing.T) {
 				err = fmt.Errorf("%v", r) // a value the stack refuses
 			}
 		}()
-		s, err := synthStacks(t.TempDir(), context)
+		s, err := synthStacks(context)
 		if err != nil {
 			return false, err
 		}

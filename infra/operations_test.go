@@ -157,7 +157,7 @@ func TestAccountLogRole(t *testing.T) {
 	if a := single(t, res, "AWS::ApiGateway::Account"); a.DeletionPolicy != "Retain" || res[ref(a.Properties["CloudWatchRoleArn"])].Type != "AWS::IAM::Role" {
 		t.Errorf("account setting %+v", a)
 	}
-	off, err := synthWith(t.TempDir(), map[string]any{contextAccountLogRole: "false"})
+	off, err := synthWith(map[string]any{contextAccountLogRole: "false"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestAccountLogRole(t *testing.T) {
 		"AccessLogSetting": assertions.Match_ObjectLike(&map[string]any{"Format": assertions.Match_AnyValue()}),
 	})
 	mustPanic(t, contextAccountLogRole+"=maybe", func() {
-		synthWith(t.TempDir(), map[string]any{contextAccountLogRole: "maybe"})
+		synthWith(map[string]any{contextAccountLogRole: "maybe"})
 	})
 }
 
@@ -378,15 +378,14 @@ func TestAlarmMetrics(t *testing.T) {
 
 // TestAlarmEmail: quire:alarmEmail subscribes its address to the topic.
 func TestAlarmEmail(t *testing.T) {
-	dir := t.TempDir()
-	s, err := synthStacks(dir, map[string]any{contextAlarmEmail: "oncall@example.com"})
+	s, err := synthStacks(map[string]any{contextAlarmEmail: "oncall@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.ops.HasResourceProperties(jsii.String("AWS::SNS::Subscription"), map[string]any{
 		"Protocol": "email", "Endpoint": "oncall@example.com",
 	})
-	mustPanic(t, contextAlarmEmail+"=oncall", func() { synthStacks(t.TempDir(), map[string]any{contextAlarmEmail: "oncall"}) })
+	mustPanic(t, contextAlarmEmail+"=oncall", func() { synthStacks(map[string]any{contextAlarmEmail: "oncall"}) })
 }
 
 // TestDeployments: API Gateway and the authorizer invoke each served
@@ -555,7 +554,7 @@ func dependsOn(r resource) []string {
 // Lambda configurations, AllAtOnce for a development stack.
 func TestDeploymentContext(t *testing.T) {
 	for _, name := range []string{"AllAtOnce", "Linear10PercentEvery1Minute"} {
-		tmpl, err := synthWith(t.TempDir(), map[string]any{contextDeployment: name})
+		tmpl, err := synthWith(map[string]any{contextDeployment: name})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -564,7 +563,7 @@ func TestDeploymentContext(t *testing.T) {
 		})
 	}
 	mustPanic(t, contextDeployment+"=Canary50Percent", func() {
-		synthWith(t.TempDir(), map[string]any{contextDeployment: "Canary50Percent"})
+		synthWith(map[string]any{contextDeployment: "Canary50Percent"})
 	})
 }
 
@@ -628,7 +627,7 @@ func TestHealthCheck(t *testing.T) {
 			"Regions": healthCheckRegions,
 		}),
 	})
-	off, err := synthStacks(t.TempDir(), map[string]any{contextHealthCheck: "false"})
+	off, err := synthStacks(map[string]any{contextHealthCheck: "false"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,8 @@ import (
 	"github.com/quireapi/quire/shared/routes"
 )
 
-// synthWAF synthesizes the stack once with the web ACL switched on.
-var synthWAF = synthOnce(map[string]any{contextWAF: "true"})
+// synthWAF synthesizes the stack with the web ACL switched on.
+func synthWAF() (stacks, error) { return synthStacks(map[string]any{contextWAF: "true"}) }
 
 // routePaths returns the paths the table serves a route on ("POST /users"
 // in every version), none when it does not have the route.
@@ -134,7 +134,7 @@ func TestThrottleContext(t *testing.T) {
 			"POST /login": {5, 8}, "POST /tokens": {5, 8}, "POST /users": {2, 5},
 		})},
 	} {
-		tmpl, err := synthWith(t.TempDir(), map[string]any{contextThrottleRate: tc.rate, contextThrottleBurst: tc.burst})
+		tmpl, err := synthWith(map[string]any{contextThrottleRate: tc.rate, contextThrottleBurst: tc.burst})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +157,7 @@ func TestThrottleContext(t *testing.T) {
 					t.Errorf("%s = %v: synth failed with %q, want a failure that names the key", bad.key, bad.value, msg)
 				}
 			}()
-			synthWith(t.TempDir(), map[string]any{bad.key: bad.value})
+			synthWith(map[string]any{bad.key: bad.value})
 		}()
 	}
 }
@@ -168,11 +168,11 @@ func TestThrottleContext(t *testing.T) {
 // web ACL blocks is a problem all the same.
 func TestNoWebACLOnADevelopmentStage(t *testing.T) {
 	tmpl, _ := template(t)
-	dev, err := synthWith(t.TempDir(), map[string]any{contextStage: "dev"})
+	dev, err := synthWith(map[string]any{contextStage: "dev"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	off, err := synthWith(t.TempDir(), map[string]any{contextWAF: "false"})
+	off, err := synthWith(map[string]any{contextWAF: "false"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,7 +520,7 @@ func TestPerTokenLimitContext(t *testing.T) {
 		}
 	}
 
-	tmpl, err := synthWith(t.TempDir(), map[string]any{contextWAF: "true", contextPerTokenLimit: "600"})
+	tmpl, err := synthWith(map[string]any{contextWAF: "true", contextPerTokenLimit: "600"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +541,7 @@ func TestPerTokenLimitContext(t *testing.T) {
 					t.Errorf("%v: synth failed with %q, want a failure that names the key", context, msg)
 				}
 			}()
-			synthWith(t.TempDir(), context)
+			synthWith(context)
 		}()
 	}
 }

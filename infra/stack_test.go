@@ -30,20 +30,8 @@ import (
 	"github.com/quireapi/quire/shared/routes"
 )
 
-// synth synthesizes the stack once, as deployed by default.
-var synth = synthOnce(nil)
-
-// synthOnce returns a function that synthesizes the stack with the CDK
-// context values once, for every test that asks.
-func synthOnce(context map[string]any) func() (stacks, error) {
-	return sync.OnceValues(func() (stacks, error) {
-		dir, err := os.MkdirTemp("", "quire-assets")
-		if err != nil {
-			return stacks{}, err
-		}
-		return synthStacks(dir, context)
-	})
-}
+// synth synthesizes the stack as deployed by default.
+func synth() (stacks, error) { return synthStacks(nil) }
 
 // stacks are the templates of the Quire stack and of its nested stacks:
 // the operations stack, and the stacks of the API's routes by name
@@ -53,20 +41,113 @@ type stacks struct {
 	routes    map[string]assertions.Template
 }
 
-// synthWith synthesizes the stack with the CDK context values, bootstraps
-// being placeholders in dir, and returns its template. It fails when
-// cdk-nag's packs (addChecks) or the CDK report an error or a warning.
-func synthWith(dir string, context map[string]any) (assertions.Template, error) {
-	s, err := synthStacks(dir, context)
+// A synthesis is the app defined with one CDK context and route table,
+// with the checks, and synthesized when a test first reads its templates.
+type synthesis struct {
+	define func() (awscdk.Stack, error)
+	synth  func() (synthOutput, error)
+}
+
+// synthOutput is what a synthesis gives: the stack's templates, and the
+// errors and warnings that synthesizing it reported (findings).
+type synthOutput struct {
+	stacks
+	findings []string
+}
+
+// syntheses holds a synthesis by what its app is defined from
+// (synthesisKey): the app of each is defined and synthesized once, for
+// every test that reads it. Synthesizing through jsii takes seconds; what a
+// test reads of an app it does not change.
+var (
+	synthesesMu sync.Mutex
+	syntheses   = map[string]*synthesis{}
+)
+
+// synthesisKey names what the app is defined from: the CDK context values
+// (none and empty alike) and the route table as it is (routes.Grow changes
+// it).
+func synthesisKey(context map[string]any) string {
+	if len(context) == 0 {
+		context = nil
+	}
+	return fmt.Sprintf("%#v", struct {
+		Context  map[string]any
+		Versions []int
+		Routes   []routes.Route
+	}{context, routes.Versions, routes.All()})
+}
+
+// placeholders is a folder of placeholder bootstraps, for the apps of
+// every synthesis.
+var placeholders = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "quire-assets") })
+
+// synthesisOf returns the synthesis of the app defined with the CDK context
+// values and the route table as they are.
+func synthesisOf(context map[string]any) *synthesis {
+	key := synthesisKey(context)
+	synthesesMu.Lock()
+	defer synthesesMu.Unlock()
+	if s, ok := syntheses[key]; ok {
+		return s
+	}
+	s := &synthesis{}
+	s.define = sync.OnceValues(func() (awscdk.Stack, error) {
+		dir, err := placeholders()
+		if err != nil {
+			return nil, err
+		}
+		_, stack, err := newApp(dir, context)
+		return stack, err
+	})
+	s.synth = sync.OnceValues(func() (synthOutput, error) {
+		stack, err := s.define()
+		if err != nil {
+			return synthOutput{}, err
+		}
+		return synthesize(stack), nil
+	})
+	syntheses[key] = s
+	return s
+}
+
+// defined returns the stack of the app defined with the CDK context values,
+// bootstraps being placeholders, once for every test that asks. It panics
+// as the app does, on every call, when the stack refuses a value.
+func defined(context map[string]any) (awscdk.Stack, error) {
+	return synthesisOf(context).define()
+}
+
+// synthOutputWith returns the templates of the stack defined with the CDK
+// context values (defined) and what synthesizing it reported, synthesized
+// once for every test that asks.
+func synthOutputWith(context map[string]any) (synthOutput, error) {
+	return synthesisOf(context).synth()
+}
+
+// synthWith returns the template of the stack defined with the CDK context
+// values, synthesized once for every test that asks. It fails when cdk-nag's
+// packs (addChecks) or the CDK report an error or a warning.
+func synthWith(context map[string]any) (assertions.Template, error) {
+	s, err := synthStacks(context)
 	return s.main, err
 }
 
-// synthStacks is synthWith with the nested stack's template too.
-func synthStacks(dir string, context map[string]any) (stacks, error) {
-	_, stack, err := newApp(dir, context)
+// synthStacks is synthWith with the nested stacks' templates too.
+func synthStacks(context map[string]any) (stacks, error) {
+	s, err := synthOutputWith(context)
 	if err != nil {
 		return stacks{}, err
 	}
+	if len(s.findings) > 0 {
+		return stacks{}, fmt.Errorf("%d findings with context %v:\n%s", len(s.findings), context, strings.Join(s.findings, "\n"))
+	}
+	return s.stacks, nil
+}
+
+// synthesize synthesizes stack's app and returns the templates of stack and
+// of its nested stacks, and what synthesizing it reported.
+func synthesize(stack awscdk.Stack) synthOutput {
 	s := stacks{
 		main:   assertions.Template_FromStack(stack, nil),
 		ops:    assertions.Template_FromStack(operations(stack), nil),
@@ -75,10 +156,7 @@ func synthStacks(dir string, context map[string]any) (stacks, error) {
 	for name := range routeStacks {
 		s.routes[name] = assertions.Template_FromStack(awscdk.Stack_Of(stack.Node().FindChild(jsii.String(name))), nil)
 	}
-	if f := findings(stack); len(f) > 0 {
-		return stacks{}, fmt.Errorf("%d findings with context %v:\n%s", len(f), context, strings.Join(f, "\n"))
-	}
-	return s, nil
+	return synthOutput{stacks: s, findings: findings(stack)}
 }
 
 // all returns the resources of the main template and of the routes'
@@ -159,18 +237,20 @@ func operations(stack awscdk.Stack) awscdk.Stack {
 }
 
 // findings returns the errors and warnings synthesizing stack reported:
-// cdk-nag's findings, each "path: rule: message", and the CDK's own.
+// cdk-nag's findings, each "path: rule: message", and the CDK's own. It
+// reads them from the app's assembly, synthesizing the app if it has not
+// been (Annotations_FromStack would synthesize it again).
 func findings(stack awscdk.Stack) []string {
-	ann := assertions.Annotations_FromStack(stack)
+	artifact := awscdk.Stage_Of(stack).Synth(nil).GetStackArtifact(stack.ArtifactId())
 	// Read through JSON: the Go fields of cxapi.SynthesisMessage are
 	// deprecated (the type moved to @aws-cdk/cloud-assembly-api), its
 	// JSON is not.
-	b, err := json.Marshal(slices.Concat(*ann.FindError(jsii.String("*"), assertions.Match_AnyValue()),
-		*ann.FindWarning(jsii.String("*"), assertions.Match_AnyValue())))
+	b, err := json.Marshal(artifact.Messages())
 	if err != nil {
 		return []string{err.Error()}
 	}
 	var messages []struct {
+		Level string `json:"level"`
 		ID    string `json:"id"`
 		Entry struct {
 			Data any `json:"data"`
@@ -180,8 +260,12 @@ func findings(stack awscdk.Stack) []string {
 		return []string{err.Error()}
 	}
 	var out []string
-	for _, m := range messages {
-		out = append(out, fmt.Sprintf("%s: %v", m.ID, m.Entry.Data))
+	for _, level := range []string{"ERROR", "WARNING"} {
+		for _, m := range messages {
+			if strings.EqualFold(m.Level, level) {
+				out = append(out, fmt.Sprintf("%s: %v", m.ID, m.Entry.Data))
+			}
+		}
 	}
 	return out
 }
@@ -212,15 +296,24 @@ func template(t *testing.T) (assertions.Template, map[string]resource) {
 	return s.main, s.all(t)
 }
 
-// resourcesOf returns a template's resources as plain JSON.
+// templateJSON holds each template's JSON by template: a template does not
+// change, and reading it through jsii takes a while.
+var templateJSON sync.Map
+
+// resourcesOf returns a template's resources as plain JSON, a copy of
+// their own for the caller.
 func resourcesOf(t *testing.T, tmpl assertions.Template) map[string]resource {
 	t.Helper()
-	b, err := json.Marshal(tmpl.ToJSON())
-	if err != nil {
-		t.Fatal(err)
+	b, ok := templateJSON.Load(tmpl)
+	if !ok {
+		j, err := json.Marshal(tmpl.ToJSON())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = templateJSON.LoadOrStore(tmpl, j)
 	}
 	var doc struct{ Resources map[string]resource }
-	if err := json.Unmarshal(b, &doc); err != nil {
+	if err := json.Unmarshal(b.([]byte), &doc); err != nil {
 		t.Fatal(err)
 	}
 	return doc.Resources
@@ -817,7 +910,7 @@ func TestTokenLifetimeContext(t *testing.T) {
 		lifetime string
 		ttl      float64
 	}{{"30m", 300}, {"2m", 120}} {
-		tmpl, err := synthWith(t.TempDir(), map[string]any{"quire:tokenLifetime": tc.lifetime, "quire:signingKeyGeneration": "7"})
+		tmpl, err := synthWith(map[string]any{"quire:tokenLifetime": tc.lifetime, "quire:signingKeyGeneration": "7"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -834,7 +927,7 @@ func TestTokenLifetimeContext(t *testing.T) {
 					t.Errorf("quire:tokenLifetime %q: synth did not fail", bad)
 				}
 			}()
-			synthWith(t.TempDir(), map[string]any{"quire:tokenLifetime": bad})
+			synthWith(map[string]any{"quire:tokenLifetime": bad})
 		}()
 	}
 }
@@ -961,7 +1054,7 @@ func TestAVersionCostsNothing(t *testing.T) {
 	count := func(versions []int, more []routes.Route) map[string]int {
 		restore := routes.Grow(versions, more)
 		defer restore()
-		s, err := synthStacks(t.TempDir(), nil)
+		s, err := synthStacks(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1038,7 +1131,7 @@ func TestDeploymentFollowsRoutes(t *testing.T) {
 		{name: "a third version", versions: []int{3}},
 	} {
 		restore := routes.Grow(c.versions, c.more)
-		s, err := synthStacks(t.TempDir(), c.context)
+		s, err := synthStacks(c.context)
 		restore()
 		if err != nil {
 			t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 )
 
 // resourceRef is a Ref in a template's JSON.
@@ -65,7 +64,7 @@ func names(t *testing.T, res map[string]resource) map[string]string {
 func TestStagesSideBySide(t *testing.T) {
 	all := map[string]map[string]string{}
 	for _, stage := range []string{"dev", "prod"} {
-		s, err := synthStacks(t.TempDir(), map[string]any{contextStage: stage})
+		s, err := synthStacks(map[string]any{contextStage: stage})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +91,7 @@ func TestStagesSideBySide(t *testing.T) {
 // fails the synth, naming the key.
 func TestStageNames(t *testing.T) {
 	for stage, want := range map[string]string{"": "Quire", "dev": "Quire-dev", "pr-42": "Quire-pr-42"} {
-		_, stack, err := newApp(t.TempDir(), map[string]any{contextStage: stage})
+		stack, err := defined(map[string]any{contextStage: stage})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +106,7 @@ func TestStageNames(t *testing.T) {
 					t.Errorf("quire:stage=%q: %q, want a failure naming the key", bad, msg)
 				}
 			}()
-			newApp(t.TempDir(), map[string]any{contextStage: bad})
+			defined(map[string]any{contextStage: bad})
 		}()
 	}
 }
@@ -142,11 +141,15 @@ func TestPresets(t *testing.T) {
 		{map[string]any{contextStage: "prod", contextDeployment: "AllAtOnce", contextWAF: "false",
 			contextLogRetention: 7, contextRemoval: "destroy", contextTerminationProtection: false}, want{"AllAtOnce", false, 7, false, false}},
 	} {
-		_, stack, err := newApp(t.TempDir(), tc.context)
+		stack, err := defined(tc.context)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := resourcesOf(t, assertions.Template_FromStack(stack, nil))
+		s, err := synthOutputWith(tc.context)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := resourcesOf(t, s.main)
 		var got want
 		got.protected = *stack.TerminationProtection()
 		for _, r := range res {
@@ -172,7 +175,7 @@ func TestPresets(t *testing.T) {
 					t.Errorf("%s=%v: %q, want a failure naming the key", key, bad, msg)
 				}
 			}()
-			newApp(t.TempDir(), map[string]any{key: bad})
+			defined(map[string]any{key: bad})
 		}()
 	}
 }

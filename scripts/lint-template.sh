@@ -2,7 +2,8 @@
 # Lints the synthesized CloudFormation templates (the stack's and its nested
 # stacks') with cfn-lint when it is installed: errors fail, warnings are
 # printed. cfn-lint's exit status is a bit mask: 2 errors, 4 warnings, 8
-# informational.
+# informational. The templates are linted side by side, one cfn-lint each,
+# and each one's findings are printed together, in the templates' order.
 set -uo pipefail
 if (( $# == 0 )); then
 	set -- cdk.out/*.template.json
@@ -11,10 +12,19 @@ if ! command -v cfn-lint >/dev/null 2>&1; then
 	echo "lint-template: cfn-lint is not installed; skipping (pip install cfn-lint)"
 	exit 0
 fi
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+pids=()
+for i in $(seq $#); do
+	cfn-lint "${!i}" >"$out/$i" 2>&1 &
+	pids+=($!)
+done
 failed=0
-for template in "$@"; do
-	cfn-lint "$template"
+for i in $(seq $#); do
+	wait "${pids[i-1]}"
 	status=$?
+	template="${!i}"
+	cat "$out/$i"
 	if (( status & 2 )) || (( status & 1 )); then
 		echo "lint-template: cfn-lint found errors in $template" >&2
 		failed=1

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -17,9 +19,22 @@ import (
 	"github.com/quireapi/quire/shared/routes"
 )
 
-// oasdiffTool is the breaking-change checker, pinned and run with go run:
-// a tool of the tests, never linked into a function.
+// oasdiffTool is the breaking-change checker, pinned: a tool of the tests,
+// never linked into a function. It runs as `make test` builds it, from
+// .cache/bin, or else with go run.
 const oasdiffTool = "github.com/oasdiff/oasdiff@v1.37.0"
+
+// oasdiffCommand returns the command that runs oasdiff with args: the
+// binary the Makefile builds for this Go and version
+// (.cache/bin/<Go version>/oasdiff@<version>) when there is one, or else
+// go run.
+func oasdiffCommand(args ...string) *exec.Cmd {
+	built := filepath.Join("..", "..", ".cache", "bin", runtime.Version(), path.Base(oasdiffTool))
+	if info, err := os.Stat(built); err == nil && info.Mode().IsRegular() {
+		return exec.Command(built, args...)
+	}
+	return exec.Command("go", append([]string{"run", oasdiffTool}, args...)...)
+}
 
 // contractsDir holds each released version's contract, contracts/v<N>.json.
 var contractsDir = filepath.Join("..", "..", "contracts")
@@ -64,8 +79,7 @@ func oasdiff(t *testing.T, base, revision []byte) string {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command("go", "run", oasdiffTool, "breaking", files[0], files[1], "--fail-on", "WARN",
-		"--severity-levels", files[2])
+	cmd := oasdiffCommand("breaking", files[0], files[1], "--fail-on", "WARN", "--severity-levels", files[2])
 	out, err := cmd.CombinedOutput()
 	if exit, ok := errors.AsType[*exec.ExitError](err); ok && exit.ExitCode() == 1 {
 		return strings.ReplaceAll(string(out), dir+string(filepath.Separator), "")
