@@ -19,10 +19,10 @@ export GOFLAGS := -buildvcs=false
 # .cache/bin/<Go version>/<name>@<version> (tool gives the path), which a
 # new version of either builds anew; the tests run oasdiff from there when
 # it is built, and with go run when it is not.
-STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GOLANGCI_LINT := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 OASDIFF := github.com/oasdiff/oasdiff@v1.37.0
-TOOLS := $(STATICCHECK) $(ACTIONLINT) $(OASDIFF)
+TOOLS := $(GOLANGCI_LINT) $(ACTIONLINT) $(OASDIFF)
 GO_VERSION := $(shell go env GOVERSION)
 tool = .cache/bin/$(GO_VERSION)/$(notdir $(1))
 
@@ -160,10 +160,11 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	  done; \
 	done
 
-lint: $(call tool,$(STATICCHECK)) $(call tool,$(ACTIONLINT)) ## gofmt, go vet, staticcheck, a tidy go.mod, and actionlint on the workflows
+# golangci-lint runs .golangci.yml's linters: errcheck, govet, ineffassign,
+# staticcheck and unused, each exclusion there with its reason.
+lint: $(call tool,$(GOLANGCI_LINT)) $(call tool,$(ACTIONLINT)) ## gofmt, golangci-lint (errcheck, govet, ineffassign, staticcheck, unused), a tidy go.mod, and actionlint on the workflows
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
-	go vet ./...
-	$(call tool,$(STATICCHECK)) ./...
+	$(call tool,$(GOLANGCI_LINT)) run ./...
 	go mod tidy -diff
 	$(call tool,$(ACTIONLINT))
 

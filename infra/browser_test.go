@@ -90,5 +90,5 @@ func TestCORSContext(t *testing.T) {
 			t.Error("a malformed quire:corsOrigins synthesized")
 		}
 	}()
-	synthWith(map[string]any{contextCORS: "shop.example.com"})
+	_, _ = synthWith(map[string]any{contextCORS: "shop.example.com"})
 }

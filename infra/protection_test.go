@@ -157,7 +157,7 @@ func TestThrottleContext(t *testing.T) {
 					t.Errorf("%s = %v: synth failed with %q, want a failure that names the key", bad.key, bad.value, msg)
 				}
 			}()
-			synthWith(map[string]any{bad.key: bad.value})
+			_, _ = synthWith(map[string]any{bad.key: bad.value})
 		}()
 	}
 }
@@ -541,7 +541,7 @@ func TestPerTokenLimitContext(t *testing.T) {
 					t.Errorf("%v: synth failed with %q, want a failure that names the key", context, msg)
 				}
 			}()
-			synthWith(context)
+			_, _ = synthWith(context)
 		}()
 	}
 }

@@ -927,7 +927,7 @@ func TestTokenLifetimeContext(t *testing.T) {
 					t.Errorf("quire:tokenLifetime %q: synth did not fail", bad)
 				}
 			}()
-			synthWith(map[string]any{"quire:tokenLifetime": bad})
+			_, _ = synthWith(map[string]any{"quire:tokenLifetime": bad})
 		}()
 	}
 }

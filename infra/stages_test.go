@@ -106,7 +106,7 @@ func TestStageNames(t *testing.T) {
 					t.Errorf("quire:stage=%q: %q, want a failure naming the key", bad, msg)
 				}
 			}()
-			defined(map[string]any{contextStage: bad})
+			_, _ = defined(map[string]any{contextStage: bad})
 		}()
 	}
 }
@@ -175,7 +175,7 @@ func TestPresets(t *testing.T) {
 					t.Errorf("%s=%v: %q, want a failure naming the key", key, bad, msg)
 				}
 			}()
-			defined(map[string]any{key: bad})
+			_, _ = defined(map[string]any{key: bad})
 		}()
 	}
 }
