@@ -2,6 +2,7 @@ package quire
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -43,8 +44,9 @@ func (m *Money) UnmarshalJSON(b []byte) error {
 }
 
 // ErrMoney is wrapped by every error ParseMoney returns, and says what an
-// amount must be.
-var ErrMoney = fmt.Errorf("must be a decimal number with at most two fraction digits, from %s to %s", -MaxMoney, MaxMoney)
+// amount must be. Its bounds are MaxMoney's, written out (TestErrMoney
+// holds them to it) so that no function formats them as it starts.
+var ErrMoney = errors.New("must be a decimal number with at most two fraction digits, from -100000000000.00 to 100000000000.00")
 
 // ParseMoney parses a decimal such as "12", "12.5" or "-0.05" into cents.
 func ParseMoney(s string) (Money, error) {

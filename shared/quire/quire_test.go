@@ -3,6 +3,7 @@ package quire
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 	"testing"
@@ -115,5 +116,12 @@ func TestNewID(t *testing.T) {
 	a, b := NewID(time.Now()), NewID(time.Now().Add(time.Second))
 	if b <= a {
 		t.Errorf("IDs do not grow with time: %d then %d", a, b)
+	}
+}
+
+// ErrMoney names MaxMoney's bounds, written out.
+func TestErrMoney(t *testing.T) {
+	if want := fmt.Sprintf("must be a decimal number with at most two fraction digits, from %s to %s", -MaxMoney, MaxMoney); ErrMoney.Error() != want {
+		t.Errorf("ErrMoney = %q, want %q", ErrMoney, want)
 	}
 }
