@@ -224,7 +224,10 @@ func TestParallelGuesses(t *testing.T) {
 				expire(t, api, tc.email)
 			}
 			statuses := guessAtOnce(t, api, tc.email, 40)
-			if statuses[http.StatusUnauthorized] != login.MaxLoginFailures || statuses[http.StatusTooManyRequests] != 40-login.MaxLoginFailures {
+			// A count whose write DynamoDB Local did not answer in time,
+			// on a machine short of CPU, is a 503: never a guess more.
+			if statuses[http.StatusUnauthorized] != login.MaxLoginFailures ||
+				statuses[http.StatusTooManyRequests]+statuses[http.StatusServiceUnavailable] != 40-login.MaxLoginFailures {
 				t.Errorf("40 guesses at once: %v; want %d 401 and the rest 429", statuses, login.MaxLoginFailures)
 			}
 			wantLocked(t, postLogin(t, api, tc.email, demo.CustomerPassword))
