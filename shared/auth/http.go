@@ -193,7 +193,8 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
 		return errBadCredentials
 	}
 	session, refresh := NewSession(acct.ID, acct.Epoch, now)
-	if err := h.Sessions.Start(r.Context(), session, *c.Email); err != nil {
+	// Start clears the email's count, which other guesses may be writing.
+	if err := quire.Again(r.Context(), func(int) error { return h.Sessions.Start(r.Context(), session, *c.Email) }); err != nil {
 		return err
 	}
 	return h.tokens(w, r, s, acct.ID, acct.Role, session, refresh)

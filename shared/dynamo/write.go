@@ -22,15 +22,6 @@ import (
 // leaves unprocessed.
 const maxWriteAttempts = 5
 
-// maxConflictAttempts bounds how often tx.commit runs a transaction that
-// DynamoDB cancelled for a conflict with another one: as often as a read,
-// decide and commit runs again after a stale read (quire.MaxAttempts), as
-// both are concurrent changes of one item. DynamoDB holds a transaction's
-// items for some tens of milliseconds, so that a few attempts would let
-// only a handful of two dozen concurrent changes land (ddbfault's Conflict
-// rule shows it).
-const maxConflictAttempts = quire.MaxAttempts
-
 // tx is a transaction whose items are known by name ("buyer", "cart"): a
 // cancelled one says by name, not by position, what was not as read.
 type tx struct {
@@ -73,55 +64,44 @@ func (t *tx) reason(err error, name string) string {
 }
 
 // commit runs the transaction, with rec's Put into the records table when
-// rec is set, and again after a short random pause when DynamoDB cancels it
-// only because another transaction was writing the same items: concurrent
-// requests then all land, in some order. A transaction still conflicting
-// after maxConflictAttempts is ECONFLICT. When DynamoDB cancels it because
-// an item's condition failed, it returns a *quire.Stale naming the first
-// such item; for the record, idempotency.ErrRaced (another request with
-// the key committed first), and idempotency.ErrInFlight when that request
-// is committing at the same time.
+// rec is set. When DynamoDB cancels it only because another transaction
+// was writing the same items, it returns quire.ErrCollided, for quire.Again
+// to read, decide and commit again. When it cancels it because an item's
+// condition failed, it returns a *quire.Stale naming the first such item;
+// for the record, idempotency.ErrRaced (another request with the key
+// committed first), and idempotency.ErrInFlight when that request is
+// committing at the same time.
 //
-// Each run carries a ClientRequestToken of its own, which the SDK's retries
-// of that run repeat: when DynamoDB applied a transaction and its answer was
-// lost on the way back, the retry is answered as the first run was and
-// applies nothing again (DynamoDB keeps tokens for 10 minutes, far longer
-// than a request lives). A run after a conflict is another transaction, with
-// another token.
+// It carries a ClientRequestToken of its own, which the SDK's retries
+// repeat: when DynamoDB applied a transaction and its answer was lost on
+// the way back, the retry is answered as the first run was and applies
+// nothing again (DynamoDB keeps tokens for 10 minutes, far longer than a
+// request lives).
 func (t *tx) commit(ctx context.Context, db *dynamodb.Client, records string, rec *idempotency.Record) error {
-	effects := len(t.items)
-	for attempt := 1; ; attempt++ {
-		t.names, t.items = t.names[:effects], t.items[:effects]
-		if rec != nil {
-			t.add(recordName, recordItem(records, rec, time.Now()))
-		}
-		_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-			TransactItems: t.items, ClientRequestToken: aws.String(requestToken()),
-		})
-		if t.reason(err, callerName) == "ConditionalCheckFailed" {
-			return login.AccountGone()
-		}
-		switch t.reason(err, recordName) {
-		case "ConditionalCheckFailed": // the key has a record now
-			return idempotency.ErrRaced
-		case "TransactionConflict": // the key's first request is committing
-			return idempotency.ErrInFlight
-		}
-		for _, name := range t.names {
-			if t.reason(err, name) == "ConditionalCheckFailed" {
-				return &quire.Stale{What: name}
-			}
-		}
-		if !conflicted(err) {
-			return err
-		}
-		if attempt == maxConflictAttempts {
-			return quire.Contended(err)
-		}
-		if err := quire.Pause(ctx, attempt); err != nil {
-			return err
+	if rec != nil {
+		t.add(recordName, recordItem(records, rec, time.Now()))
+	}
+	_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: t.items, ClientRequestToken: aws.String(requestToken()),
+	})
+	if t.reason(err, callerName) == "ConditionalCheckFailed" {
+		return login.AccountGone()
+	}
+	switch t.reason(err, recordName) {
+	case "ConditionalCheckFailed": // the key has a record now
+		return idempotency.ErrRaced
+	case "TransactionConflict": // the key's first request is committing
+		return idempotency.ErrInFlight
+	}
+	for _, name := range t.names {
+		if t.reason(err, name) == "ConditionalCheckFailed" {
+			return &quire.Stale{What: name}
 		}
 	}
+	if conflicted(err) {
+		return fmt.Errorf("%w: %w", quire.ErrCollided, err)
+	}
+	return err
 }
 
 // requestToken returns a new ClientRequestToken: 128 random bits.

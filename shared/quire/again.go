@@ -15,20 +15,33 @@ type Stale struct{ What string }
 
 func (s *Stale) Error() string { return "stale read: the " + s.What + " changed since it was read" }
 
+// ErrCollided is the error of a commit that another request's commit of
+// the same items kept out at the same moment (DynamoDB cancels a
+// transaction for a conflict with another one): nothing was written, and
+// what was read may have changed. Again runs the read, the decision and
+// the commit again; a collision it does not outlast, or one outside Again,
+// is ECONFLICT, which the same request sent again in a moment gets past.
+// A store wraps it with its cause, for the log.
+var ErrCollided = &Error{Code: ECONFLICT, Message: "Other requests are changing the same data; retry in a moment."}
+
 // MaxAttempts bounds how often Again runs an attempt: enough for a few
-// dozen concurrent changes of one item to all land.
+// dozen concurrent changes of one item to all land. DynamoDB holds a
+// transaction's items for some tens of milliseconds, so that a few
+// attempts would let only a handful of two dozen land.
 const MaxAttempts = 40
 
 // Again runs attempt (a read, a decision and a commit), and runs it again
-// after a pause (see Pause) while it fails with a *Stale error, MaxAttempts
-// times at most. attempt gets its number, from 1. Again returns attempt's
-// last error, nil or not: a *Stale one when every attempt found what it
-// read changed, for the caller to say what in the client's terms; ctx's
-// error when ctx ends during a pause.
+// after a pause (see Pause) while it fails with a *Stale error or
+// ErrCollided, MaxAttempts times at most. attempt gets its number, from 1.
+// Again returns attempt's last error, nil or not: a *Stale one when every
+// attempt found what it read changed, for the caller to say what in the
+// client's terms; ctx's error when ctx ends during a pause. It is the one
+// loop of Quire that runs a write again.
 func Again(ctx context.Context, attempt func(n int) error) error {
 	for n := 1; ; n++ {
 		err := attempt(n)
-		if _, stale := errors.AsType[*Stale](err); !stale || n == MaxAttempts {
+		_, stale := errors.AsType[*Stale](err)
+		if !stale && !errors.Is(err, ErrCollided) || n == MaxAttempts {
 			return err
 		}
 		if err := Pause(ctx, n); err != nil {

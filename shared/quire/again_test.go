@@ -3,12 +3,14 @@ package quire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
 
 func TestAgain(t *testing.T) {
 	refused := Errorf(EINSUFFICIENTFUNDS, "short")
+	collided := fmt.Errorf("%w: cancelled for TransactionConflict", ErrCollided)
 	for _, tc := range []struct {
 		name     string
 		outcomes []error // of each attempt; the last repeats
@@ -20,6 +22,8 @@ func TestAgain(t *testing.T) {
 		{"read again after a stale read", []error{&Stale{"buyer"}, &Stale{"buyer"}, nil}, 3, nil},
 		{"a refusal after a stale read", []error{&Stale{"buyer"}, refused}, 2, refused},
 		{"stale every time", []error{&Stale{"buyer"}}, MaxAttempts, &Stale{"buyer"}},
+		{"run again after a collision", []error{collided, &Stale{"buyer"}, nil}, 3, nil},
+		{"collided every time", []error{collided}, MaxAttempts, collided},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0

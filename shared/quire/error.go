@@ -95,13 +95,6 @@ func Busy(cause error) *Error {
 	return &Error{Code: EUNAVAILABLE, Message: "The service is busy; retry after the time in Retry-After.", Err: cause}
 }
 
-// Contended is the error of a write that other requests' writes of the
-// same data kept from committing (cause, for the log): ECONFLICT, which
-// the same request sent again in a moment gets past.
-func Contended(cause error) *Error {
-	return &Error{Code: ECONFLICT, Message: "Other requests are changing the same data; retry in a moment.", Err: cause}
-}
-
 // Reword returns err as an *Error of code with the message format says
 // when err has that code (a store's outcome, said in the domain's words),
 // and err as it is otherwise.
