@@ -158,7 +158,7 @@ type RefreshRequest struct {
 // password, so that login does not tell which emails have accounts.
 var errBadCredentials = quire.Errorf(quire.EUNAUTHORIZED, "The email or password is wrong.")
 
-func (h *Handlers) login(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) login(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	var c Credentials
 	if err := rest.Decode(r, &c); err != nil {
 		return err
@@ -223,7 +223,7 @@ var errBadRefresh = quire.Errorf(quire.EUNAUTHORIZED, "The refresh token is not 
 // refresh trades a refresh token for a new access token and a new refresh
 // token of the same session; the old one dies. A refresh token that is not
 // its session's live one (used before) ends the session.
-func (h *Handlers) refresh(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) refresh(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	var body RefreshRequest
 	if err := rest.Decode(r, &body); err != nil {
 		return err
@@ -288,7 +288,7 @@ func (h *Handlers) revoke(r *http.Request, session login.Session, why string) er
 
 // logout ends the session of the caller's access token. The access token
 // itself stays valid until it expires.
-func (h *Handlers) logout(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) logout(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	c := rest.CallerOf(r)
 	if c.SessionID == "" {
 		return quire.Errorf(quire.ENOTFOUND, "This access token belongs to no session.")
@@ -303,7 +303,7 @@ func (h *Handlers) logout(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handlers) jwks(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) jwks(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	s, err := h.current(r.Context())
 	if err != nil {
 		return err

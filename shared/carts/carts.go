@@ -141,7 +141,7 @@ func rep(r *http.Request, c *Cart, products map[quire.ID]catalog.Product) Rep {
 	return Rep{Items: lines, Total: total}
 }
 
-func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	c, err := h.Store.Get(r.Context(), rest.CallerOf(r).ID)
 	if err != nil {
 		return err
@@ -191,7 +191,7 @@ func (a Addition) check() error {
 
 // add puts copies of an available book in the caller's cart, or more
 // copies of one it holds, and answers the cart.
-func (h *Handlers) add(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) add(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
 	var a Addition
 	if err := rest.Decode(r, &a); err != nil {
 		return err
@@ -202,7 +202,6 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request) error {
 	id := *a.ProductID
 	var (
 		products map[quire.ID]catalog.Product
-		answer   = rest.NewAnswer(r)
 		warm     = make(chan struct{})
 	)
 	// The added book is read while the cart is, so that the catalog's
@@ -212,18 +211,16 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request) error {
 		defer close(warm)
 		_, _ = h.Products.ProductsByID(r.Context(), []quire.ID{id}) // the next read of it reports its error
 	}()
-	_, err := Apply(r.Context(), h.Store, rest.CallerOf(r).ID, func(c Cart) (Change, error) { return Add(c, id, int(*a.Quantity)) },
-		func(ch Change) (*idempotency.Record, error) {
-			<-warm
-			var err error
-			if products, err = h.Products.ProductsByID(r.Context(), ch.Cart.ProductIDs()); err != nil {
-				return nil, err
-			}
-			if err := Addable(products, id, rest.Version(r)); err != nil {
-				return nil, err
-			}
-			return answer.Record(rest.Render(r, http.StatusOK, rep(r, &ch.Cart, products)))
-		})
+	_, err := Apply(r.Context(), h.Store, rest.CallerOf(r).ID, func(c Cart) (Change, error) {
+		<-warm
+		var err error
+		if products, err = h.Products.ProductsByID(r.Context(), Books(c, id)); err != nil {
+			return Change{}, err
+		}
+		return Add(c, id, int(*a.Quantity), products, rest.Version(r))
+	}, func(ch Change) (*idempotency.Record, error) {
+		return answer.Record(rest.Render(r, http.StatusOK, rep(r, &ch.Cart, products)))
+	})
 	if err != nil {
 		return err
 	}
@@ -231,7 +228,7 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handlers) remove(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) remove(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	id, err := quire.ParseID(r.PathValue("product_id"))
 	if err != nil {
 		return err

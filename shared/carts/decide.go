@@ -35,10 +35,12 @@ func next(c Cart, change func(*Cart) error) (Change, error) {
 	return Change{Cart: n, ReadRevision: c.Revision}, nil
 }
 
-// Add decides adding quantity copies of product to c. It refuses a book
-// that would pass MaxQuantity copies, and a new book in a cart that holds
-// MaxItems already (ECARTFULL).
-func Add(c Cart, product quire.ID, quantity int) (Change, error) {
+// Add decides adding quantity copies of product to c, with books the
+// catalog's products of c and product as read (see Books), for a client of
+// API version v. It refuses a book that would pass MaxQuantity copies, and
+// a new book in a cart that holds MaxItems already (ECARTFULL); then a
+// book that cannot be added (see Addable).
+func Add(c Cart, product quire.ID, quantity int, books map[quire.ID]catalog.Product, v int) (Change, error) {
 	return next(c, func(n *Cart) error {
 		have, has := n.Items[product]
 		switch {
@@ -48,8 +50,17 @@ func Add(c Cart, product quire.ID, quantity int) (Change, error) {
 			return quire.Errorf(quire.ECARTFULL, "A cart holds at most %d different books.", MaxItems)
 		}
 		n.Items[product] = have + quantity
-		return nil
+		return Addable(books, product, v)
 	})
+}
+
+// Books returns the ids of the books of c with product added: what Add
+// needs read.
+func Books(c Cart, product quire.ID) []quire.ID {
+	if _, has := c.Items[product]; has {
+		return c.ProductIDs()
+	}
+	return append(c.ProductIDs(), product)
 }
 
 // Addable refuses adding product to a cart, with products the books of the

@@ -32,7 +32,7 @@ func full() map[quire.ID]int {
 // the next revision and its content hash, over the revision read.
 func TestCartDecisions(t *testing.T) {
 	add := func(id quire.ID, n int) func(carts.Cart) (carts.Change, error) {
-		return func(c carts.Cart) (carts.Change, error) { return carts.Add(c, id, n) }
+		return func(c carts.Cart) (carts.Change, error) { return carts.Add(c, id, n, available(c, id), 2) }
 	}
 	remove := func(id quire.ID, pre quire.Precondition) func(carts.Cart) (carts.Change, error) {
 		return func(c carts.Cart) (carts.Change, error) { return carts.Remove(c, id, pre) }
@@ -54,6 +54,14 @@ func TestCartDecisions(t *testing.T) {
 			code: quire.ECARTFULL, detail: "A cart holds at most 50 different books."},
 		{name: "a book a full cart holds", read: cartOf(9, full()), decide: add(1, 1),
 			want: func() map[quire.ID]int { m := full(); m[1] = 2; return m }()},
+		{name: "a book that cannot be bought", read: cartOf(4, map[quire.ID]int{3: 2}), decide: func(c carts.Cart) (carts.Change, error) {
+			books := available(c, 5)
+			books[5] = catalog.Product{ID: 5, Status: catalog.StatusArchived}
+			return carts.Add(c, 5, 1, books, 1)
+		}, code: quire.EPRODUCTUNAVAILABLE, detail: "The product 5 is DISCONTINUED: it cannot be bought."},
+		{name: "a book the catalog does not have", read: cartOf(4, map[quire.ID]int{3: 2}), decide: func(c carts.Cart) (carts.Change, error) {
+			return carts.Add(c, 5, 1, available(cartOf(4, map[quire.ID]int{3: 2}), 3), 2)
+		}, code: quire.ENOTFOUND, detail: "No product has the id 5."},
 		{name: "a removal", read: cartOf(4, map[quire.ID]int{3: 2, 5: 1}), decide: remove(3, quire.Precondition{}), want: map[quire.ID]int{5: 1}},
 		{name: "the last book", read: cartOf(4, map[quire.ID]int{3: 2}), decide: remove(3, quire.Precondition{Exists: true}), want: map[quire.ID]int{}},
 		{name: "a book not in the cart", read: cartOf(4, map[quire.ID]int{3: 2}), decide: remove(5, quire.Precondition{}),
@@ -80,6 +88,15 @@ func TestCartDecisions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// available returns the books of c with id added, each available.
+func available(c carts.Cart, id quire.ID) map[quire.ID]catalog.Product {
+	books := map[quire.ID]catalog.Product{}
+	for _, b := range carts.Books(c, id) {
+		books[b] = catalog.Product{ID: b, Price: 1_00, Status: catalog.StatusAvailable}
+	}
+	return books
 }
 
 // Only a product that exists and is available may be added; a refusal

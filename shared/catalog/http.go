@@ -18,9 +18,9 @@ type Handlers struct {
 func (h *Handlers) Routes() rest.Handlers {
 	// The catalog is no one's personal data: clients may keep it.
 	shared := func(serve rest.HandlerFunc) rest.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) error {
+		return func(w http.ResponseWriter, r *http.Request, a *rest.Answer) error {
 			rest.Shared(w)
-			return serve(w, r)
+			return serve(w, r, a)
 		}
 	}
 	return rest.Handlers{
@@ -86,7 +86,7 @@ type Landing struct {
 
 // landing answers the landing page's data, public and the same for every
 // caller, so caches may keep it for a minute.
-func (h *Handlers) landing(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) landing(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	ps, err := h.Store.Featured(r.Context(), MaxFeatured)
 	if err != nil {
 		return err
@@ -104,7 +104,7 @@ func listQuery(r *http.Request) (ListQuery, error) {
 	return ListQuery{Limit: limit, After: after}, err
 }
 
-func (h *Handlers) authors(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) authors(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	q, err := listQuery(r)
 	if err != nil {
 		return err
@@ -123,7 +123,7 @@ func (h *Handlers) authors(w http.ResponseWriter, r *http.Request) error {
 	return rest.JSON(w, r, http.StatusOK, out)
 }
 
-func (h *Handlers) author(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) author(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return err
@@ -136,7 +136,7 @@ func (h *Handlers) author(w http.ResponseWriter, r *http.Request) error {
 	return rest.JSON(w, r, http.StatusOK, authorRep(r, a))
 }
 
-func (h *Handlers) products(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) products(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	q, err := listQuery(r)
 	if err != nil {
 		return err
@@ -146,7 +146,7 @@ func (h *Handlers) products(w http.ResponseWriter, r *http.Request) error {
 
 // authorBooks answers an author's books, a page at a time; an author
 // nobody has is 404 rather than an empty list.
-func (h *Handlers) authorBooks(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) authorBooks(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return err
@@ -179,7 +179,7 @@ func (h *Handlers) productPage(w http.ResponseWriter, r *http.Request, q ListQue
 	return rest.JSON(w, r, http.StatusOK, out)
 }
 
-func (h *Handlers) product(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) product(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return err
@@ -192,7 +192,7 @@ func (h *Handlers) product(w http.ResponseWriter, r *http.Request) error {
 	return rest.JSON(w, r, http.StatusOK, productRep(r, p))
 }
 
-func (h *Handlers) createAuthor(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) createAuthor(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
 	var f AuthorFields
 	if err := rest.Decode(r, &f); err != nil {
 		return err
@@ -201,7 +201,6 @@ func (h *Handlers) createAuthor(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	answer := rest.NewAnswer(r)
 	if _, err := CreateAuthor(r.Context(), h.Store, rest.CallerOf(r).ID, *a, func(a Author) (*idempotency.Record, error) {
 		return answer.Record(rest.Created(r, "/authors/"+a.ID.String(), authorRep(r, &a)))
 	}); err != nil {
@@ -211,7 +210,7 @@ func (h *Handlers) createAuthor(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
 	var f ProductFields
 	if err := rest.Decode(r, &f); err != nil {
 		return err
@@ -220,7 +219,6 @@ func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	answer := rest.NewAnswer(r)
 	if _, err := CreateProduct(r.Context(), h.Store, rest.CallerOf(r).ID, *p, func(p Product) (*idempotency.Record, error) {
 		return answer.Record(rest.Created(r, "/products/"+p.ID.String(), productRep(r, &p)))
 	}); err != nil {
@@ -233,7 +231,7 @@ func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request) error {
 // replaceProduct replaces a product's fields, archiving included (v2). A v1
 // client that writes back the DISCONTINUED it read of an archived product
 // leaves it archived.
-func (h *Handlers) replaceProduct(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) replaceProduct(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return err

@@ -148,7 +148,7 @@ func (h *Handlers) Routes() rest.Handlers {
 // so a 304 costs the read of the head at most; so does a 200 of the
 // document the instance holds. A head that names a document replaced
 // meanwhile is read again (quire.Again).
-func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	gz := rest.AcceptsGzip(r)
 	w.Header().Add("Vary", "Accept-Encoding")
 	rest.Shared(w) // the same document for every caller
@@ -188,7 +188,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 
 // put replaces the document whole: 201 when there was none, 204
 // otherwise, each with the new ETag.
-func (h *Handlers) put(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) put(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	pre, err := rest.Precondition(r)
 	if err != nil {
 		return err

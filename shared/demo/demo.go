@@ -253,8 +253,12 @@ func SeedShop(ctx context.Context, cs carts.Store, os Orders) error {
 	if err != nil || len(c.Items) > 0 {
 		return err
 	}
+	shop := map[quire.ID]catalog.Product{}
+	for _, b := range books() {
+		shop[b.ID] = b.Product
+	}
 	for _, id := range []quire.ID{3, 5} {
-		if _, err := carts.Apply(ctx, cs, 2, func(c carts.Cart) (carts.Change, error) { return carts.Add(c, id, 1) }, nil); err != nil {
+		if _, err := carts.Apply(ctx, cs, 2, func(c carts.Cart) (carts.Change, error) { return carts.Add(c, id, 1, shop, 2) }, nil); err != nil {
 			return fmt.Errorf("seed cart: %w", err)
 		}
 	}

@@ -113,16 +113,3 @@ var ErrRaced = errors.New("idempotency: another request with the same key commit
 // same key is committing at the same time: retried in a moment, the request
 // gets that request's answer.
 var ErrInFlight = errors.New("idempotency: a request with the same key is committing")
-
-type pendingKey struct{}
-
-// WithPending returns ctx carrying p.
-func WithPending(ctx context.Context, p *Pending) context.Context {
-	return context.WithValue(ctx, pendingKey{}, p)
-}
-
-// PendingFrom returns the pending record ctx carries, or nil.
-func PendingFrom(ctx context.Context) *Pending {
-	p, _ := ctx.Value(pendingKey{}).(*Pending)
-	return p
-}

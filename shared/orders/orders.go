@@ -171,7 +171,7 @@ type Quantity struct {
 	Quantity *float64 `json:"quantity"`
 }
 
-func (h *Handlers) buy(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) buy(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return err
@@ -187,7 +187,7 @@ func (h *Handlers) buy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return h.commit(w, r, func(ctx context.Context) (*Purchase, error) {
+	return h.commit(w, r, answer, func(ctx context.Context) (*Purchase, error) {
 		p, err := h.Catalog.Product(ctx, id)
 		if err != nil {
 			return nil, catalog.NoProduct(err, id)
@@ -201,12 +201,12 @@ func (h *Handlers) buy(w http.ResponseWriter, r *http.Request) error {
 }
 
 // pay pays the caller's whole cart at the prices read.
-func (h *Handlers) pay(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) pay(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
 	pre, err := rest.Precondition(r)
 	if err != nil {
 		return err
 	}
-	return h.commit(w, r, func(ctx context.Context) (*Purchase, error) {
+	return h.commit(w, r, answer, func(ctx context.Context) (*Purchase, error) {
 		c, err := h.Carts.Get(ctx, rest.CallerOf(r).ID)
 		if err != nil {
 			return nil, err
@@ -230,12 +230,11 @@ func (h *Handlers) pay(w http.ResponseWriter, r *http.Request) error {
 // payment or deposit) is read again, and the payment decided again, as
 // quire.Again does; a cart that changed is a conflict, which the client
 // resolves by reading the cart again.
-func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, purchase func(context.Context) (*Purchase, error)) error {
+func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, answer *rest.Answer, purchase func(context.Context) (*Purchase, error)) error {
 	ctx, caller := r.Context(), rest.CallerOf(r).ID
 	var (
-		p      *Purchase
-		buyer  *users.User
-		answer = rest.NewAnswer(r)
+		p     *Purchase
+		buyer *users.User
 	)
 	err := quire.Again(ctx, func(attempt int) error {
 		read := []func() error{func() (err error) { buyer, err = h.buyer(ctx, caller); return err }}
@@ -282,7 +281,7 @@ func (h *Handlers) buyer(ctx context.Context, user quire.ID) (*users.User, error
 	return u, err
 }
 
-func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return err
@@ -297,7 +296,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 // list answers the caller's own orders, oldest first, a page at a time.
-func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) list(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	limit, after, err := rest.ParseIDPage(r)
 	if err != nil {
 		return err

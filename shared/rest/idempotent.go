@@ -67,14 +67,13 @@ func Write(w http.ResponseWriter, resp idempotency.Response) {
 // Answer is the answer to a write, rendered before the write commits so
 // that its idempotency record commits in the transaction of the effect:
 // Record keeps the answer as rendered and returns its record, and Write
-// sends the answer kept once the write committed.
+// sends the answer kept once the write committed. The router gives each
+// handler one (see HandlerFunc).
 type Answer struct {
-	r    *http.Request
-	resp idempotency.Response
+	r       *http.Request
+	pending *idempotency.Pending // of the request's key; nil without one
+	resp    idempotency.Response
 }
-
-// NewAnswer returns the answer to r, not rendered yet.
-func NewAnswer(r *http.Request) *Answer { return &Answer{r: r} }
 
 // Record keeps resp, rendered with err (by Render or Created), as the
 // answer, and returns its idempotency record, or nil when the request has
@@ -85,11 +84,10 @@ func (a *Answer) Record(resp idempotency.Response, err error) (*idempotency.Reco
 		return nil, err
 	}
 	a.resp = resp
-	p := idempotency.PendingFrom(a.r.Context())
-	if p == nil {
+	if a.pending == nil {
 		return nil, nil
 	}
-	return p.Answer(resp)
+	return a.pending.Answer(resp)
 }
 
 // Write sends the answer kept.
@@ -97,7 +95,7 @@ func (a *Answer) Write(w http.ResponseWriter) { Write(w, a.resp) }
 
 // idempotent serves a route that takes an idempotency key: without one, h
 // runs as it is (unless the route requires one). With one, h runs with the
-// pending record in its context while the key's record is read in the
+// pending record in its Answer while the key's record is read in the
 // background (h's reads overlap that read), and h's transaction, which
 // writes the record, waits for it: an answer recorded for the key in the
 // caller's scope is sent again instead, one recorded for another payload
@@ -113,7 +111,7 @@ func idempotent(w http.ResponseWriter, r *http.Request, rt routes.Route, records
 		return quire.Errorf(quire.EINVALID, "%s %s needs an %s header, so that a retry cannot run it twice.",
 			rt.Method, rt.Resource().Path, idempotency.Header)
 	case !ok:
-		return h(w, r)
+		return h(w, r, &Answer{r: r})
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	if err != nil {
@@ -127,7 +125,7 @@ func idempotent(w http.ResponseWriter, r *http.Request, rt routes.Route, records
 
 	p := records.Begin(scope, fingerprint)
 	p.Lookup(func() (*idempotency.Record, error) { return records.Get(r.Context(), scope) })
-	err = h(w, r.WithContext(idempotency.WithPending(r.Context(), p)))
+	err = h(w, r, &Answer{r: r, pending: p})
 	if err == nil {
 		return nil
 	}

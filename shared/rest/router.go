@@ -15,8 +15,11 @@ import (
 )
 
 // HandlerFunc serves one route. An error it returns becomes the response, by
-// Error; it must not have written anything before returning one.
-type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+// Error; it must not have written anything before returning one. a is the
+// answer to a write, whose Record commits with it: the record of the
+// request's idempotency key on a route that takes keys (see idempotent),
+// none on the others. A read leaves a alone.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request, a *Answer) error
 
 // Handlers maps route keys ("GET /users/{id}", without a version prefix) to
 // their handlers.
@@ -94,7 +97,7 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func keyed(rt routes.Route, records idempotency.Store, h HandlerFunc) HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error { return idempotent(w, r, rt, records, h) }
+	return func(w http.ResponseWriter, r *http.Request, _ *Answer) error { return idempotent(w, r, rt, records, h) }
 }
 
 // route serves one route with h after checking its caller may call it and,
@@ -136,7 +139,7 @@ func serve(w http.ResponseWriter, r *http.Request, rt routes.Route, h HandlerFun
 		err = noBody(r, rt)
 	}
 	if err == nil {
-		err = h(w, r)
+		err = h(w, r, &Answer{r: r})
 	}
 	if err != nil {
 		Error(w, r, err)

@@ -204,7 +204,7 @@ func testCallerAccount(t *testing.T, s Stores) {
 	}
 	a := catalog.NewAuthor(catalog.Author{Name: "Mary Shelley"}, now())
 	wantCode(t, s.Catalog.CommitAuthor(t.Context(), 8, a, nil), quire.EUNAUTHORIZED)
-	ch, err := carts.Add(carts.Cart{UserID: 9, Items: map[quire.ID]int{}}, 1, 1)
+	ch, err := add(carts.Cart{UserID: 9, Items: map[quire.ID]int{}}, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,20 +128,20 @@ func Routes(demo *Login) rest.Handlers {
 		return withLogin(all[""], demo)
 	})
 	return rest.Handlers{
-		"GET /": func(w http.ResponseWriter, r *http.Request) error {
+		"GET /": func(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 			w.Header().Set("Location", rest.Path(r, "/docs")) // relative: the same for every host, so cached publicly
 			w.Header().Set("Cache-Control", "public, max-age=300")
 			w.WriteHeader(http.StatusFound)
 			return nil
 		},
-		"GET /docs": func(w http.ResponseWriter, r *http.Request) error {
+		"GET /docs": func(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 			f, err := page()
 			if err != nil {
 				return notBuilt(err)
 			}
 			return serve(w, r, f, true)
 		},
-		"GET /docs/{file}": func(w http.ResponseWriter, r *http.Request) error {
+		"GET /docs/{file}": func(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 			all, err := files()
 			if err != nil {
 				return notBuilt(err)

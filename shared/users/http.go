@@ -58,7 +58,7 @@ func embedProfile(r *http.Request) (bool, error) {
 // list answers an admin with the active users (with the role the role
 // query parameter names, if any), a page at a time, and a customer with
 // their own user (when it has that role).
-func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) list(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	q, embed, err := listQuery(r)
 	if err != nil {
 		return err
@@ -88,7 +88,7 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
 }
 
 // listAll answers every user in any status, a page at a time.
-func (h *Handlers) listAll(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) listAll(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	q, embed, err := listQuery(r)
 	if err != nil {
 		return err
@@ -124,7 +124,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, q ListQuery, emb
 
 // create signs a new customer up. The route is public: whatever the body
 // says, the user is an active customer.
-func (h *Handlers) create(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) create(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
 	var f Fields
 	if err := rest.Decode(r, &f); err != nil {
 		return err
@@ -133,7 +133,6 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	answer := rest.NewAnswer(r)
 	_, err = Create(r.Context(), h.Store, *u, h.Passwords.Hash(*f.Password), func(u User) (*idempotency.Record, error) {
 		return answer.Record(rest.Created(r, "/users/"+u.ID.String(), represent(r, &u, false)))
 	})
@@ -163,7 +162,7 @@ func noUser(err error, id quire.ID) error {
 	return quire.Reword(err, quire.ENOTFOUND, "No user has the id %d.", id)
 }
 
-func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	id, err := ownID(r)
 	if err != nil {
 		return err
@@ -183,7 +182,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {
 // replace stores the user's fields: email and names; a new password when
 // the body has one; role and status only from an admin. A change of one's
 // own email or password needs the current password (see proveIdentity).
-func (h *Handlers) replace(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) replace(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	id, err := ownID(r)
 	if err != nil {
 		return err
@@ -246,7 +245,7 @@ func needCurrentPassword() error {
 	return quire.Invalid(quire.FieldError{Pointer: "/current_password", Detail: "is required to change the email or the password"})
 }
 
-func (h *Handlers) getProfile(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) getProfile(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	id, err := ownID(r)
 	if err != nil {
 		return err
@@ -259,7 +258,7 @@ func (h *Handlers) getProfile(w http.ResponseWriter, r *http.Request) error {
 	return rest.JSON(w, r, http.StatusOK, u.Profile)
 }
 
-func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	id, err := ownID(r)
 	if err != nil {
 		return err
@@ -286,7 +285,7 @@ func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request) error 
 // deposit adds money to an active account and answers the user as it is
 // now. Only an admin may (the route table's access): a deposit is money the
 // shop received outside the API, recorded by its back office.
-func (h *Handlers) deposit(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) deposit(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
 	id, err := ownID(r)
 	if err != nil {
 		return err
@@ -299,24 +298,23 @@ func (h *Handlers) deposit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return h.account(w, r, id, func(u User, now time.Time) (Change, error) { return Credit(u, amount, now) }, h.Store.CommitDeposit)
+	return h.account(w, r, answer, id, func(u User, now time.Time) (Change, error) { return Credit(u, amount, now) }, h.Store.CommitDeposit)
 }
 
 // close closes an active account; its balance stays, frozen.
-func (h *Handlers) close(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) close(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
 	id, err := ownID(r)
 	if err != nil {
 		return err
 	}
-	return h.account(w, r, id, CloseAccount, h.Store.CommitClose)
+	return h.account(w, r, answer, id, CloseAccount, h.Store.CommitClose)
 }
 
 // account changes the account id as decide decides (see Apply), and
 // answers 200 with the user as changed, the answer its idempotency record
 // holds.
-func (h *Handlers) account(w http.ResponseWriter, r *http.Request, id quire.ID,
+func (h *Handlers) account(w http.ResponseWriter, r *http.Request, answer *rest.Answer, id quire.ID,
 	decide func(User, time.Time) (Change, error), commit func(context.Context, Change, *idempotency.Record) error) error {
-	answer := rest.NewAnswer(r)
 	_, err := Apply(r.Context(), h.Store, rest.CallerOf(r).ID, id, decide, commit, func(ch Change) (*idempotency.Record, error) {
 		return answer.Record(rest.Render(r, http.StatusOK, represent(r, &ch.User, false)))
 	})
@@ -327,7 +325,7 @@ func (h *Handlers) account(w http.ResponseWriter, r *http.Request, id quire.ID,
 	return nil
 }
 
-func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) error {
+func (h *Handlers) delete(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	id, err := ownID(r)
 	if err != nil {
 		return err
