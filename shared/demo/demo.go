@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -144,7 +145,7 @@ func Seed(ctx context.Context, s users.Store, o Options) (added int, err error) 
 		if u.Role == quire.RoleAdmin {
 			pw = o.AdminPassword
 		}
-		_, err := users.Create(ctx, s, u, argon2id.Hash(pw), nil)
+		_, err := users.Create(ctx, s, u, hash(pw), nil)
 		switch quire.ErrorCode(err) {
 		case "":
 			added++
@@ -159,6 +160,19 @@ func Seed(ctx context.Context, s users.Store, o Options) (added int, err error) 
 		}
 	}
 	return added, nil
+}
+
+// hashes holds the hash of each password Seed stored, by password: a
+// process that seeds many tables (the tests) hashes each one once.
+var hashes sync.Map
+
+func hash(password string) string {
+	if h, ok := hashes.Load(password); ok {
+		return h.(string)
+	}
+	h := argon2id.Hash(password)
+	hashes.Store(password, h)
+	return h
 }
 
 // SeedSession stores the session of CustomerRefreshToken, started at now
