@@ -166,8 +166,10 @@ const (
 // Gateway sends it behind a custom domain whose base path mapping names the
 // stage: the path the client sent, base path included, with the route's
 // resource and parameters. Each gives the status it gives on the stage's
-// own endpoint, and every link of its answer keeps the base path.
-func TestReplayOnACustomDomain(t *testing.T) { servicetest.On(t, replayOnACustomDomain) }
+// own endpoint, and every link of its answer keeps the base path. Links
+// are made from the event alone, whatever holds the data: the in-memory
+// store serves it, where TestReplay runs on both.
+func TestReplayOnACustomDomain(t *testing.T) { replayOnACustomDomain(t, servicetest.Option{Memory: true}) }
 
 func replayOnACustomDomain(t *testing.T, on servicetest.Option) {
 	n := 0

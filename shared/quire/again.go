@@ -63,13 +63,3 @@ func Pause(ctx context.Context, attempt int) error {
 		return nil
 	}
 }
-
-// WriteTime is the updated_at of a write at now over a resource last
-// written at prev: now to the millisecond, in UTC, and always after prev.
-func WriteTime(now, prev time.Time) time.Time {
-	t := now.UTC().Truncate(time.Millisecond)
-	if !t.After(prev) {
-		t = prev.Add(time.Millisecond)
-	}
-	return t
-}

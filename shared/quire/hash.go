@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // HashLen is the length of a content hash: 128 bits of SHA-256 in
@@ -29,6 +30,16 @@ func ContentHash(v any) string {
 		panic(fmt.Sprintf("quire: content hash of %T: %v", v, err))
 	}
 	return HashBytes(b)
+}
+
+// WriteTime is the updated_at of a write at now over a resource last
+// written at prev: now to the millisecond, in UTC, and always after prev.
+func WriteTime(now, prev time.Time) time.Time {
+	t := now.UTC().Truncate(time.Millisecond)
+	if !t.After(prev) {
+		t = prev.Add(time.Millisecond)
+	}
+	return t
 }
 
 // Precondition is what a conditional write requires of the stored state of
