@@ -219,13 +219,9 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request, answer *rest.Answ
 		}
 		return Add(c, id, int(*a.Quantity), products, rest.Version(r))
 	}, func(ch Change) (*idempotency.Record, error) {
-		return answer.Record(rest.Render(r, http.StatusOK, rep(r, &ch.Cart, products)))
+		return answer.Render(http.StatusOK, rep(r, &ch.Cart, products))
 	})
-	if err != nil {
-		return err
-	}
-	answer.Write(w)
-	return nil
+	return err
 }
 
 func (h *Handlers) remove(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {

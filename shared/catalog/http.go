@@ -201,13 +201,10 @@ func (h *Handlers) createAuthor(w http.ResponseWriter, r *http.Request, answer *
 	if err != nil {
 		return err
 	}
-	if _, err := CreateAuthor(r.Context(), h.Store, rest.CallerOf(r).ID, *a, func(a Author) (*idempotency.Record, error) {
-		return answer.Record(rest.Created(r, "/authors/"+a.ID.String(), authorRep(r, &a)))
-	}); err != nil {
-		return err
-	}
-	answer.Write(w)
-	return nil
+	_, err = CreateAuthor(r.Context(), h.Store, rest.CallerOf(r).ID, *a, func(a Author) (*idempotency.Record, error) {
+		return answer.Created("/authors/"+a.ID.String(), authorRep(r, &a))
+	})
+	return err
 }
 
 func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
@@ -219,13 +216,10 @@ func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request, answer 
 	if err != nil {
 		return err
 	}
-	if _, err := CreateProduct(r.Context(), h.Store, rest.CallerOf(r).ID, *p, func(p Product) (*idempotency.Record, error) {
-		return answer.Record(rest.Created(r, "/products/"+p.ID.String(), productRep(r, &p)))
-	}); err != nil {
-		return err
-	}
-	answer.Write(w)
-	return nil
+	_, err = CreateProduct(r.Context(), h.Store, rest.CallerOf(r).ID, *p, func(p Product) (*idempotency.Record, error) {
+		return answer.Created("/products/"+p.ID.String(), productRep(r, &p))
+	})
+	return err
 }
 
 // replaceProduct replaces a product's fields, archiving included (v2). A v1

@@ -109,7 +109,9 @@ func (g Guess) After(stored Attempts) (Guess, *quire.Error) {
 		return g, nil
 	}
 	if stored.Failures >= g.Limit {
-		return g, Locked(int(math.Ceil(stored.Until.Sub(g.Now).Seconds())))
+		// A guess taken at g.Now may find a window another guess started
+		// after it: the wait is never longer than a window.
+		return g, Locked(int(math.Ceil(min(stored.Until.Sub(g.Now), LoginWindow).Seconds())))
 	}
 	g.Restart = false
 	return g, nil

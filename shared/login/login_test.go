@@ -51,6 +51,7 @@ func TestGuessAfter(t *testing.T) {
 		{name: "a full window", g: g, stored: Attempts{Failures: MaxLoginFailures, Until: now.Add(90 * time.Second)}, wait: 90},
 		{name: "a window counted past full", g: g, stored: Attempts{Failures: MaxLoginFailures + 1, Until: now.Add(1500 * time.Millisecond)}, wait: 2},
 		{name: "a full window in its last instant", g: g, stored: Attempts{Failures: MaxLoginFailures, Until: now.Add(time.Millisecond)}, wait: 1},
+		{name: "a full window another guess started later", g: g, stored: Attempts{Failures: MaxLoginFailures, Until: now.Add(LoginWindow + 700*time.Millisecond)}, wait: 900},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			next, locked := tc.g.After(tc.stored)

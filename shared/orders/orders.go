@@ -248,7 +248,7 @@ func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, answer *rest.A
 		if err != nil {
 			return err
 		}
-		rec, err := answer.Record(rest.Created(r, "/orders/"+pay.Order.ID.String(), pay.Order))
+		rec, err := answer.Created("/orders/"+pay.Order.ID.String(), pay.Order)
 		if err != nil {
 			return err
 		}
@@ -264,11 +264,7 @@ func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, answer *rest.A
 		}
 		return fmt.Errorf("pay %s for user %d: %w", p.Total, caller, err)
 	}
-	if err != nil {
-		return err
-	}
-	answer.Write(w)
-	return nil
+	return err
 }
 
 // buyer reads the account the caller pays from: EACCOUNTCLOSED when it is

@@ -19,9 +19,9 @@ import (
 // ReplayedHeader marks an answer sent again for a known idempotency key.
 const ReplayedHeader = "Idempotent-Replayed"
 
-// Render renders v as the JSON answer to r with status, in the media type
+// render renders v as the JSON answer to r with status, in the media type
 // negotiated for r.
-func Render(r *http.Request, status int, v any) (idempotency.Response, error) {
+func render(r *http.Request, status int, v any) (idempotency.Response, error) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return idempotency.Response{}, fmt.Errorf("marshal response: %w", err)
@@ -29,18 +29,6 @@ func Render(r *http.Request, status int, v any) (idempotency.Response, error) {
 	h := http.Header{}
 	h.Set("Content-Type", mediaType(r))
 	return idempotency.Response{Status: status, Header: h, Body: body}, nil
-}
-
-// Created renders v as the 201 answer to r for the new resource at path (a
-// path of the API without a version prefix, such as /users/42): its
-// Location is the absolute URL of path, under r's version prefix when r's
-// path has one.
-func Created(r *http.Request, path string, v any) (idempotency.Response, error) {
-	resp, err := Render(r, http.StatusCreated, v)
-	if err == nil {
-		resp.Header.Set("Location", Location(r, path))
-	}
-	return resp, err
 }
 
 // Location returns the absolute URL of path (a path of the API without a
@@ -66,20 +54,21 @@ func Write(w http.ResponseWriter, resp idempotency.Response) {
 
 // Answer is the answer to a write, rendered before the write commits so
 // that its idempotency record commits in the transaction of the effect:
-// Record keeps the answer as rendered and returns its record, and Write
-// sends the answer kept once the write committed. The router gives each
-// handler one (see HandlerFunc).
+// Render and Created keep the answer and return its record, and the
+// router sends the answer kept once the handler returned nil (see serve).
+// The router gives each handler one (see HandlerFunc).
 type Answer struct {
 	r       *http.Request
 	pending *idempotency.Pending // of the request's key; nil without one
 	resp    idempotency.Response
 }
 
-// Record keeps resp, rendered with err (by Render or Created), as the
-// answer, and returns its idempotency record, or nil when the request has
-// no idempotency key. It returns err, and idempotency.ErrRaced when the
-// key has an answer already, which the route then sends again.
-func (a *Answer) Record(resp idempotency.Response, err error) (*idempotency.Record, error) {
+// Render keeps v, with status, as the answer, and returns its idempotency
+// record, or nil when the request has no idempotency key. It returns
+// idempotency.ErrRaced when the key has an answer already, which the route
+// then sends again.
+func (a *Answer) Render(status int, v any) (*idempotency.Record, error) {
+	resp, err := render(a.r, status, v)
 	if err != nil {
 		return nil, err
 	}
@@ -90,8 +79,24 @@ func (a *Answer) Record(resp idempotency.Response, err error) (*idempotency.Reco
 	return a.pending.Answer(resp)
 }
 
-// Write sends the answer kept.
-func (a *Answer) Write(w http.ResponseWriter) { Write(w, a.resp) }
+// Created is Render of the 201 answer for the new resource at path (a path
+// of the API without a version prefix, such as /users/42): its Location is
+// the absolute URL of path, under the request's version prefix when its
+// path has one.
+func (a *Answer) Created(path string, v any) (*idempotency.Record, error) {
+	rec, err := a.Render(http.StatusCreated, v)
+	if err == nil {
+		a.resp.Header.Set("Location", Location(a.r, path))
+	}
+	return rec, err
+}
+
+// write sends the answer kept, if any.
+func (a *Answer) write(w http.ResponseWriter) {
+	if a.resp.Status != 0 {
+		Write(w, a.resp)
+	}
+}
 
 // idempotent serves a route that takes an idempotency key: without one, h
 // runs as it is (unless the route requires one). With one, h runs with the
@@ -102,7 +107,7 @@ func (a *Answer) Write(w http.ResponseWriter) { Write(w, a.resp) }
 // is 422. A refusal
 // of h (a 409 that no retry fixes) is checked against the record once
 // more, and the first answer replayed if the key got one meanwhile.
-func idempotent(w http.ResponseWriter, r *http.Request, rt routes.Route, records idempotency.Store, h HandlerFunc) error {
+func idempotent(w http.ResponseWriter, r *http.Request, a *Answer, rt routes.Route, records idempotency.Store, h HandlerFunc) error {
 	key, ok, err := idempotency.Key(r.Header)
 	switch {
 	case err != nil:
@@ -111,7 +116,7 @@ func idempotent(w http.ResponseWriter, r *http.Request, rt routes.Route, records
 		return quire.Errorf(quire.EINVALID, "%s %s needs an %s header, so that a retry cannot run it twice.",
 			rt.Method, rt.Resource().Path, idempotency.Header)
 	case !ok:
-		return h(w, r, &Answer{r: r})
+		return h(w, r, a)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	if err != nil {
@@ -125,10 +130,12 @@ func idempotent(w http.ResponseWriter, r *http.Request, rt routes.Route, records
 
 	p := records.Begin(scope, fingerprint)
 	p.Lookup(func() (*idempotency.Record, error) { return records.Get(r.Context(), scope) })
-	err = h(w, r, &Answer{r: r, pending: p})
+	a.pending = p
+	err = h(w, r, a)
 	if err == nil {
 		return nil
 	}
+	a.resp = idempotency.Response{} // kept for a write that did not commit
 	// h's answer, an error, is not the key's when the key has a record.
 	if rec, lerr := p.Found(); lerr != nil || rec != nil {
 		if lerr != nil {

@@ -301,7 +301,7 @@ func checkJSONMediaType(ct string) error {
 // the body and the Link header (a collection), and a matching
 // If-None-Match gets 304 instead (see NotModified).
 func JSON(w http.ResponseWriter, r *http.Request, status int, v any) error {
-	resp, err := Render(r, status, v)
+	resp, err := render(r, status, v)
 	if err != nil {
 		return err
 	}

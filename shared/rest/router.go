@@ -16,9 +16,10 @@ import (
 
 // HandlerFunc serves one route. An error it returns becomes the response, by
 // Error; it must not have written anything before returning one. a is the
-// answer to a write, whose Record commits with it: the record of the
-// request's idempotency key on a route that takes keys (see idempotent),
-// none on the others. A read leaves a alone.
+// answer to a write, whose record commits with it (see Answer.Render): the
+// record of the request's idempotency key on a route that takes keys (see
+// idempotent), none on the others; the router sends the answer a keeps
+// once h returned nil. A read leaves a alone.
 type HandlerFunc func(w http.ResponseWriter, r *http.Request, a *Answer) error
 
 // Handlers maps route keys ("GET /users/{id}", without a version prefix) to
@@ -97,7 +98,9 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func keyed(rt routes.Route, records idempotency.Store, h HandlerFunc) HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, _ *Answer) error { return idempotent(w, r, rt, records, h) }
+	return func(w http.ResponseWriter, r *http.Request, a *Answer) error {
+		return idempotent(w, r, a, rt, records, h)
+	}
 }
 
 // route serves one route with h after checking its caller may call it and,
@@ -138,12 +141,15 @@ func serve(w http.ResponseWriter, r *http.Request, rt routes.Route, h HandlerFun
 	if err == nil && !rt.Body {
 		err = noBody(r, rt)
 	}
+	a := &Answer{r: r}
 	if err == nil {
-		err = h(w, r, &Answer{r: r})
+		err = h(w, r, a)
 	}
 	if err != nil {
 		Error(w, r, err)
+		return
 	}
+	a.write(w)
 }
 
 // noBody is EINVALID when r, a request of rt, a route that reads no body,

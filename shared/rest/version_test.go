@@ -152,11 +152,11 @@ func TestLinksOnTheStage(t *testing.T) {
 	if got := Path(r, "/users/7/deposit"); got != "/prod/api/v2/users/7/deposit" {
 		t.Errorf("Path = %s", got)
 	}
-	resp, err := Created(r, "/users/7", struct{}{})
-	if err != nil {
+	a := &Answer{r: r}
+	if _, err := a.Created("/users/7", struct{}{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := resp.Header.Get("Location"); got != "https://abc.execute-api.eu-west-1.amazonaws.com/prod/api/v2/users/7" {
+	if got := a.resp.Header.Get("Location"); got != "https://abc.execute-api.eu-west-1.amazonaws.com/prod/api/v2/users/7" {
 		t.Errorf("Location = %s", got)
 	}
 }

@@ -134,13 +134,9 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request, answer *rest.A
 		return err
 	}
 	_, err = Create(r.Context(), h.Store, *u, h.Passwords.Hash(*f.Password), func(u User) (*idempotency.Record, error) {
-		return answer.Record(rest.Created(r, "/users/"+u.ID.String(), represent(r, &u, false)))
+		return answer.Created("/users/"+u.ID.String(), represent(r, &u, false))
 	})
-	if err != nil {
-		return err
-	}
-	answer.Write(w)
-	return nil
+	return err
 }
 
 // ownID returns the id in the path when the caller may act on that user,
@@ -316,13 +312,9 @@ func (h *Handlers) close(w http.ResponseWriter, r *http.Request, answer *rest.An
 func (h *Handlers) account(w http.ResponseWriter, r *http.Request, answer *rest.Answer, id quire.ID,
 	decide func(User, time.Time) (Change, error), commit func(context.Context, Change, *idempotency.Record) error) error {
 	_, err := Apply(r.Context(), h.Store, rest.CallerOf(r).ID, id, decide, commit, func(ch Change) (*idempotency.Record, error) {
-		return answer.Record(rest.Render(r, http.StatusOK, represent(r, &ch.User, false)))
+		return answer.Render(http.StatusOK, represent(r, &ch.User, false))
 	})
-	if err != nil {
-		return err
-	}
-	answer.Write(w)
-	return nil
+	return err
 }
 
 func (h *Handlers) delete(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
