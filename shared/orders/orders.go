@@ -187,7 +187,8 @@ func (h *Handlers) buy(w http.ResponseWriter, r *http.Request, answer *rest.Answ
 	if err != nil {
 		return err
 	}
-	return h.commit(w, r, answer, func(ctx context.Context) (*Purchase, error) {
+	v := rest.Version(r)
+	return h.commit(r.Context(), rest.CallerOf(r).ID, answer, func(ctx context.Context) (*Purchase, error) {
 		p, err := h.Catalog.Product(ctx, id)
 		if err != nil {
 			return nil, catalog.NoProduct(err, id)
@@ -195,7 +196,7 @@ func (h *Handlers) buy(w http.ResponseWriter, r *http.Request, answer *rest.Answ
 		if err := pre.Check(p.Hash); err != nil {
 			return nil, err
 		}
-		purchase, err := Book(*p, int(*q.Quantity), rest.Version(r))
+		purchase, err := Book(*p, int(*q.Quantity), v)
 		return &purchase, err
 	})
 }
@@ -206,8 +207,9 @@ func (h *Handlers) pay(w http.ResponseWriter, r *http.Request, answer *rest.Answ
 	if err != nil {
 		return err
 	}
-	return h.commit(w, r, answer, func(ctx context.Context) (*Purchase, error) {
-		c, err := h.Carts.Get(ctx, rest.CallerOf(r).ID)
+	caller, v := rest.CallerOf(r).ID, rest.Version(r)
+	return h.commit(r.Context(), caller, answer, func(ctx context.Context) (*Purchase, error) {
+		c, err := h.Carts.Get(ctx, caller)
 		if err != nil {
 			return nil, err
 		}
@@ -218,7 +220,7 @@ func (h *Handlers) pay(w http.ResponseWriter, r *http.Request, answer *rest.Answ
 		if err := pre.Check(carts.ETagHash(c, products)); err != nil {
 			return nil, err
 		}
-		purchase, err := Checkout(c, products, rest.Version(r))
+		purchase, err := Checkout(c, products, v)
 		return &purchase, err
 	})
 }
@@ -230,8 +232,7 @@ func (h *Handlers) pay(w http.ResponseWriter, r *http.Request, answer *rest.Answ
 // payment or deposit) is read again, and the payment decided again, as
 // quire.Again does; a cart that changed is a conflict, which the client
 // resolves by reading the cart again.
-func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, answer *rest.Answer, purchase func(context.Context) (*Purchase, error)) error {
-	ctx, caller := r.Context(), rest.CallerOf(r).ID
+func (h *Handlers) commit(ctx context.Context, caller quire.ID, answer *rest.Answer, purchase func(context.Context) (*Purchase, error)) error {
 	var (
 		p     *Purchase
 		buyer *users.User
