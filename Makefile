@@ -8,7 +8,10 @@ BOOTSTRAPS := $(GROUPS:%=build/%/bootstrap)
 DDB_LOCAL := .cache/dynamodb-local/Loopback.class
 DOCS_ASSETS := $(addprefix shared/swaggerui/assets/,swagger-ui-bundle.js.gz swagger-ui-standalone-preset.js.gz swagger-ui.css.gz)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
-export GOFLAGS := -buildvcs=false
+# -trimpath: what the go command builds does not depend on the folder it is
+# built in, so that a clone elsewhere (a CI checkout, another worktree)
+# finds its packages and golangci-lint's results in the caches.
+export GOFLAGS := -buildvcs=false -trimpath
 # A target whose recipe fails is deleted, not left half made.
 .DELETE_ON_ERROR:
 
