@@ -8,7 +8,10 @@ BOOTSTRAPS := $(GROUPS:%=build/%/bootstrap)
 DDB_LOCAL := .cache/dynamodb-local/Loopback.class
 DOCS_ASSETS := $(addprefix shared/swaggerui/assets/,swagger-ui-bundle.js.gz swagger-ui-standalone-preset.js.gz swagger-ui.css.gz)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
-export GOFLAGS := -buildvcs=false
+# -trimpath: what the go command builds does not depend on the folder it is
+# built in, so that a clone elsewhere (a CI checkout, another worktree)
+# finds its packages and golangci-lint's results in the caches.
+export GOFLAGS := -buildvcs=false -trimpath
 # A target whose recipe fails is deleted, not left half made.
 .DELETE_ON_ERROR:
 
@@ -125,11 +128,19 @@ development-stage:
 	  *) refuse "quire:stageKind=$$kind";; \
 	esac
 
+# make test links the test binaries without their symbol table and DWARF
+# (-s -w), which no test reads, in less time; then the synthesized
+# templates' checks run beside the end-to-end tests, which leave a core
+# mostly idle (two at a time, or as make -j says), each one's output
+# printed whole when it ends.
 test: deps build lint $(call tool,$(OASDIFF)) ## lint, unit, integration (DynamoDB Local), infra, events, template lint and end to end
-	QUIRE_REQUIRE_DYNAMODB_LOCAL=1 go test -count=1 ./...
+	QUIRE_REQUIRE_DYNAMODB_LOCAL=1 go test -count=1 -ldflags='-s -w' ./...
+	$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j2) --output-sync=target template-lint e2e
+
+.PHONY: template-lint
+template-lint: deps build
 	npx cdk synth --quiet
 	scripts/lint-template.sh
-	$(MAKE) --no-print-directory e2e
 
 .PHONY: e2e
 e2e: deps ## the generated TypeScript client and the browser tests (headless Chromium) against the local server
