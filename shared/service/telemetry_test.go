@@ -13,6 +13,7 @@ import (
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service/servicetest"
+	"github.com/quireapi/quire/shared/swaggerui"
 	"github.com/quireapi/quire/shared/telemetry"
 )
 
@@ -26,6 +27,9 @@ func TestEveryRouteLogs(t *testing.T) {
 	fill := strings.NewReplacer("{id}", "1", "{product_id}", "1", "{file}", "quire.js")
 	for _, r := range routes.All() {
 		t.Run(r.Key(), func(t *testing.T) {
+			if err := swaggerui.Built(); err != nil && strings.HasPrefix(r.Path, "/docs") {
+				t.Skipf("the docs page is not in this build: run `make deps` (npm ci, which needs Node): %v", err)
+			}
 			body := ""
 			if r.Method == "POST" || r.Method == "PUT" {
 				body = "{}"

@@ -155,6 +155,13 @@ func Routes(demo *Login) rest.Handlers {
 	}
 }
 
+// Built returns nil when the docs page's files are in this build, and
+// why not otherwise: `make deps` writes them, with Node.
+func Built() error {
+	_, err := files()
+	return err
+}
+
 func notBuilt(err error) error {
 	return &quire.Error{Code: quire.EINTERNAL, Message: "The docs page is not in this build.", Err: err}
 }

@@ -41,6 +41,7 @@ func TestRoot(t *testing.T) {
 // Policy that allows only the API's own files, each of which it names is
 // served, and a revalidation is 304.
 func TestPage(t *testing.T) {
+	built(t)
 	api := servicetest.New(t)
 	r := api.Do(t, "GET", "/docs", "")
 	if r.StatusCode != 200 || r.Header.Get("Content-Type") != "text/html; charset=utf-8" {
@@ -70,6 +71,13 @@ func TestPage(t *testing.T) {
 	}
 	if r := api.Do(t, "GET", "/docs", "", "If-None-Match", r.Header.Get("ETag")); r.StatusCode != 304 || r.Body != "" {
 		t.Errorf("GET /docs with its ETag = %d %q, want 304", r.StatusCode, r.Body)
+	}
+}
+
+// built skips t when the page's files are not in this build.
+func built(t *testing.T) {
+	if err := swaggerui.Built(); err != nil {
+		t.Skipf("the docs page is not in this build: run `make deps` (npm ci, which needs Node): %v", err)
 	}
 }
 
@@ -115,6 +123,7 @@ func TestSwaggerUI(t *testing.T) {
 
 // TestUnknownFile: a file the page does not have is 404, a problem.
 func TestUnknownFile(t *testing.T) {
+	built(t)
 	api := servicetest.New(t)
 	for _, file := range []string{"index.html", "swagger-ui.js", "..%2fpage.html", "page.html"} {
 		r := api.Do(t, "GET", "/docs/"+file, "")
@@ -128,6 +137,7 @@ func TestUnknownFile(t *testing.T) {
 // POST /login's example, escaped for an attribute; a deployed stage's page
 // carries none, so no password reaches its readers.
 func TestDemoLogin(t *testing.T) {
+	built(t)
 	demo := &swaggerui.Login{Email: `ada+"docs"@quire.example`, Password: "quire-admin-password"}
 	for _, login := range []*swaggerui.Login{nil, demo} {
 		api := servicetest.New(t, servicetest.Option{Config: func(c *service.Config) { c.DocsLogin = login }})
