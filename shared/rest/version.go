@@ -40,15 +40,6 @@ func Version(r *http.Request) int {
 	return routes.Versions[0]
 }
 
-// Path returns the path a client uses for path (a path of the API without
-// a version prefix, such as /users/42) in links of a response to r: with
-// the stage prefix of API Gateway's default endpoint, and the version prefix
-// when r's own path has one.
-func Path(r *http.Request, path string) string {
-	n, _ := r.Context().Value(negotiatedKey{}).(negotiated)
-	return basePath(r) + n.prefix + path
-}
-
 func mediaType(r *http.Request) string {
 	if n, ok := r.Context().Value(negotiatedKey{}).(negotiated); ok {
 		return n.mediaType

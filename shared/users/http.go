@@ -1,7 +1,6 @@
 package users
 
 import (
-	"context"
 	"net/http"
 	"time"
 
@@ -139,17 +138,17 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request, answer *rest.A
 	return err
 }
 
-// ownID returns the id in the path when the caller may act on that user,
-// and ENOTFOUND otherwise, so that other users' ids look unused.
-func ownID(r *http.Request) (quire.ID, error) {
-	id, err := quire.ParseID(r.PathValue("id"))
-	if err != nil {
-		return 0, err
+// ownID returns the id in the path when the caller (by) may act on that
+// user, and ENOTFOUND otherwise, so that other users' ids look unused.
+func ownID(r *http.Request) (id, by quire.ID, err error) {
+	if id, err = quire.ParseID(r.PathValue("id")); err != nil {
+		return 0, 0, err
 	}
-	if !rest.CallerOf(r).Owns(id) {
-		return 0, noUser(quire.NotFound("another user"), id)
+	caller := rest.CallerOf(r)
+	if !caller.Owns(id) {
+		return 0, 0, noUser(quire.NotFound("another user"), id)
 	}
-	return id, nil
+	return id, caller.ID, nil
 }
 
 // noUser says a store's ENOTFOUND for the user id in the users' words; any
@@ -159,7 +158,7 @@ func noUser(err error, id quire.ID) error {
 }
 
 func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	id, err := ownID(r)
+	id, _, err := ownID(r)
 	if err != nil {
 		return err
 	}
@@ -179,7 +178,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) e
 // the body has one; role and status only from an admin. A change of one's
 // own email or password needs the current password (see proveIdentity).
 func (h *Handlers) replace(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	id, err := ownID(r)
+	id, _, err := ownID(r)
 	if err != nil {
 		return err
 	}
@@ -242,7 +241,7 @@ func needCurrentPassword() error {
 }
 
 func (h *Handlers) getProfile(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	id, err := ownID(r)
+	id, _, err := ownID(r)
 	if err != nil {
 		return err
 	}
@@ -255,7 +254,7 @@ func (h *Handlers) getProfile(w http.ResponseWriter, r *http.Request, _ *rest.An
 }
 
 func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	id, err := ownID(r)
+	id, _, err := ownID(r)
 	if err != nil {
 		return err
 	}
@@ -282,7 +281,7 @@ func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request, _ *res
 // now. Only an admin may (the route table's access): a deposit is money the
 // shop received outside the API, recorded by its back office.
 func (h *Handlers) deposit(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
-	id, err := ownID(r)
+	id, by, err := ownID(r)
 	if err != nil {
 		return err
 	}
@@ -294,31 +293,28 @@ func (h *Handlers) deposit(w http.ResponseWriter, r *http.Request, answer *rest.
 	if err != nil {
 		return err
 	}
-	return h.account(w, r, answer, id, func(u User, now time.Time) (Change, error) { return Credit(u, amount, now) }, h.Store.CommitDeposit)
+	_, err = Apply(r.Context(), h.Store, by, id, func(u User, now time.Time) (Change, error) { return Credit(u, amount, now) }, h.Store.CommitDeposit,
+		func(ch Change) (*idempotency.Record, error) {
+			return answer.Render(http.StatusOK, represent(r, &ch.User, false))
+		})
+	return err
 }
 
 // close closes an active account; its balance stays, frozen.
 func (h *Handlers) close(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
-	id, err := ownID(r)
+	id, by, err := ownID(r)
 	if err != nil {
 		return err
 	}
-	return h.account(w, r, answer, id, CloseAccount, h.Store.CommitClose)
-}
-
-// account changes the account id as decide decides (see Apply), and
-// answers 200 with the user as changed, the answer its idempotency record
-// holds.
-func (h *Handlers) account(w http.ResponseWriter, r *http.Request, answer *rest.Answer, id quire.ID,
-	decide func(User, time.Time) (Change, error), commit func(context.Context, Change, *idempotency.Record) error) error {
-	_, err := Apply(r.Context(), h.Store, rest.CallerOf(r).ID, id, decide, commit, func(ch Change) (*idempotency.Record, error) {
-		return answer.Render(http.StatusOK, represent(r, &ch.User, false))
-	})
+	_, err = Apply(r.Context(), h.Store, by, id, CloseAccount, h.Store.CommitClose,
+		func(ch Change) (*idempotency.Record, error) {
+			return answer.Render(http.StatusOK, represent(r, &ch.User, false))
+		})
 	return err
 }
 
 func (h *Handlers) delete(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	id, err := ownID(r)
+	id, by, err := ownID(r)
 	if err != nil {
 		return err
 	}
@@ -326,7 +322,7 @@ func (h *Handlers) delete(w http.ResponseWriter, r *http.Request, _ *rest.Answer
 	if err != nil {
 		return err
 	}
-	if err := Delete(r.Context(), h.Store, rest.CallerOf(r).ID, id, pre); err != nil {
+	if err := Delete(r.Context(), h.Store, by, id, pre); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
