@@ -37,67 +37,11 @@ type Handlers struct {
 	now    func() time.Time // time.Now; tests set it
 }
 
-type signer struct {
-	issuer *Issuer
-	keys   KeySet    // public halves, as published
-	read   time.Time // when the keys were set
-}
-
-// SetKeys makes keys' signing key (see KeySet.Signing) sign the tokens
-// login issues from now on, and publishes their public halves. It returns an
-// error when keys has no private key.
-func (h *Handlers) SetKeys(keys KeySet) error {
-	iss, err := NewIssuer(keys, h.Tokens)
-	if err != nil {
-		return err
-	}
-	now := h.clock()
-	iss.now = h.clock
-	iss.key, _ = keys.Signing(now)
-	h.signer.Store(&signer{issuer: iss, keys: keys.PublicSet(), read: now})
-	return nil
-}
-
 func (h *Handlers) clock() time.Time {
 	if h.now != nil {
 		return h.now()
 	}
 	return time.Now()
-}
-
-// Reload sets the keys LoadKeys reads.
-func (h *Handlers) Reload(ctx context.Context) error {
-	if h.LoadKeys == nil {
-		return errors.New("auth: no key source")
-	}
-	keys, err := h.LoadKeys(ctx)
-	if err != nil {
-		return err
-	}
-	return h.SetKeys(keys)
-}
-
-// current returns the signer, reading the keys again when there is none
-// or, with LoadKeys, when they were read KeyRefresh ago or more. When they
-// cannot be read, the keys read last serve until they are KeyMaxStale old,
-// and login is 503 after that.
-func (h *Handlers) current(ctx context.Context) (*signer, error) {
-	s := h.signer.Load()
-	if s != nil && (h.LoadKeys == nil || h.clock().Sub(s.read) < KeyRefresh) {
-		return s, nil
-	}
-	err := h.Reload(ctx)
-	switch {
-	case err == nil:
-		return h.signer.Load(), nil
-	case s != nil && h.clock().Sub(s.read) < KeyMaxStale:
-		slog.WarnContext(ctx, "signing keys not read again; the keys read last still sign", "read", s.read, "err", err)
-		return s, nil
-	case s != nil:
-		return nil, &quire.Error{Code: quire.EUNAVAILABLE, Message: "The signing keys cannot be read.", Err: err}
-	default:
-		return nil, &quire.Error{Code: quire.EUNAVAILABLE, Message: "The signing keys are not set up yet.", Err: err}
-	}
 }
 
 // Routes returns the handler of each auth route, keyed as in the route table.
@@ -158,7 +102,7 @@ type RefreshRequest struct {
 // password, so that login does not tell which emails have accounts.
 var errBadCredentials = quire.Errorf(quire.EUNAUTHORIZED, "The email or password is wrong.")
 
-func (h *Handlers) login(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) login(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
 	var c Credentials
 	if err := rest.Decode(r, &c); err != nil {
 		return err
@@ -197,23 +141,12 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request, _ *rest.Answer)
 	if err := quire.Again(r.Context(), func(int) error { return h.Sessions.Start(r.Context(), session, *c.Email) }); err != nil {
 		return err
 	}
-	return h.tokens(w, r, s, acct.ID, acct.Role, session, refresh)
-}
-
-// tokens answers a new access token and refresh token of session.
-func (h *Handlers) tokens(w http.ResponseWriter, r *http.Request, s *signer, user quire.ID, role quire.Role, session login.Session, refresh string) error {
-	access, err := s.issuer.IssueInSession(user, role, session.ID)
+	body, err := s.tokens(acct.ID, acct.Role, session, refresh, h.clock())
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	return rest.JSON(w, r, http.StatusOK, TokenResponse{
-		AccessToken:      access,
-		TokenType:        "Bearer",
-		ExpiresIn:        int64(s.issuer.Lifetime().Seconds()),
-		RefreshToken:     refresh,
-		RefreshExpiresIn: int64(session.Expiry().Sub(h.clock()).Seconds()),
-	})
+	_, err = answer.Render(http.StatusOK, body)
+	return err
 }
 
 // errBadRefresh is the one answer to a refresh token that is malformed,
@@ -223,7 +156,7 @@ var errBadRefresh = quire.Errorf(quire.EUNAUTHORIZED, "The refresh token is not 
 // refresh trades a refresh token for a new access token and a new refresh
 // token of the same session; the old one dies. A refresh token that is not
 // its session's live one (used before) ends the session.
-func (h *Handlers) refresh(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) refresh(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
 	var body RefreshRequest
 	if err := rest.Decode(r, &body); err != nil {
 		return err
@@ -254,7 +187,12 @@ func (h *Handlers) refresh(w http.ResponseWriter, r *http.Request, _ *rest.Answe
 		return err
 	}
 	session.TokenHash, session.IdleUntil = next, idle
-	return h.tokens(w, r, s, user, role, session, refresh)
+	tokens, err := s.tokens(user, role, session, refresh, h.clock())
+	if err != nil {
+		return err
+	}
+	_, err = answer.Render(http.StatusOK, tokens)
+	return err
 }
 
 // resume returns the session sid of user and the user's role when the

@@ -4,6 +4,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -11,7 +12,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
+
+	"github.com/quireapi/quire/shared/quire"
 )
 
 // Key is one P-256 key named by its key id (the token header's kid). Private
@@ -259,4 +263,61 @@ func coordinate(s string) ([]byte, error) {
 		return nil, errors.New("want 32 bytes of base64url in x, y and d")
 	}
 	return b, nil
+}
+
+// signer is the keys login signs with, as the handlers hold them.
+type signer struct {
+	issuer *Issuer
+	keys   KeySet    // public halves, as published
+	read   time.Time // when the keys were set
+}
+
+// SetKeys makes keys' signing key (see KeySet.Signing) sign the tokens
+// login issues from now on, and publishes their public halves. It returns an
+// error when keys has no private key.
+func (h *Handlers) SetKeys(keys KeySet) error {
+	iss, err := NewIssuer(keys, h.Tokens)
+	if err != nil {
+		return err
+	}
+	now := h.clock()
+	iss.now = h.clock
+	iss.key, _ = keys.Signing(now)
+	h.signer.Store(&signer{issuer: iss, keys: keys.PublicSet(), read: now})
+	return nil
+}
+
+// Reload sets the keys LoadKeys reads.
+func (h *Handlers) Reload(ctx context.Context) error {
+	if h.LoadKeys == nil {
+		return errors.New("auth: no key source")
+	}
+	keys, err := h.LoadKeys(ctx)
+	if err != nil {
+		return err
+	}
+	return h.SetKeys(keys)
+}
+
+// current returns the signer, reading the keys again when there is none
+// or, with LoadKeys, when they were read KeyRefresh ago or more. When they
+// cannot be read, the keys read last serve until they are KeyMaxStale old,
+// and login is 503 after that.
+func (h *Handlers) current(ctx context.Context) (*signer, error) {
+	s := h.signer.Load()
+	if s != nil && (h.LoadKeys == nil || h.clock().Sub(s.read) < KeyRefresh) {
+		return s, nil
+	}
+	err := h.Reload(ctx)
+	switch {
+	case err == nil:
+		return h.signer.Load(), nil
+	case s != nil && h.clock().Sub(s.read) < KeyMaxStale:
+		slog.WarnContext(ctx, "signing keys not read again; the keys read last still sign", "read", s.read, "err", err)
+		return s, nil
+	case s != nil:
+		return nil, &quire.Error{Code: quire.EUNAVAILABLE, Message: "The signing keys cannot be read.", Err: err}
+	default:
+		return nil, &quire.Error{Code: quire.EUNAVAILABLE, Message: "The signing keys are not set up yet.", Err: err}
+	}
 }

@@ -156,3 +156,20 @@ func (v *Verifier) Verify(token string) (Identity, error) {
 	}
 	return Identity{UserID: id, Role: c.Role, SessionID: c.SessionID, Expires: c.ExpiresAt.Time}, nil
 }
+
+// tokens returns the body of the answer to a login or a refresh at now: a
+// new access token of user, with role, in session, and refresh, the
+// session's refresh token.
+func (s *signer) tokens(user quire.ID, role quire.Role, session login.Session, refresh string, now time.Time) (TokenResponse, error) {
+	access, err := s.issuer.IssueInSession(user, role, session.ID)
+	if err != nil {
+		return TokenResponse{}, err
+	}
+	return TokenResponse{
+		AccessToken:      access,
+		TokenType:        "Bearer",
+		ExpiresIn:        int64(s.issuer.Lifetime().Seconds()),
+		RefreshToken:     refresh,
+		RefreshExpiresIn: int64(session.Expiry().Sub(now).Seconds()),
+	}, nil
+}
