@@ -5,8 +5,6 @@ package orders
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -47,25 +45,6 @@ type Purchase struct {
 	Cart  *carts.Cart
 }
 
-// Payment is a decided payment, for the store to commit whole or not at
-// all: the buyer after the debit, written only over the buyer as read
-// (ReadHash); the new order; and, when paying a cart, the cart emptied,
-// written only over the cart as read (its Revision).
-type Payment struct {
-	Buyer    users.User
-	ReadHash string
-	Order    Order
-	Cart     *carts.Cart
-}
-
-// What the commit of a payment may find changed since it was read: the
-// What of its *quire.Stale error.
-const (
-	StaleBuyer = "buyer" // the account paid from (a concurrent payment or deposit)
-	StaleCart  = "cart"  // the cart paid
-	StaleOrder = "order" // the new order's id, taken in the same millisecond
-)
-
 // Book decides what buying n copies of p, as read, buys: EPRODUCTUNAVAILABLE
 // when p cannot be bought (its status named as API version v does).
 func Book(p catalog.Product, n, v int) (Purchase, error) {
@@ -99,30 +78,6 @@ func Checkout(c *carts.Cart, products map[quire.ID]catalog.Product, v int) (Purc
 		purchase.Items = append(purchase.Items, Item{l.ProductID, l.Name, l.Price, l.Quantity, l.Subtotal})
 	}
 	return purchase, nil
-}
-
-// Charge decides how buyer pays for p at now: the debit of p's total from
-// the balance and the order of p's items. It refuses a closed account
-// (EACCOUNTCLOSED) and a balance short of the total (EINSUFFICIENTFUNDS).
-func Charge(buyer users.User, p Purchase, now time.Time) (Payment, error) {
-	switch {
-	case buyer.Status != users.StatusActive:
-		return Payment{}, quire.Errorf(quire.EACCOUNTCLOSED, "The account %d is closed: it cannot pay.", buyer.ID)
-	case buyer.Balance < p.Total:
-		return Payment{}, quire.Errorf(quire.EINSUFFICIENTFUNDS,
-			"The balance is %s, short of the %s to pay: the shop must fund the account first.", buyer.Balance, p.Total)
-	}
-	now = now.UTC().Truncate(time.Millisecond)
-	pay := Payment{Buyer: buyer, ReadHash: buyer.Hash}
-	pay.Buyer.Balance -= p.Total
-	pay.Buyer.UpdatedAt = quire.WriteTime(now, buyer.UpdatedAt)
-	pay.Buyer.Hash = quire.ContentHash(&pay.Buyer)
-	pay.Order = Order{ID: quire.NewID(now), UserID: buyer.ID, Items: p.Items, Total: p.Total, CreatedAt: now}
-	pay.Order.Hash = quire.ContentHash(&pay.Order)
-	if p.Cart != nil {
-		pay.Cart = carts.Emptied(*p.Cart)
-	}
-	return pay, nil
 }
 
 // Store keeps orders and commits payments.
@@ -223,59 +178,6 @@ func (h *Handlers) pay(w http.ResponseWriter, r *http.Request, answer *rest.Answ
 		purchase, err := Checkout(c, products, v)
 		return &purchase, err
 	})
-}
-
-// commit pays for what purchase reads, from the caller's balance, and
-// answers 201 with the order: it reads the purchase and the buyer at once,
-// decides the payment (Charge) and commits it with the answer to the
-// request's idempotency key. A buyer that changed meanwhile (a concurrent
-// payment or deposit) is read again, and the payment decided again, as
-// quire.Again does; a cart that changed is a conflict, which the client
-// resolves by reading the cart again.
-func (h *Handlers) commit(ctx context.Context, caller quire.ID, answer *rest.Answer, purchase func(context.Context) (*Purchase, error)) error {
-	var (
-		p     *Purchase
-		buyer *users.User
-	)
-	err := quire.Again(ctx, func(attempt int) error {
-		read := []func() error{func() (err error) { buyer, err = h.buyer(ctx, caller); return err }}
-		if attempt == 1 {
-			read = append(read, func() (err error) { p, err = purchase(ctx); return err })
-		}
-		if err := quire.Concurrently(read...); err != nil {
-			return err
-		}
-		pay, err := Charge(*buyer, *p, time.Now())
-		if err != nil {
-			return err
-		}
-		rec, err := answer.Created("/orders/"+pay.Order.ID.String(), pay.Order)
-		if err != nil {
-			return err
-		}
-		err = h.Store.CommitPayment(ctx, pay, rec)
-		if stale, ok := errors.AsType[*quire.Stale](err); ok && stale.What == StaleCart {
-			return quire.Errorf(quire.ECONFLICT, "The cart changed during the payment; nothing was paid. Check it and pay again.")
-		}
-		return err
-	})
-	if stale, ok := errors.AsType[*quire.Stale](err); ok {
-		if stale.What == StaleBuyer {
-			return quire.Errorf(quire.ECONFLICT, "The account changed during the payment; nothing was paid. Pay again.")
-		}
-		return fmt.Errorf("pay %s for user %d: %w", p.Total, caller, err)
-	}
-	return err
-}
-
-// buyer reads the account the caller pays from: EACCOUNTCLOSED when it is
-// gone.
-func (h *Handlers) buyer(ctx context.Context, user quire.ID) (*users.User, error) {
-	u, err := h.Store.Buyer(ctx, user)
-	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		return nil, quire.Errorf(quire.EACCOUNTCLOSED, "The user %d has no account to pay from.", user)
-	}
-	return u, err
 }
 
 func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {

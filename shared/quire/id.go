@@ -48,3 +48,13 @@ func ParseID(s string) (ID, error) {
 }
 
 func (id ID) String() string { return strconv.FormatInt(int64(id), 10) }
+
+// allDigits reports whether s holds ASCII digits only.
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

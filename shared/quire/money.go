@@ -69,12 +69,3 @@ func ParseMoney(s string) (Money, error) {
 	}
 	return Money(cents), nil
 }
-
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
