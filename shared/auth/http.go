@@ -218,10 +218,17 @@ func (h *Handlers) resume(r *http.Request, user quire.ID, sid, hash string) (log
 // errBadRefresh.
 func (h *Handlers) revoke(r *http.Request, session login.Session, why string) error {
 	slog.WarnContext(r.Context(), "session ended", "reason", why, "user_id", session.UserID, "request_id", rest.RequestID(r))
-	if err := h.Sessions.End(r.Context(), session.UserID, session.ID); err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
+	if err := h.end(r.Context(), session.UserID, session.ID); err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
 		return err
 	}
 	return errBadRefresh
+}
+
+// end ends the session id of user, again when its commit collided with
+// another request ending or changing the session (quire.Again): ENOTFOUND
+// when there is none.
+func (h *Handlers) end(ctx context.Context, user quire.ID, id string) error {
+	return quire.Again(ctx, func(int) error { return h.Sessions.End(ctx, user, id) })
 }
 
 // logout ends the session of the caller's access token. The access token
@@ -231,7 +238,7 @@ func (h *Handlers) logout(w http.ResponseWriter, r *http.Request, _ *rest.Answer
 	if c.SessionID == "" {
 		return quire.Errorf(quire.ENOTFOUND, "This access token belongs to no session.")
 	}
-	if err := h.Sessions.End(r.Context(), c.ID, c.SessionID); err != nil {
+	if err := h.end(r.Context(), c.ID, c.SessionID); err != nil {
 		if quire.ErrorCode(err) == quire.ENOTFOUND {
 			return quire.Errorf(quire.ENOTFOUND, "The session has ended already.")
 		}

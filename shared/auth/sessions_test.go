@@ -139,8 +139,22 @@ func post(url, body string) (int, error) {
 // once (a thief racing the client, or a client that retries too eagerly)
 // gets one new pair at most, and ends the session: every other request is
 // a reuse.
-func TestConcurrentRefreshes(t *testing.T) {
-	api := seeded(t)
+func TestConcurrentRefreshes(t *testing.T) { concurrentRefreshes(t, seeded(t)) }
+
+// TestConcurrentRefreshesThroughConflicts: the same, with transactions
+// that meet one in flight cancelled as DynamoDB cancels them: the reuses'
+// revocations of one session collide, and each still ends it and answers
+// 401.
+func TestConcurrentRefreshesThroughConflicts(t *testing.T) {
+	_, conflicts := servicetest.Conflicts(t)
+	api := servicetest.New(t, conflicts)
+	if _, err := demo.Seed(t.Context(), api.Stores.Users, demo.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	concurrentRefreshes(t, api)
+}
+
+func concurrentRefreshes(t *testing.T, api *servicetest.API) {
 	for _, n := range []int{2, 2, 8} {
 		s := start(t, api, demo.CustomerEmail, demo.CustomerPassword, 2)
 		body, _ := json.Marshal(auth.RefreshRequest{RefreshToken: &s.RefreshToken})
