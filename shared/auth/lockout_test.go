@@ -139,8 +139,13 @@ func TestLockoutEnds(t *testing.T) {
 	expire(t, api, demo.CustomerEmail)
 	var r servicetest.Response
 	got := calls(p, func() { r = postLogin(t, api, demo.CustomerEmail, demo.CustomerPassword) })
-	if want := map[string]int{"UpdateItem": 1, "PutItem": 1, "GetItem": 1, "TransactWriteItems": 1}; r.StatusCode != http.StatusOK || !equal(got, want) {
-		t.Fatalf("login after the window: %d, %v; want 200 and %v (a new window, then the login)", r.StatusCode, got, want)
+	// DynamoDB's TTL may delete the ended window before the login reads
+	// it (DynamoDB Local sweeps within seconds): the guess then starts a
+	// window where there is none, without the PutItem over the old one.
+	restarted := map[string]int{"UpdateItem": 1, "PutItem": 1, "GetItem": 1, "TransactWriteItems": 1}
+	swept := map[string]int{"UpdateItem": 1, "GetItem": 1, "TransactWriteItems": 1}
+	if r.StatusCode != http.StatusOK || !equal(got, restarted) && !equal(got, swept) {
+		t.Fatalf("login after the window: %d, %v; want 200 and %v (a new window, then the login), or %v when TTL has deleted the old window", r.StatusCode, got, restarted, swept)
 	}
 
 	for range login.MaxLoginFailures - 1 {
