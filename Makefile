@@ -128,13 +128,15 @@ development-stage:
 	  *) refuse "quire:stageKind=$$kind";; \
 	esac
 
-# make test links the test binaries without their symbol table and DWARF
-# (-s -w), which no test reads, in less time; then the synthesized
-# templates' checks run beside the end-to-end tests, which leave a core
-# mostly idle (two at a time, or as make -j says), each one's output
-# printed whole when it ends.
+# make test runs the Go tests alone (beside anything else, two cores are too
+# few for the contention tests' deadlines), against two DynamoDB Local
+# servers warmed once for every test binary (cmd/ddblocal); their binaries
+# are linked without the symbol table and DWARF (-s -w), which no
+# test reads, in less time. Then the synthesized templates' checks run beside
+# the end-to-end tests, which leave a core mostly idle (two at a time, or as
+# make -j says), each one's output printed whole when it ends.
 test: deps build lint $(call tool,$(OASDIFF)) ## lint, unit, integration (DynamoDB Local), infra, events, template lint and end to end
-	QUIRE_REQUIRE_DYNAMODB_LOCAL=1 go test -count=1 -ldflags='-s -w' ./...
+	QUIRE_REQUIRE_DYNAMODB_LOCAL=1 go run ./cmd/ddblocal go test -count=1 -ldflags='-s -w' ./...
 	$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j2) --output-sync=target template-lint e2e
 
 .PHONY: template-lint

@@ -54,18 +54,18 @@ func TestBrowserMethods(t *testing.T) {
 // origin itself for one, the request's Origin for several, none without.
 func TestCORSContext(t *testing.T) {
 	for _, tc := range []struct {
+		context        map[string]any
 		origins, allow string
 	}{
-		{"", ""},
-		{"https://shop.example.com", "'https://shop.example.com'"},
-		{"https://shop.example.com,https://admin.example.com", "method.request.header.Origin"},
-		{"*", "'*'"},
+		{nil, "", ""},
+		{tunedC, "https://shop.example.com", "'https://shop.example.com'"},
+		{tunedA, "https://shop.example.com,https://admin.example.com", "method.request.header.Origin"},
+		{tunedB, "*", "'*'"},
 	} {
-		context := map[string]any{}
-		if tc.origins != "" {
-			context[contextCORS] = tc.origins
+		if tc.context[contextCORS] != nil && tc.context[contextCORS] != tc.origins {
+			t.Fatalf("the context holds %s=%v, want %s", contextCORS, tc.context[contextCORS], tc.origins)
 		}
-		tmpl, err := synthWith(context)
+		tmpl, err := synthWith(tc.context)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -157,7 +157,7 @@ func TestAccountLogRole(t *testing.T) {
 	if a := single(t, res, "AWS::ApiGateway::Account"); a.DeletionPolicy != "Retain" || res[ref(a.Properties["CloudWatchRoleArn"])].Type != "AWS::IAM::Role" {
 		t.Errorf("account setting %+v", a)
 	}
-	off, err := synthWith(map[string]any{contextAccountLogRole: "false"})
+	off, err := synthWith(tunedA) // quire:apiGatewayAccountRole=false
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +378,7 @@ func TestAlarmMetrics(t *testing.T) {
 
 // TestAlarmEmail: quire:alarmEmail subscribes its address to the topic.
 func TestAlarmEmail(t *testing.T) {
-	s, err := synthStacks(map[string]any{contextAlarmEmail: "oncall@example.com"})
+	s, err := synthStacks(tunedA) // quire:alarmEmail=oncall@example.com
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -553,8 +553,9 @@ func dependsOn(r resource) []string {
 // TestDeploymentContext: quire:deployment takes CodeDeploy's predefined
 // Lambda configurations, AllAtOnce for a development stack.
 func TestDeploymentContext(t *testing.T) {
-	for _, name := range []string{"AllAtOnce", "Linear10PercentEvery1Minute"} {
-		tmpl, err := synthWith(map[string]any{contextDeployment: name})
+	for _, context := range []map[string]any{tunedA, tunedB} {
+		name := context[contextDeployment].(string)
+		tmpl, err := synthWith(context)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -627,7 +628,7 @@ func TestHealthCheck(t *testing.T) {
 			"Regions": healthCheckRegions,
 		}),
 	})
-	off, err := synthStacks(map[string]any{contextHealthCheck: "false"})
+	off, err := synthStacks(tunedA) // quire:healthCheck=false
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,9 @@ import (
 	"github.com/quireapi/quire/shared/routes"
 )
 
-// synthWAF synthesizes the stack with the web ACL switched on.
-func synthWAF() (stacks, error) { return synthStacks(map[string]any{contextWAF: "true"}) }
+// synthWAF synthesizes the stack with the web ACL switched on: a
+// production stage's, as the stack with no context is (TestPresets).
+func synthWAF() (stacks, error) { return synth() }
 
 // routePaths returns the paths the table serves a route on ("POST /users"
 // in every version), none when it does not have the route.
@@ -120,26 +121,26 @@ func TestPublicPostsAreLimited(t *testing.T) {
 // bounds, or not a number, fails the synth and names the key.
 func TestThrottleContext(t *testing.T) {
 	for _, tc := range []struct {
-		rate, burst any
-		want        map[string][2]float64
+		context map[string]any
+		want    map[string][2]float64
 	}{
-		{"50", "80", wantThrottles(50, 80, map[string][2]float64{
+		{tunedA, wantThrottles(50, 80, map[string][2]float64{
 			"POST /login": {10, 20}, "POST /tokens": {10, 20}, "POST /users": {2, 5},
 		})},
-		// As cdk.json holds them: JSON numbers.
-		{float64(2500), float64(5000), wantThrottles(2500, 5000, map[string][2]float64{
+		{tunedB, wantThrottles(2500, 5000, map[string][2]float64{
 			"POST /login": {10, 20}, "POST /tokens": {10, 20}, "POST /users": {2, 5},
 		})},
-		{"5", "8", wantThrottles(5, 8, map[string][2]float64{
+		{tunedC, wantThrottles(5, 8, map[string][2]float64{
 			"POST /login": {5, 8}, "POST /tokens": {5, 8}, "POST /users": {2, 5},
 		})},
 	} {
-		tmpl, err := synthWith(map[string]any{contextThrottleRate: tc.rate, contextThrottleBurst: tc.burst})
+		rate, burst := tc.context[contextThrottleRate], tc.context[contextThrottleBurst]
+		tmpl, err := synthWith(tc.context)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(tc.want, stageThrottles(t, resourcesOf(t, tmpl))); diff != "" {
-			t.Errorf("rate %v, burst %v: stage method settings (-want +got):\n%s", tc.rate, tc.burst, diff)
+			t.Errorf("rate %v, burst %v: stage method settings (-want +got):\n%s", rate, burst, diff)
 		}
 	}
 	for _, bad := range []struct {
@@ -172,7 +173,7 @@ func TestNoWebACLOnADevelopmentStage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off, err := synthWith(map[string]any{contextWAF: "false"})
+	off, err := synthWith(tunedC) // quire:waf=false
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,7 +521,7 @@ func TestPerTokenLimitContext(t *testing.T) {
 		}
 	}
 
-	tmpl, err := synthWith(map[string]any{contextWAF: "true", contextPerTokenLimit: "600"})
+	tmpl, err := synthWith(tunedA) // quire:waf=true, quire:perTokenLimit=600
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,35 @@ import (
 // synth synthesizes the stack as deployed by default.
 func synth() (stacks, error) { return synthStacks(nil) }
 
+// Three apps hold the context values that tests of one key set and that
+// change no other key's resources, so that each is synthesized once for all
+// those tests, where an app per value took seconds: each test reads the key
+// it checks from one of them (tunedA's values, then tunedB's, tunedC's).
+var (
+	tunedA = map[string]any{
+		contextCORS:           "https://shop.example.com,https://admin.example.com",
+		contextAccountLogRole: "false",
+		contextAlarmEmail:     "oncall@example.com",
+		contextDeployment:     "Linear10PercentEvery1Minute",
+		contextHealthCheck:    "false",
+		contextThrottleRate:   "50", contextThrottleBurst: "80",
+		contextTokenLifetime: "30m", contextKeyGeneration: "7",
+		contextWAF: "true", contextPerTokenLimit: "600",
+	}
+	tunedB = map[string]any{
+		contextCORS:       "*",
+		contextDeployment: "AllAtOnce",
+		// As cdk.json holds them: JSON numbers.
+		contextThrottleRate: float64(2500), contextThrottleBurst: float64(5000),
+		contextTokenLifetime: "2m", contextKeyGeneration: "7",
+	}
+	tunedC = map[string]any{
+		contextCORS:         "https://shop.example.com",
+		contextThrottleRate: "5", contextThrottleBurst: "8",
+		contextWAF: "false",
+	}
+)
+
 // stacks are the templates of the Quire stack and of its nested stacks:
 // the operations stack, and the stacks of the API's routes by name
 // (routeStacks).
@@ -907,16 +936,17 @@ func TestSigningKeyResource(t *testing.T) {
 // authorizer's cache; an invalid one fails the synth.
 func TestTokenLifetimeContext(t *testing.T) {
 	for _, tc := range []struct {
-		lifetime string
-		ttl      float64
-	}{{"30m", 300}, {"2m", 120}} {
-		tmpl, err := synthWith(map[string]any{"quire:tokenLifetime": tc.lifetime, "quire:signingKeyGeneration": "7"})
+		context map[string]any
+		ttl     float64
+	}{{tunedA, 300}, {tunedB, 120}} {
+		lifetime := tc.context[contextTokenLifetime].(string)
+		tmpl, err := synthWith(tc.context) // quire:signingKeyGeneration=7
 		if err != nil {
 			t.Fatal(err)
 		}
 		tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Authorizer"), map[string]any{"AuthorizerResultTtlInSeconds": tc.ttl})
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
-			"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"TOKEN_LIFETIME": tc.lifetime + "0s"})},
+			"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"TOKEN_LIFETIME": lifetime + "0s"})},
 		})
 		tmpl.HasResourceProperties(jsii.String("Custom::SigningKeys"), map[string]any{"Generation": "7"})
 	}

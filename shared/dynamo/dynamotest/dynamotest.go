@@ -22,6 +22,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,7 +48,9 @@ var state struct {
 
 // Main runs the tests of a package against one DynamoDB and exits with their
 // status. It uses $DYNAMODB_ENDPOINT when set (exiting with status 1 when
-// nothing listens there), and otherwise starts DynamoDB
+// nothing listens there; when it names several, separated by spaces, the
+// test binary takes one no other binary holds, as cmd/ddblocal gives them
+// to `make test`), and otherwise starts DynamoDB
 // Local in memory before the tests and stops it after them. When DynamoDB
 // Local is not installed, the tests that need it skip, saying why; with
 // QUIRE_REQUIRE_DYNAMODB_LOCAL=1 Main prints why and exits with status 1
@@ -60,7 +63,13 @@ func Main(m *testing.M) {
 // Run is Main without the exit: it returns m.Run's exit code.
 func Run(m *testing.M) int {
 	state.main = true
-	if ep := os.Getenv(envEndpoint); ep != "" {
+	if eps := strings.Fields(os.Getenv(envEndpoint)); len(eps) > 0 {
+		ep, release, err := take(eps)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "dynamotest: %s: %v\n", envEndpoint, err)
+			return 1
+		}
+		defer release()
 		if err := reachable(ep); err != nil {
 			fmt.Fprintf(os.Stderr, "dynamotest: %s=%s: %v\n", envEndpoint, ep, err)
 			return 1
