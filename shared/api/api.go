@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -68,14 +67,11 @@ func authGroup(c service.Config, open OpenSecret) (http.Handler, error) {
 			}
 			return auth.ParseKeySet(data)
 		}
-		// Once per cold start. Before the stack's first deployment has
-		// written a key set the secret holds a placeholder: login then
-		// answers 503 and tries again on its next request.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := h.Reload(ctx); err != nil {
-			slog.Warn("no signing keys yet", "err", err)
-		}
+		// Once per cold start, beside the rest of init. Before the
+		// stack's first deployment has written a key set the secret
+		// holds a placeholder: login then answers 503 and tries again on
+		// its next request.
+		h.LoadInBackground(5 * time.Second)
 		return router, nil
 	default:
 		return nil, errors.New("auth: set SIGNING_KEYS or SIGNING_KEY_SECRET")

@@ -34,7 +34,10 @@ type Handlers struct {
 	// signer holds the keys; nil until SetKeys (a stack whose first key is
 	// not written yet), and login is then 503.
 	signer atomic.Pointer[signer]
-	now    func() time.Time // time.Now; tests set it
+	// loading, when set, is closed once the read LoadInBackground started
+	// has ended.
+	loading <-chan struct{}
+	now     func() time.Time // time.Now; tests set it
 }
 
 func (h *Handlers) clock() time.Time {

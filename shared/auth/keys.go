@@ -299,11 +299,36 @@ func (h *Handlers) Reload(ctx context.Context) error {
 	return h.SetKeys(keys)
 }
 
+// LoadInBackground reads the keys with LoadKeys, for at most timeout, in the
+// background: a function's init starts it, so that the read (the
+// connection to the secret's store and its TLS handshake included) does not
+// add to init, and a login that comes before it has ended waits for it
+// rather than reading again. Call it before the handlers serve.
+func (h *Handlers) LoadInBackground(timeout time.Duration) {
+	done := make(chan struct{})
+	h.loading = done
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if err := h.Reload(ctx); err != nil {
+			slog.Warn("no signing keys yet", "err", err)
+		}
+	}()
+}
+
 // current returns the signer, reading the keys again when there is none
 // or, with LoadKeys, when they were read KeyRefresh ago or more. When they
 // cannot be read, the keys read last serve until they are KeyMaxStale old,
 // and login is 503 after that.
 func (h *Handlers) current(ctx context.Context) (*signer, error) {
+	if h.loading != nil {
+		select {
+		case <-h.loading:
+		case <-ctx.Done():
+			return nil, &quire.Error{Code: quire.EUNAVAILABLE, Message: "The signing keys are not read yet.", Err: ctx.Err()}
+		}
+	}
 	s := h.signer.Load()
 	if s != nil && (h.LoadKeys == nil || h.clock().Sub(s.read) < KeyRefresh) {
 		return s, nil

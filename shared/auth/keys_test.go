@@ -1,12 +1,17 @@
 package auth
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/quireapi/quire/shared/quire"
 )
 
 func ids(s KeySet) []string {
@@ -169,4 +174,47 @@ func FuzzParseKeySet(f *testing.F) {
 			t.Fatalf("round trip: %v, %v", ids(back), err)
 		}
 	})
+}
+
+// The keys read in the background during init: a login that comes while
+// the read lasts waits for it rather than reading again, and one whose
+// deadline ends first is 503.
+func TestLoadInBackground(t *testing.T) {
+	key, err := GenerateKey(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var reads atomic.Int32
+	h := &Handlers{Tokens: testConfig, LoadKeys: func(ctx context.Context) (KeySet, error) {
+		reads.Add(1)
+		<-release
+		return KeySet{Keys: []Key{key}}, nil
+	}}
+	h.LoadInBackground(time.Minute)
+
+	early, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := h.current(early); quire.ErrorCode(err) != quire.EUNAVAILABLE {
+		t.Errorf("a login whose deadline ends while the keys are read: %v, want EUNAVAILABLE", err)
+	}
+	got := make(chan error, 2)
+	for range 2 {
+		go func() {
+			s, err := h.current(t.Context())
+			if err == nil && s == nil {
+				err = errors.New("no signer")
+			}
+			got <- err
+		}()
+	}
+	close(release)
+	for range 2 {
+		if err := <-got; err != nil {
+			t.Errorf("a login that waited for the keys: %v", err)
+		}
+	}
+	if n := reads.Load(); n != 1 {
+		t.Errorf("the keys were read %d times, want once: the logins waited for the read init started", n)
+	}
 }

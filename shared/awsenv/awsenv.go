@@ -10,20 +10,26 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
-// Env is the region and credentials of a function.
+// Env is the region and credentials of a function, and the roots its TLS
+// connections trust.
 type Env struct {
 	Region                                     string
 	AccessKeyID, SecretAccessKey, SessionToken string
+	// SystemRoots verifies every endpoint with the system's roots, AWS's
+	// too (see Roots).
+	SystemRoots bool
 }
 
 // FromEnv reads AWS_REGION (default us-east-1), AWS_ACCESS_KEY_ID,
-// AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN.
+// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN and QUIRE_TLS_ROOTS ("system":
+// SystemRoots).
 func FromEnv(getenv func(string) string) Env {
 	e := Env{
 		Region:          getenv("AWS_REGION"),
 		AccessKeyID:     getenv("AWS_ACCESS_KEY_ID"),
 		SecretAccessKey: getenv("AWS_SECRET_ACCESS_KEY"),
 		SessionToken:    getenv("AWS_SESSION_TOKEN"),
+		SystemRoots:     getenv("QUIRE_TLS_ROOTS") == "system",
 	}
 	if e.Region == "" {
 		e.Region = "us-east-1"

@@ -23,6 +23,10 @@ type Config struct {
 	Endpoint string
 	// Tables maps logical table names to physical ones.
 	Tables TableNames
+	// WarmUp opens the client's first connection, TLS handshake included,
+	// as the client is built, in the background (see awsenv.Transport): a
+	// function's init sets it, so that its first request finds it open.
+	WarmUp bool
 }
 
 // ConfigFromEnv reads the configuration the Lambda runtime and the CDK stack
@@ -46,25 +50,23 @@ func NewClient(c Config, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, e
 	if !c.AWS.HasCredentials() && c.Endpoint == "" {
 		return nil, errors.New("dynamo: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set, and no DYNAMODB_ENDPOINT is")
 	}
+	if c.AWS.Region == "" {
+		c.AWS.Region = "us-east-1"
+	}
+	endpoint := c.Endpoint
+	if endpoint == "" {
+		endpoint = c.AWS.Endpoint("dynamodb")
+	}
+	transport := c.AWS.Transport(endpoint, &net.Dialer{Timeout: time.Second, KeepAlive: 30 * time.Second}, time.Second, c.WarmUp)
+	transport.MaxIdleConnsPerHost = 64 // the local gateway's functions serve many requests at once
+	transport.IdleConnTimeout = 90 * time.Second
+	transport.ExpectContinueTimeout = time.Second
 	opts := dynamodb.Options{
 		Region:      c.AWS.Region,
 		Credentials: c.AWS.Credentials(),
-		HTTPClient: &http.Client{
-			Timeout: AttemptTimeout,
-			Transport: &http.Transport{
-				Proxy:                 http.ProxyFromEnvironment,
-				DialContext:           (&net.Dialer{Timeout: time.Second, KeepAlive: 30 * time.Second}).DialContext,
-				TLSHandshakeTimeout:   time.Second,
-				MaxIdleConnsPerHost:   64, // the local gateway's functions serve many requests at once
-				IdleConnTimeout:       90 * time.Second,
-				ExpectContinueTimeout: time.Second,
-			},
-		},
-		Retryer:    retryer(),
-		APIOptions: []func(*middleware.Stack) error{classify, observe},
-	}
-	if opts.Region == "" {
-		opts.Region = "us-east-1"
+		HTTPClient:  &http.Client{Timeout: AttemptTimeout, Transport: transport},
+		Retryer:     retryer(),
+		APIOptions:  []func(*middleware.Stack) error{classify, observe},
 	}
 	if c.Endpoint != "" {
 		opts.BaseEndpoint = aws.String(c.Endpoint)

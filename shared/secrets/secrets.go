@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"time"
 
@@ -26,10 +27,11 @@ func New(env awsenv.Env, id string) (*Secret, error) {
 	if !env.HasCredentials() {
 		return nil, errors.New("secrets: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set")
 	}
+	transport := env.Transport(env.Endpoint("secretsmanager"), &net.Dialer{Timeout: time.Second}, time.Second, false)
 	opts := secretsmanager.Options{
 		Region:      env.Region,
 		Credentials: env.Credentials(),
-		HTTPClient:  &http.Client{Timeout: 5 * time.Second},
+		HTTPClient:  &http.Client{Timeout: 5 * time.Second, Transport: transport},
 	}
 	return &Secret{client: secretsmanager.New(opts), id: id}, nil
 }

@@ -243,7 +243,8 @@ func Run(group string, build func(Config) (http.Handler, error)) {
 	lambda.Start(c.Serve(group, h))
 }
 
-// FromEnv reads a function's configuration, exiting when it is invalid, and
+// FromEnv reads a function's configuration, exiting when it is invalid,
+// with DynamoDB's connection opened ahead (dynamo.Config.WarmUp), and
 // logs through Lambda's log handler: in JSON when the function's logging
 // config says so (AWS_LAMBDA_LOG_FORMAT, as the stack sets it), at
 // AWS_LAMBDA_LOG_LEVEL, each line with the invocation's request id.
@@ -252,6 +253,9 @@ func FromEnv() Config {
 	c, err := ConfigFromEnv(os.Getenv)
 	Must(err)
 	c.LogJSON = os.Getenv("AWS_LAMBDA_LOG_FORMAT") == "JSON"
+	// A function's first connection to DynamoDB opens during init,
+	// beside the rest of it, not on its first request.
+	c.DynamoDB.WarmUp = true
 	return c
 }
 

@@ -1,0 +1,250 @@
+package awsenv
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestRoots(t *testing.T) {
+	aws := Env{}.Roots("dynamodb.eu-west-1.amazonaws.com")
+	if aws == nil {
+		t.Fatal("no pool of AWS's roots for an AWS endpoint")
+	}
+	block, _ := pem.Decode(rootsPEM)
+	first, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Verify(x509.VerifyOptions{Roots: aws}); err != nil || first.Subject.CommonName != "Amazon Root CA 1" {
+		t.Errorf("the pool does not hold %s: %v", first.Subject.CommonName, err)
+	}
+	if n := strings.Count(string(rootsPEM), "BEGIN CERTIFICATE"); n != 5 {
+		t.Errorf("roots.pem holds %d roots, want AWS's five", n)
+	}
+	for _, host := range []string{"localhost", "127.0.0.1", "dynamodb.cn-north-1.amazonaws.com.cn", "amazonaws.com.evil.example"} {
+		if (Env{}).Roots(host) != nil {
+			t.Errorf("%s is verified with AWS's roots, want the system's", host)
+		}
+	}
+	if (Env{SystemRoots: true}).Roots("dynamodb.eu-west-1.amazonaws.com") != nil {
+		t.Error("QUIRE_TLS_ROOTS=system: an AWS endpoint is verified with AWS's roots, want the system's")
+	}
+	if !FromEnv(env{"QUIRE_TLS_ROOTS": "system"}.get).SystemRoots || FromEnv(env{}.get).SystemRoots {
+		t.Error("QUIRE_TLS_ROOTS=system does not set SystemRoots, or its absence does")
+	}
+	for region, want := range map[string]string{
+		"eu-west-1": "https://dynamodb.eu-west-1.amazonaws.com", "cn-north-1": "https://dynamodb.cn-north-1.amazonaws.com.cn",
+	} {
+		if got := (Env{Region: region}).Endpoint("dynamodb"); got != want {
+			t.Errorf("the endpoint in %s = %s, want %s", region, got, want)
+		}
+	}
+}
+
+type env map[string]string
+
+func (m env) get(k string) string { return m[k] }
+
+// testCA returns a CA of this test and a server certificate it signs for
+// host, and writes the CA as the system's pool (SSL_CERT_FILE), which
+// crypto/x509 reads once per process: every test of this package that
+// trusts the system's pool trusts this CA alone.
+var testCA = func() func(t *testing.T, host string) tls.Certificate {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "Quire test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, _ := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	ca, _ := x509.ParseCertificate(der)
+	file := filepath.Join(os.TempDir(), "quire-awsenv-test-ca.pem")
+	_ = os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.Setenv("SSL_CERT_FILE", file)
+	os.Setenv("SSL_CERT_DIR", filepath.Join(os.TempDir(), "quire-awsenv-no-certs"))
+	return func(t *testing.T, host string) tls.Certificate {
+		t.Helper()
+		leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaf := &x509.Certificate{
+			SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: host},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			DNSNames: []string{host}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		}
+		der, err := x509.CreateCertificate(rand.Reader, leaf, ca, &leafKey.PublicKey, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: leafKey}
+	}
+}()
+
+// server serves 200 over TLS with a certificate for host from testCA, and
+// counts the connections it accepts and the handshakes that complete.
+type server struct {
+	*httptest.Server
+	conns, handshakes atomic.Int32
+	opened            chan struct{} // one value per connection
+}
+
+func newServer(t *testing.T, host string, secure bool) *server {
+	s := &server{opened: make(chan struct{}, 100)}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	s.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused on purpose
+	s.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			s.conns.Add(1)
+			s.opened <- struct{}{}
+		}
+	}
+	if secure {
+		s.TLS = &tls.Config{
+			Certificates: []tls.Certificate{testCA(t, host)},
+			VerifyConnection: func(tls.ConnectionState) error {
+				s.handshakes.Add(1)
+				return nil
+			},
+		}
+		s.StartTLS()
+	} else {
+		s.Start()
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func get(t *testing.T, tr *http.Transport, url string) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
+
+// An AWS endpoint is verified with AWS's roots alone, not with the system's
+// pool, unless QUIRE_TLS_ROOTS=system; any other endpoint with the
+// system's pool.
+func TestTransportTrust(t *testing.T) {
+	const aws = "dynamodb.us-east-1.amazonaws.com"
+	s := newServer(t, aws, true)
+	dialer := &net.Dialer{Timeout: time.Second}
+	toServer := func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return dialer.DialContext(ctx, network, s.Listener.Addr().String())
+	}
+	for _, tc := range []struct {
+		env     Env
+		url     string
+		trusted bool
+	}{
+		{Env{}, "https://" + aws + "/", false},
+		{Env{SystemRoots: true}, "https://" + aws + "/", true},
+		{Env{}, s.URL + "/", true},
+	} {
+		tr := tc.env.Transport(tc.url, dialer, time.Second, false)
+		if strings.Contains(tc.url, aws) {
+			tr.DialContext = toServer
+		}
+		err := get(t, tr, tc.url)
+		var unknown x509.UnknownAuthorityError
+		switch {
+		case tc.trusted && err != nil:
+			t.Errorf("%+v %s: %v, want it trusted", tc.env, tc.url, err)
+		case !tc.trusted && !errors.As(err, &unknown):
+			t.Errorf("%+v %s: %v, want a certificate of an unknown authority", tc.env, tc.url, err)
+		}
+		tr.CloseIdleConnections()
+	}
+}
+
+// A transport that warms up opens its connection, handshake included, before
+// any request, and its first requests use that one: one connection, one
+// handshake, for requests one after another.
+func TestTransportWarmUp(t *testing.T) {
+	for _, secure := range []bool{false, true} {
+		s := newServer(t, "localhost", secure)
+		tr := Env{}.Transport(s.URL, &net.Dialer{Timeout: time.Second}, time.Second, true)
+		select {
+		case <-s.opened:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("secure %v: no connection opened ahead of the first request", secure)
+		}
+		for range 5 {
+			if err := get(t, tr, s.URL+"/"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := s.conns.Load(); n != 1 {
+			t.Errorf("secure %v: %d connections for 5 requests, want the one opened ahead", secure, n)
+		}
+		if n := s.handshakes.Load(); secure && n != 1 {
+			t.Errorf("%d TLS handshakes for 5 requests, want the one done ahead", n)
+		}
+		tr.CloseIdleConnections()
+	}
+}
+
+// An endpoint that accepts a connection and never answers the handshake
+// holds the first request no longer than its own deadline; once the
+// handshake's bound has passed, the next request dials anew.
+func TestTransportWarmUpNeverAnswered(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // silent until the test ends
+		}
+	}()
+	url := "https://" + l.Addr().String() + "/"
+	tr := Env{}.Transport(url, &net.Dialer{Timeout: 100 * time.Millisecond}, 100*time.Millisecond, true)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	start := time.Now()
+	if _, err := tr.RoundTrip(req); err == nil {
+		t.Fatal("a request to a silent endpoint succeeded")
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the first request waited %v for a handshake that never ends, want its deadline, 50 ms", d)
+	}
+	req, _ = http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	start = time.Now()
+	if _, err := tr.RoundTrip(req); err == nil || time.Since(start) > 2*time.Second {
+		t.Errorf("the next request: %v after %v, want a handshake timeout of its own within its bound", err, time.Since(start))
+	}
+}
