@@ -171,6 +171,14 @@ func run(ctx context.Context) error {
 			f.cold, f.warm = append(f.cold, r.cold), append(f.warm, r.warm)
 		}
 	}
+	hellodb := &function{name: "hellodb (floor)", pkg: "./bench/hellodb", event: fns[0].event, check: checkOK}
+	if err := build(hellodb, dir); err != nil {
+		return err
+	}
+	deployed, deployedHow, err := coldAsDeployed(ctx, fns, hellodb, cfg.DynamoDB.Endpoint, env)
+	if err != nil {
+		return err
+	}
 	hooks, err := hookRuns(ctx, cfg)
 	if err != nil {
 		return err
@@ -219,6 +227,7 @@ func run(ctx context.Context) error {
 		"document, a request's logs and the pre-traffic hook cost, and the cost per million requests, as measured here. "+
 		"How it measures is in [Performance and cost](performance.md).", "make bench", func(w io.Writer) error {
 		printReport(w, fns, rows, costs, logins, docs)
+		printDeployed(w, deployed, deployedHow)
 		for _, f := range fns {
 			if f.name == routes.GroupUsers {
 				printTelemetry(w, tel, median(f.warm))

@@ -23,6 +23,7 @@ type runtimeAPI struct {
 	events    chan []byte
 	asked     chan time.Time // each /next call
 	responses chan result
+	onNext    func() // when set, called at each /next before the event
 }
 
 type result struct {
@@ -35,6 +36,9 @@ func (a *runtimeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	const base = "/2018-06-01/runtime/"
 	switch p := strings.TrimPrefix(r.URL.Path, base); {
 	case r.Method == "GET" && p == "invocation/next":
+		if a.onNext != nil {
+			a.onNext()
+		}
 		a.asked <- time.Now()
 		select {
 		case ev := <-a.events:

@@ -64,63 +64,90 @@ const warmMaxAge = 20 * time.Second
 
 // Transport returns an HTTP transport to endpoint (a URL) whose TLS
 // verifies with e.Roots, dialing with dialer and handshaking within
-// handshake. With warm, it opens a connection to endpoint at once, in the
-// background, TLS handshake included, within the same bounds as a
-// request's own dial: the first request to endpoint that needs a
-// connection waits for that one (or for its own context to end) instead of
-// dialing again, and dials as usual when it failed. A request that does
-// not come is not waited for: nothing blocks the caller.
+// handshake. It reads the roots when it first dials, not as it is built: a
+// function builds its clients during init, which the roots would lengthen.
+// With warm, it opens a connection to endpoint ahead of the first request,
+// TLS handshake included, within the same bounds as a request's own dial,
+// once StartWarmUps (or that first request) starts it: the first request
+// to endpoint that needs a connection waits for that one (or for its own
+// context to end) instead of dialing again, and dials as usual when it
+// failed.
 func (e Env) Transport(endpoint string, dialer *net.Dialer, handshake time.Duration, warm bool) *http.Transport {
-	u, _ := url.Parse(endpoint)
-	host := ""
-	if u != nil {
-		host = u.Hostname()
-	}
-	t := &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         dialer.DialContext,
-		TLSClientConfig:     &tls.Config{RootCAs: e.Roots(host), MinVersion: tls.VersionTLS12},
-		TLSHandshakeTimeout: handshake,
-	}
-	if !warm || u == nil || host == "" {
+	t := &http.Transport{Proxy: http.ProxyFromEnvironment, DialContext: dialer.DialContext, TLSHandshakeTimeout: handshake}
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Hostname() == "" {
 		return t
 	}
-	port := u.Port()
-	secure := u.Scheme == "https"
-	if port == "" {
-		port = map[bool]string{true: "443", false: "80"}[secure]
-	}
-	addr := net.JoinHostPort(host, port)
+	host, secure := u.Hostname(), u.Scheme == "https"
+	config := sync.OnceValue(func() *tls.Config { return &tls.Config{RootCAs: e.Roots(host), MinVersion: tls.VersionTLS12} })
 	if proxy, _ := t.Proxy(&http.Request{URL: u}); proxy != nil {
-		return t // the connection is the proxy's: nothing to open ahead
+		// The transport handshakes through the proxy itself, with its
+		// own config: nothing to open ahead.
+		t.TLSClientConfig = config()
+		return t
 	}
-	w := &warmConn{addr: addr, done: make(chan struct{})}
 	dial := dialer.DialContext
 	if secure {
-		tlsDialer := &tls.Dialer{NetDialer: dialer, Config: t.TLSClientConfig}
 		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			ctx, cancel := context.WithTimeout(ctx, dialer.Timeout+handshake)
 			defer cancel()
-			return tlsDialer.DialContext(ctx, network, addr)
+			return (&tls.Dialer{NetDialer: dialer, Config: config()}).DialContext(ctx, network, addr)
 		}
+		t.DialTLSContext = dial
+	}
+	if !warm {
+		return t
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[bool]string{true: "443", false: "80"}[secure]
+	}
+	w := &warmConn{addr: net.JoinHostPort(host, port), done: make(chan struct{})}
+	w.open = func() { go w.dial1(dial) }
+	if secure {
 		t.DialTLSContext = w.dial(dial)
 	} else {
 		t.DialContext = w.dial(dial)
 	}
-	go w.open(dial)
+	warmUps.Lock()
+	warmUps.pending = append(warmUps.pending, w)
+	warmUps.Unlock()
 	return t
+}
+
+// warmUps are the connections to open ahead that have not started.
+var warmUps struct {
+	sync.Mutex
+	pending []*warmConn
+}
+
+// StartWarmUps starts opening the connections that transports built to
+// warm up have registered: a function calls it as its init ends, as it
+// starts serving, so that the dials do not share init's CPU. A transport
+// whose warm-up has not started when its first request dials starts it
+// then.
+func StartWarmUps() {
+	warmUps.Lock()
+	pending := warmUps.pending
+	warmUps.pending = nil
+	warmUps.Unlock()
+	for _, w := range pending {
+		w.started.Do(w.open)
+	}
 }
 
 // warmConn is a connection opened ahead of the first request to addr.
 type warmConn struct {
-	addr  string
-	done  chan struct{} // closed once the dial has ended
-	conn  net.Conn
-	at    time.Time
-	taken sync.Once // the first dial of addr takes conn, or closes it
+	addr    string
+	open    func()        // starts the dial
+	started sync.Once     // of open
+	done    chan struct{} // closed once the dial has ended
+	conn    net.Conn
+	at      time.Time
+	taken   sync.Once // the first dial of addr takes conn, or closes it
 }
 
-func (w *warmConn) open(dial func(context.Context, string, string) (net.Conn, error)) {
+func (w *warmConn) dial1(dial func(context.Context, string, string) (net.Conn, error)) {
 	defer close(w.done)
 	w.conn, _ = dial(context.Background(), "tcp", w.addr)
 	w.at = time.Now()
@@ -137,6 +164,7 @@ func (w *warmConn) dial(next func(context.Context, string, string) (net.Conn, er
 		if !first {
 			return next(ctx, network, addr)
 		}
+		w.started.Do(w.open)
 		select {
 		case <-w.done:
 		case <-ctx.Done():

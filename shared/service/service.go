@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/quireapi/quire/shared/apigw"
+	"github.com/quireapi/quire/shared/awsenv"
 	"github.com/quireapi/quire/shared/cache"
 	"github.com/quireapi/quire/shared/carts"
 	"github.com/quireapi/quire/shared/catalog"
@@ -240,6 +241,7 @@ func Run(group string, build func(Config) (http.Handler, error)) {
 	c := FromEnv()
 	h, err := build(c)
 	Must(err)
+	awsenv.StartWarmUps()
 	lambda.Start(c.Serve(group, h))
 }
 
