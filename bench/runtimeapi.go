@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -23,7 +24,8 @@ type runtimeAPI struct {
 	events    chan []byte
 	asked     chan time.Time // each /next call
 	responses chan result
-	onNext    func() // when set, called at each /next before the event
+	onNext    func() // when set, called at the first /next before the event
+	nextOnce  sync.Once
 }
 
 type result struct {
@@ -37,7 +39,7 @@ func (a *runtimeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch p := strings.TrimPrefix(r.URL.Path, base); {
 	case r.Method == "GET" && p == "invocation/next":
 		if a.onNext != nil {
-			a.onNext()
+			a.nextOnce.Do(a.onNext)
 		}
 		a.asked <- time.Now()
 		select {
