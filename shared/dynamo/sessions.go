@@ -91,9 +91,10 @@ func (st *SessionStore) Resume(ctx context.Context, user quire.ID, id string) (l
 
 // Rotate puts next in place of s's token hash, and moves its idle expiry
 // to idleUntil, if the hash is still s's: a *quire.Stale naming
-// login.StaleSession when another request rotated it first, ENOTFOUND when
-// the session is gone. A retry of the write whose answer was lost finds
-// next stored, and succeeds.
+// login.StaleSession when another request rotated it first, or is ending
+// it (End's transaction on the item kept refusing the write, through the
+// client's retries), ENOTFOUND when the session is gone. A retry of the
+// write whose answer was lost finds next stored, and succeeds.
 func (st *SessionStore) Rotate(ctx context.Context, s login.Session, next string, idleUntil time.Time) error {
 	s.IdleUntil = idleUntil
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -108,6 +109,9 @@ func (st *SessionStore) Rotate(ctx context.Context, s login.Session, next string
 		},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
+	if _, ending := errors.AsType[*types.TransactionConflictException](err); ending {
+		return &quire.Stale{What: login.StaleSession}
+	}
 	switch now, applied, lost := raced(err, next); {
 	case applied:
 		return nil
