@@ -208,7 +208,6 @@ func tlsFront(endpoint string) (*httpsServer, []byte, error) {
 	srv := &http.Server{
 		Handler:   httputil.NewSingleHostReverseProxy(target),
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER, caDER}, PrivateKey: key}}},
-		ErrorLog:  nil,
 	}
 	go func() { _ = srv.ServeTLS(ln, "", "") }() // ErrServerClosed once Close stops it
 	return &httpsServer{Server: srv, Listener: ln}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), nil
@@ -223,14 +222,13 @@ type httpsServer struct {
 // that memory's share of a CPU (cgroup v1's cpu controller, or v2's), or
 // runs them as they are where the machine has neither writable.
 type cpuQuota struct {
-	dir    string            // the cgroup controller's folder; "" for none
-	v2     bool              // cpu.max rather than cpu.cfs_*
-	groups map[int]string    // memory → the group's folder
-	procs  map[string]string // the group's folder → its procs file
+	dir    string         // the cgroup controller's folder; "" for none
+	v2     bool           // cpu.max rather than cpu.cfs_*
+	groups map[int]string // memory → the group's folder
 }
 
 func newCPUQuota(tmp string) (*cpuQuota, string) {
-	q := &cpuQuota{groups: map[int]string{}, procs: map[string]string{}}
+	q := &cpuQuota{groups: map[int]string{}}
 	for _, c := range []struct {
 		dir string
 		v2  bool

@@ -93,25 +93,23 @@ func (e Env) Transport(endpoint string, dialer *net.Dialer, handshake time.Durat
 			defer cancel()
 			return (&tls.Dialer{NetDialer: dialer, Config: config()}).DialContext(ctx, network, addr)
 		}
-		t.DialTLSContext = dial
 	}
-	if !warm {
-		return t
+	if warm {
+		port := u.Port()
+		if port == "" {
+			port = map[bool]string{true: "443", false: "80"}[secure]
+		}
+		w := &warmConn{addr: net.JoinHostPort(host, port), next: dial, done: make(chan struct{})}
+		warmUps.Lock()
+		warmUps.pending = append(warmUps.pending, w)
+		warmUps.Unlock()
+		dial = w.dial
 	}
-	port := u.Port()
-	if port == "" {
-		port = map[bool]string{true: "443", false: "80"}[secure]
-	}
-	w := &warmConn{addr: net.JoinHostPort(host, port), done: make(chan struct{})}
-	w.open = func() { go w.dial1(dial) }
 	if secure {
-		t.DialTLSContext = w.dial(dial)
+		t.DialTLSContext = dial
 	} else {
-		t.DialContext = w.dial(dial)
+		t.DialContext = dial
 	}
-	warmUps.Lock()
-	warmUps.pending = append(warmUps.pending, w)
-	warmUps.Unlock()
 	return t
 }
 
@@ -140,57 +138,61 @@ func StartWarmUps() {
 	warmUps.Unlock()
 	time.AfterFunc(warmUpDelay, func() {
 		for _, w := range pending {
-			w.started.Do(w.open)
+			w.start()
 		}
 	})
 }
 
-// warmConn is a connection opened ahead of the first request to addr.
+// warmConn is a connection to addr opened ahead of the first request with
+// next, the transport's own dial.
 type warmConn struct {
 	addr    string
-	open    func()        // starts the dial
-	started sync.Once     // of open
+	next    func(ctx context.Context, network, addr string) (net.Conn, error)
+	started sync.Once
 	done    chan struct{} // closed once the dial has ended
 	conn    net.Conn
 	at      time.Time
 	taken   sync.Once // the first dial of addr takes conn, or closes it
 }
 
-func (w *warmConn) dial1(dial func(context.Context, string, string) (net.Conn, error)) {
-	defer close(w.done)
-	w.conn, _ = dial(context.Background(), "tcp", w.addr)
-	w.at = time.Now()
+// start begins the dial, once.
+func (w *warmConn) start() {
+	w.started.Do(func() {
+		go func() {
+			defer close(w.done)
+			w.conn, _ = w.next(context.Background(), "tcp", w.addr)
+			w.at = time.Now()
+		}()
+	})
 }
 
-// dial returns next, except that its first dial of w.addr takes the
+// dial is w.next, except that its first dial of w.addr takes the
 // connection opened ahead, waiting for it while the dial's context lasts.
-func (w *warmConn) dial(next func(context.Context, string, string) (net.Conn, error)) func(context.Context, string, string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		first := false
-		if addr == w.addr {
-			w.taken.Do(func() { first = true })
-		}
-		if !first {
-			return next(ctx, network, addr)
-		}
-		w.started.Do(w.open)
-		select {
-		case <-w.done:
-		case <-ctx.Done():
-			go func() { // nobody takes it now
-				<-w.done
-				if w.conn != nil {
-					w.conn.Close()
-				}
-			}()
-			return nil, ctx.Err()
-		}
-		if w.conn != nil && time.Since(w.at) < warmMaxAge {
-			return w.conn, nil
-		}
-		if w.conn != nil {
-			w.conn.Close()
-		}
-		return next(ctx, network, addr)
+func (w *warmConn) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	first := false
+	if addr == w.addr {
+		w.taken.Do(func() { first = true })
 	}
+	if !first {
+		return w.next(ctx, network, addr)
+	}
+	w.start()
+	select {
+	case <-w.done:
+	case <-ctx.Done():
+		go func() { // nobody takes it now
+			<-w.done
+			if w.conn != nil {
+				w.conn.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+	if w.conn != nil && time.Since(w.at) < warmMaxAge {
+		return w.conn, nil
+	}
+	if w.conn != nil {
+		w.conn.Close()
+	}
+	return w.next(ctx, network, addr)
 }

@@ -24,8 +24,9 @@ type Config struct {
 	// Tables maps logical table names to physical ones.
 	Tables TableNames
 	// WarmUp opens the client's first connection, TLS handshake included,
-	// as the client is built, in the background (see awsenv.Transport): a
-	// function's init sets it, so that its first request finds it open.
+	// in the background once awsenv.StartWarmUps or the first request
+	// starts it (see awsenv.Transport): a function's configuration sets it,
+	// so that its first request finds the connection open.
 	WarmUp bool
 }
 

@@ -103,9 +103,9 @@ func Run(m *testing.M) int {
 // so that a wrong DYNAMODB_ENDPOINT fails once rather than in every test
 // after the SDK's retries.
 func reachable(endpoint string) error {
-	u, err := url.Parse(endpoint)
-	if err != nil || u.Host == "" {
-		return errors.New("want a URL such as http://localhost:8000")
+	u, err := parseEndpoint(endpoint)
+	if err != nil {
+		return err
 	}
 	host := u.Host
 	if u.Port() == "" {
@@ -120,6 +120,15 @@ func reachable(endpoint string) error {
 		return err
 	}
 	return c.Close()
+}
+
+// parseEndpoint parses a DYNAMODB_ENDPOINT's URL.
+func parseEndpoint(endpoint string) (*url.URL, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("%q: want a URL such as http://localhost:8000", endpoint)
+	}
+	return u, nil
 }
 
 // Endpoint returns the URL of the test binary's DynamoDB. It skips the test

@@ -1,8 +1,6 @@
 package dynamotest
 
 import (
-	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -27,10 +25,10 @@ func take(endpoints []string) (string, func(), error) {
 		}
 	}
 	for i, ep := range endpoints {
-		u, err := url.Parse(ep)
-		if err != nil || u.Host == "" {
+		u, err := parseEndpoint(ep)
+		if err != nil {
 			closeAll(-1)
-			return "", nil, fmt.Errorf("%q: want a URL such as http://localhost:8000", ep)
+			return "", nil, err
 		}
 		name := filepath.Join(os.TempDir(), "quire-dynamotest-"+u.Hostname()+"-"+u.Port()+".lock")
 		if files[i], err = os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o600); err != nil {
