@@ -179,7 +179,6 @@ const (
 // are made from the event alone, whatever holds the data: the in-memory
 // store serves it, where TestReplay runs on both.
 func TestReplayOnACustomDomain(t *testing.T) {
-	on := servicetest.Option{Memory: true}
 	n := 0
 	for _, s := range samples(t) {
 		if s.status >= 400 {
@@ -188,7 +187,7 @@ func TestReplayOnACustomDomain(t *testing.T) {
 		n++
 		t.Run(s.group+"/"+strings.TrimSuffix(s.file, ".json"), func(t *testing.T) {
 			t.Parallel()
-			resp, body := replay(t, servicetest.DemoConfig(t, on), s, onCustomDomain(s.event))
+			resp, body := replay(t, servicetest.DemoConfig(t, servicetest.Option{}), s, onCustomDomain(s.event))
 			var found []string
 			for _, k := range []string{"Location", "Link", "Content-Location"} {
 				found = append(found, http.Header(resp.MultiValueHeaders).Values(k)...)

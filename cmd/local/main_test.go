@@ -25,8 +25,11 @@ import (
 	"github.com/quireapi/quire/shared/ddblocal"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
+
+func TestMain(m *testing.M) { dynamotest.Main(m) }
 
 // make run listens on loopback unless HOST says otherwise.
 func TestListen(t *testing.T) {
@@ -61,17 +64,22 @@ func TestAllowedHostsInvalid(t *testing.T) {
 // textLine is a line of slog's text handler.
 var textLine = regexp.MustCompile(`^time=\S+ level=(DEBUG|INFO|WARN|ERROR) msg=`)
 
-// TestRun serves the API as `make run` does, with its own DynamoDB Local,
-// in each log format: every line it prints is in that format, from the
-// first step to the last request; it prints the demo accounts, the refresh
+// TestRun serves the API as `make run` does, in each log format: with its
+// own DynamoDB Local in text, on the test binary's in JSON. Every line it
+// prints is in that format, from the first step to the last request; it prints the demo accounts, the refresh
 // token included; the address it prints leads a browser to the docs page;
 // a HEAD request is logged under its route; a request of no route (a path
 // or a query with a bad escape, OPTIONS *) gets problem+json too; and it
 // answers the hosts it serves alone.
 func TestRun(t *testing.T) {
-	inTempDir(t)
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
+			var env []string
+			if format == "text" {
+				ownDynamoDB(t)
+			} else {
+				env = onTables(t)
+			}
 			lines := serve(t, format, func(url string) {
 				client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 				resp, err := client.Get(url + "/")
@@ -109,7 +117,7 @@ func TestRun(t *testing.T) {
 						t.Errorf("GET /health for Host %s = %d %s, want %d", host, resp.StatusCode, ctype, want)
 					}
 				}
-			}, "ALLOWED_HOSTS", "shop.example")
+			}, append(env, "ALLOWED_HOSTS", "shop.example")...)
 			ready, demoAccounts, head := map[string]any{}, 0, false
 			for _, line := range lines {
 				var rec map[string]any
@@ -172,10 +180,11 @@ func raw(t *testing.T, url, host, request string) *http.Response {
 	return resp
 }
 
-// inTempDir runs the rest of the test in a directory of its own, where
-// the server writes build/sam-env.json, with the installed DynamoDB Local;
-// it skips the test without one, unless QUIRE_REQUIRE_DYNAMODB_LOCAL=1.
-func inTempDir(t *testing.T) {
+// ownDynamoDB runs the rest of the test in a directory of its own, where
+// the server writes build/sam-env.json, with the installed DynamoDB Local,
+// which the server starts as make run's does; it skips the test without
+// one, unless QUIRE_REQUIRE_DYNAMODB_LOCAL=1.
+func ownDynamoDB(t *testing.T) {
 	dir, err := ddblocal.Find()
 	if err != nil {
 		if os.Getenv("QUIRE_REQUIRE_DYNAMODB_LOCAL") != "1" {
@@ -185,6 +194,20 @@ func inTempDir(t *testing.T) {
 	}
 	t.Setenv("DYNAMODB_LOCAL_DIR", dir)
 	t.Chdir(t.TempDir())
+}
+
+// onTables runs the rest of the test in a directory of its own, and
+// returns the variables (name, value, ...) that serve the API from fresh
+// tables of the test binary's DynamoDB, which is started once for all the
+// tests that need no server of their own.
+func onTables(t *testing.T) []string {
+	_, tables := dynamotest.New(t)
+	env := []string{"DYNAMODB_ENDPOINT", dynamotest.Endpoint(t)}
+	for logical, physical := range tables {
+		env = append(env, dynamo.TableEnv(logical), physical)
+	}
+	t.Chdir(t.TempDir())
+	return env
 }
 
 // serve runs the local server in format, with more variables (name, value,
@@ -225,7 +248,7 @@ func serve(t *testing.T, format string, while func(url string), more ...string) 
 // DynamoDB that serves it and every table there, at api.SAMEnvFile or
 // SAM_ENV_FILE (where make e2e puts it, so as not to replace make run's).
 func TestSAMEnvFile(t *testing.T) {
-	inTempDir(t)
+	tables := onTables(t)
 	for _, file := range []string{"", "other/sam.json"} {
 		written := cmp.Or(file, api.SAMEnvFile)
 		serve(t, "text", func(url string) {
@@ -250,7 +273,7 @@ func TestSAMEnvFile(t *testing.T) {
 					t.Errorf("%s: %s = %q, not a table of %v", written, dynamo.TableEnv(table.Name), name, out.TableNames)
 				}
 			}
-		}, "SAM_ENV_FILE", file)
+		}, append(tables, "SAM_ENV_FILE", file)...)
 		if file != "" {
 			if _, err := os.Stat(api.SAMEnvFile); err == nil {
 				t.Errorf("with SAM_ENV_FILE=%s, the server wrote %s too", file, api.SAMEnvFile)
@@ -265,7 +288,6 @@ func TestSAMEnvFile(t *testing.T) {
 // order and the catalog hold what it says.
 func TestDemoData(t *testing.T) {
 	rows := markdown.MustTable(t, "../../README.md", "who", "id", "email", "password", "balance")
-	inTempDir(t)
 	serve(t, "text", func(url string) {
 		get := func(token, path string, v any) {
 			t.Helper()
@@ -324,7 +346,7 @@ func TestDemoData(t *testing.T) {
 			t.Errorf("Grace's cart holds %d books and she has %d orders; the shop has %d books by %d authors: the README says 2, 1, 5 and 3",
 				len(cart.Items), len(orders), len(products), len(authors))
 		}
-	})
+	}, onTables(t)...)
 }
 
 // readmeAddress is where the README says `make run` serves.
@@ -342,7 +364,7 @@ func TestREADME(t *testing.T) {
 			t.Fatalf("the README's examples need %s (make deps installs it): %v", tool, err)
 		}
 	}
-	inTempDir(t)
+	tables := onTables(t)
 	var served string
 	lines := serve(t, "text", func(url string) {
 		served = url
@@ -360,7 +382,7 @@ func TestREADME(t *testing.T) {
 				t.Errorf("a README curl line answered %s:\n%s", s[1], out)
 			}
 		}
-	})
+	}, tables...)
 	got := map[string]bool{}
 	for _, l := range lines {
 		l = regexp.MustCompile(`^time=\S+ `).ReplaceAllString(l, "")

@@ -41,12 +41,28 @@ func mustStart(t *testing.T, opts Options) *Server {
 	return s
 }
 
-// TestNotReachableFromOutside: the tables of `make run` (password hashes
-// among them) are no one else's to read. The server refuses a connection to
-// any address of this machine but 127.0.0.1, and a browser's preflight from
-// any page.
-func TestNotReachableFromOutside(t *testing.T) {
+// TestInMemory starts one server in memory, the way make run and the tests
+// start it: it starts empty, answers this machine alone, and stops.
+func TestInMemory(t *testing.T) {
 	s := mustStart(t, Options{})
+	t.Run("starts empty", func(t *testing.T) {
+		out, err := newClient(t, s.Endpoint()).ListTables(t.Context(), &dynamodb.ListTablesInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.TableNames) != 0 {
+			t.Errorf("a new in-memory server has tables %q", out.TableNames)
+		}
+	})
+	t.Run("not reachable from outside", func(t *testing.T) { notReachableFromOutside(t, s) })
+	t.Run("stops", func(t *testing.T) { stops(t, s) })
+}
+
+// notReachableFromOutside: the tables of `make run` (password hashes among
+// them) are no one else's to read. The server refuses a connection to any
+// address of this machine but 127.0.0.1, and a browser's preflight from any
+// page.
+func notReachableFromOutside(t *testing.T, s *Server) {
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.Endpoint(), "http://"))
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
@@ -100,8 +116,9 @@ func TestNotReachableFromOutside(t *testing.T) {
 	}
 }
 
-func TestStartStop(t *testing.T) {
-	s := mustStart(t, Options{})
+// stops: a started server answers at its endpoint, and after Stop its JVM
+// is gone and waited for, its port closed; a second Stop does nothing.
+func stops(t *testing.T, s *Server) {
 	if !strings.HasPrefix(s.Endpoint(), "http://127.0.0.1:") {
 		t.Errorf("Endpoint() = %q, want http://127.0.0.1:<port>", s.Endpoint())
 	}
@@ -150,17 +167,6 @@ func TestDataDirKeepsTables(t *testing.T) {
 		if !slices.Contains(out.TableNames, name) {
 			t.Errorf("after a restart on the same DataDir, tables are %q, want %q among them", out.TableNames, name)
 		}
-	}
-}
-
-func TestInMemoryStartsEmpty(t *testing.T) {
-	s := mustStart(t, Options{})
-	out, err := newClient(t, s.Endpoint()).ListTables(t.Context(), &dynamodb.ListTablesInput{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(out.TableNames) != 0 {
-		t.Errorf("a new in-memory server has tables %q", out.TableNames)
 	}
 }
 

@@ -145,11 +145,6 @@ func Endpoint(tb testing.TB) string {
 	return state.endpoint
 }
 
-// Available reports whether the test binary has a DynamoDB to test
-// against: false when Main found none (or was not called), when a test
-// may run on memory instead (see servicetest.New).
-func Available() bool { return state.main && state.skip == "" }
-
 // New returns a client of the test binary's DynamoDB and the names of a
 // fresh set of Quire's tables, created for this test only and deleted when
 // it ends. It skips the test when there is no DynamoDB, and fails it when

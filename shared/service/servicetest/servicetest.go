@@ -1,7 +1,7 @@
 // Package servicetest runs Quire for tests: every function and the
-// authorizer on fresh tables in DynamoDB Local, or, without one, on a fresh
-// in-memory store (package memstore), behind the local gateway on a
-// loopback port, with clients that carry tokens.
+// authorizer on a fresh in-memory store (package memstore), or on fresh
+// tables in DynamoDB Local for a test of DynamoDB's own behaviour, behind
+// the local gateway on a loopback port, with clients that carry tokens.
 package servicetest
 
 import (
@@ -121,20 +121,17 @@ type Option struct {
 	// BasePath serves the API under a base path, as a custom domain's
 	// mapping does (see apigw.Gateway.BasePath).
 	BasePath string
-	// DynamoDB runs the API on DynamoDB Local even when a test could run
-	// on memory, and skips the test when there is none: for a test of
-	// what DynamoDB itself does (its requests, their capacity, its items,
-	// faults between it and the functions).
+	// DynamoDB runs the API on fresh tables in DynamoDB Local, and skips
+	// the test when there is none: for a test of what DynamoDB itself
+	// does (its requests, their capacity, its items, faults between it
+	// and the functions). Without it the API runs on memory.
 	DynamoDB bool
-	// Memory runs the API on memory even when the test binary has a
-	// DynamoDB, unless an option sets DynamoDB.
-	Memory bool
 }
 
 // On runs test on each store, as subtests named after them: on memory,
 // then on DynamoDB Local as a whole, skipped when there is none.
 func On(t *testing.T, test func(t *testing.T, o Option)) {
-	t.Run("memory", func(t *testing.T) { test(t, Option{Memory: true}) })
+	t.Run("memory", func(t *testing.T) { test(t, Option{}) })
 	t.Run("DynamoDB", func(t *testing.T) {
 		dynamotest.Endpoint(t) // skip every case at once without DynamoDB
 		test(t, Option{DynamoDB: true})
@@ -142,16 +139,15 @@ func On(t *testing.T, test func(t *testing.T, o Option)) {
 }
 
 // New starts every function and the authorizer behind the local gateway,
-// which caches authorizer decisions as the stack does: on fresh tables in
-// the test binary's DynamoDB when it has one (or an option asks for it),
-// else on a fresh in-memory store. The server stops when the test ends.
+// which caches authorizer decisions as the stack does: on a fresh in-memory
+// store, or on fresh tables in DynamoDB Local when an option asks for it.
+// The server stops when the test ends.
 func New(tb testing.TB, opts ...Option) *API {
 	tb.Helper()
-	needs, memory := false, false
+	onDynamoDB := false
 	for _, o := range opts {
-		needs, memory = needs || o.DynamoDB, memory || o.Memory
+		onDynamoDB = onDynamoDB || o.DynamoDB
 	}
-	onDynamoDB := needs || dynamotest.Available() && !memory
 	var a API
 	var cfg service.Config
 	if onDynamoDB {
