@@ -147,7 +147,7 @@ test("a customer fills a cart and pays it once, whatever the retries", async () 
   assert.ok(book !== undefined, "the landing page features a book");
 
   // An empty cart cannot be paid: a typed refusal, nothing charged.
-  const empty = await me.POST("/api/v1/pay", { headers: { "Idempotency-Key": unique("pay") } });
+  const empty = await me.POST("/api/v1/pay", { params: { header: { "Idempotency-Key": unique("pay") } } });
   const cartEmpty = problem(empty, 409);
   // The 409 of POST /pay has exactly its own types: a collision or one of its refusals.
   const payConflicts: Record<typeof cartEmpty.type, string> = {
@@ -173,7 +173,7 @@ test("a customer fills a cart and pays it once, whatever the retries", async () 
   assert.equal(cents(more.total), 2 * cents(book.price));
 
   // The balance is 0.00: a typed refusal that says what to do.
-  const short = await me.POST("/api/v1/pay", { headers: { "Idempotency-Key": unique("pay") } });
+  const short = await me.POST("/api/v1/pay", { params: { header: { "Idempotency-Key": unique("pay") } } });
   const funds = problem(short, 409);
   assert.equal(funds.type, "https://quire.dev/problems/insufficient-funds" satisfies typeof funds.type);
   assert.equal(funds.status, 409);
@@ -183,7 +183,7 @@ test("a customer fills a cart and pays it once, whatever the retries", async () 
   assert.equal(cents(funded.balance), 100_00);
 
   // Paying for the cart as it was before the second copy: 412, nothing paid.
-  const stale = await me.POST("/api/v1/pay", { headers: { "Idempotency-Key": unique("pay"), "If-Match": seenTag } });
+  const stale = await me.POST("/api/v1/pay", { params: { header: { "Idempotency-Key": unique("pay"), "If-Match": seenTag } } });
   const precondition: "https://quire.dev/problems/precondition" = problem(stale, 412).type;
   assert.equal(precondition, "https://quire.dev/problems/precondition");
 
@@ -193,7 +193,7 @@ test("a customer fills a cart and pays it once, whatever the retries", async () 
   assert.notEqual(currentTag, seenTag);
 
   const key = unique("pay");
-  const paid = await me.POST("/api/v1/pay", { headers: { "Idempotency-Key": key, "If-Match": currentTag } });
+  const paid = await me.POST("/api/v1/pay", { params: { header: { "Idempotency-Key": key, "If-Match": currentTag } } });
   const order = ok(paid, 201);
   assert.equal(order.user_id, user.id);
   assert.equal(cents(order.total), 2 * cents(book.price));
@@ -207,7 +207,7 @@ test("a customer fills a cart and pays it once, whatever the retries", async () 
 
   // The client retries, as after a lost answer: the same key gets the same
   // answer, and nothing is charged twice.
-  const replayed = await me.POST("/api/v1/pay", { headers: { "Idempotency-Key": key, "If-Match": currentTag } });
+  const replayed = await me.POST("/api/v1/pay", { params: { header: { "Idempotency-Key": key, "If-Match": currentTag } } });
   assert.deepEqual(ok(replayed, 201), order);
   assert.equal(replayed.response.headers.get("Idempotent-Replayed"), "true");
   assert.equal(replayed.response.headers.get("Location"), location);
@@ -218,7 +218,7 @@ test("a customer fills a cart and pays it once, whatever the retries", async () 
   assert.deepEqual(ok(await me.GET("/api/v1/orders/{id}", { params: { path: { id: order.id } } }), 200), order);
 
   // A new payment (a new key) finds the cart emptied by the first.
-  const twice = await me.POST("/api/v1/pay", { headers: { "Idempotency-Key": unique("pay") } });
+  const twice = await me.POST("/api/v1/pay", { params: { header: { "Idempotency-Key": unique("pay") } } });
   const emptied = problem(twice, 409);
   assert.equal(emptied.type, "https://quire.dev/problems/cart-empty" satisfies typeof emptied.type);
 });

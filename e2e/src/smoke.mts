@@ -195,7 +195,7 @@ export async function smoke(baseURL: string, options: Options = {}, log: (step: 
       });
       await run("pay, and its replay", async () => {
         const key = randomUUID();
-        const pay = () => me.POST("/api/v1/pay", { headers: { "Idempotency-Key": key } });
+        const pay = () => me.POST("/api/v1/pay", { params: { header: { "Idempotency-Key": key } } });
         const first = await pay();
         const order = ok(first, 201);
         inCart = undefined;
@@ -208,7 +208,7 @@ export async function smoke(baseURL: string, options: Options = {}, log: (step: 
       // sending it again would replay nothing: the sign-up's replay is
       // this path's check of idempotency.
       await run("pay: refused for a short balance", async () => {
-        const refused = await me.POST("/api/v1/pay", { headers: { "Idempotency-Key": randomUUID() } });
+        const refused = await me.POST("/api/v1/pay", { params: { header: { "Idempotency-Key": randomUUID() } } });
         const short = problem(refused, 409);
         check(short.type === `${problemTypes}insufficient-funds`, `the payment was refused as ${short.type}, not for a short balance`);
         check(refused.response.headers.get("Retry-After") === null, "the refusal for a short balance has a Retry-After: no retry fixes it");

@@ -3,8 +3,10 @@ package openapi_test
 import (
 	"bytes"
 	"compress/gzip"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/quireapi/quire/shared/service/servicetest"
@@ -82,7 +84,14 @@ func TestContract(t *testing.T) {
 			[]byte(`{"type":"https://quire.dev/problems/throttled","title":"Too many requests","status":429}`), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequest(tc.method, tc.path, nil)
+			var body io.Reader
+			if tc.method == http.MethodPut {
+				body = strings.NewReader("{}")
+			}
+			req := httptest.NewRequest(tc.method, tc.path, body)
+			if body != nil {
+				req.Header.Set("Content-Type", "application/json")
+			}
 			header := http.Header{}
 			for i := 0; i+1 < len(tc.header); i += 2 {
 				header.Set(tc.header[i], tc.header[i+1])

@@ -285,6 +285,15 @@ func newProbes(t *testing.T, api *servicetest.API) map[string]probe {
 			ok: 201, param: true, text: letters,
 		}
 	}
+	replaced := fmt.Sprintf("/users/%d", payee)
+	replace := func(version int) func() map[string]string {
+		return func() map[string]string {
+			m := signUp(version)()
+			delete(m, "password")
+			m["role"], m["status"] = `"customer"`, `"ACTIVE"`
+			return m
+		}
+	}
 	website := func(n int) string { return "https://example.com/" + letters(n-len("https://example.com/")) }
 	profile := fmt.Sprintf("/users/%d/profile", buyer)
 	return map[string]probe{
@@ -294,13 +303,22 @@ func newProbes(t *testing.T, api *servicetest.API) map[string]probe {
 		"Credentials.password": field(anon, "POST", "/login", "password",
 			func() map[string]string { return map[string]string{"email": `"nobody@example.com"`} }, 401),
 
-		"UserWriteV1.email":      withText(field(anon, "POST", "/users", "email", signUp(1), 201), email),
-		"UserWriteV1.first_name": field(anon, "POST", "/users", "first_name", signUp(1), 201),
-		"UserWriteV1.last_name":  field(anon, "POST", "/users", "last_name", signUp(1), 201),
-		"UserWriteV1.password":   field(anon, "POST", "/users", "password", signUp(1), 201),
-		"UserWriteV2.email":      withText(field(anon, "POST", "/api/v2/users", "email", signUp(2), 201), email),
-		"UserWriteV2.name":       field(anon, "POST", "/api/v2/users", "name", signUp(2), 201),
-		"UserWriteV2.password":   field(anon, "POST", "/api/v2/users", "password", signUp(2), 201),
+		"UserCreateV1.email":      withText(field(anon, "POST", "/users", "email", signUp(1), 201), email),
+		"UserCreateV1.first_name": field(anon, "POST", "/users", "first_name", signUp(1), 201),
+		"UserCreateV1.last_name":  field(anon, "POST", "/users", "last_name", signUp(1), 201),
+		"UserCreateV1.password":   field(anon, "POST", "/users", "password", signUp(1), 201),
+		"UserCreateV2.email":      withText(field(anon, "POST", "/api/v2/users", "email", signUp(2), 201), email),
+		"UserCreateV2.name":       field(anon, "POST", "/api/v2/users", "name", signUp(2), 201),
+		"UserCreateV2.password":   field(anon, "POST", "/api/v2/users", "password", signUp(2), 201),
+		// An admin replaces another user, whose email and password need
+		// no current_password.
+		"UserWriteV1.email":      withText(field(as(admin), "PUT", replaced, "email", replace(1), 200), email),
+		"UserWriteV1.first_name": field(as(admin), "PUT", replaced, "first_name", replace(1), 200),
+		"UserWriteV1.last_name":  field(as(admin), "PUT", replaced, "last_name", replace(1), 200),
+		"UserWriteV1.password":   field(as(admin), "PUT", replaced, "password", replace(1), 200),
+		"UserWriteV2.email":      withText(field(as(admin), "PUT", "/api/v2"+replaced, "email", replace(2), 200), email),
+		"UserWriteV2.name":       field(as(admin), "PUT", "/api/v2"+replaced, "name", replace(2), 200),
+		"UserWriteV2.password":   field(as(admin), "PUT", "/api/v2"+replaced, "password", replace(2), 200),
 
 		"Profile.bio":      field(as(customer), "PUT", profile, "bio", none, 200),
 		"Profile.location": field(as(customer), "PUT", profile, "location", none, 200),
@@ -327,8 +345,9 @@ func newProbes(t *testing.T, api *servicetest.API) map[string]probe {
 			},
 			ok: 200, pointer: "/limit", param: true,
 		},
-		"parameters/idempotencyKey":  header("Idempotency-Key"),
-		"parameters/xIdempotencyKey": header("X-Idempotency-Key"),
+		"parameters/idempotencyKey":         header("Idempotency-Key"),
+		"parameters/idempotencyKeyRequired": header("Idempotency-Key"),
+		"parameters/xIdempotencyKey":        header("X-Idempotency-Key"),
 	}
 }
 

@@ -6,6 +6,7 @@
 package openapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf16"
 
 	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/login"
@@ -92,7 +95,7 @@ func operations() map[string]operation {
 		"PUT /admin/products/{id}": {summary: "Replace a product, archiving included (admin)", body: perVersion("ProductWrite"), status: 200, result: perVersion("Product")},
 
 		"GET /users":                      {summary: "List users: all active ones for an admin, oneself for a customer", query: []string{"limit", "cursor", "role", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
-		"POST /users":                     {summary: "Sign up", body: perVersion("UserWrite"), status: 201, result: perVersion("User"), headers: []string{"Location"}, refusals: []string{quire.EEMAILTAKEN}},
+		"POST /users":                     {summary: "Sign up", body: perVersion("UserCreate"), status: 201, result: perVersion("User"), headers: []string{"Location"}, refusals: []string{quire.EEMAILTAKEN}},
 		"GET /users/{id}":                 {summary: "Get a user", query: []string{"embed"}, status: 200, result: perVersion("User")},
 		"PUT /users/{id}":                 {summary: "Replace a user; one's own email or password only with current_password", body: perVersion("UserWrite"), status: 200, result: perVersion("User"), refusals: []string{quire.EEMAILTAKEN}, problems: []string{quire.EWRONGPASSWORD}},
 		"DELETE /users/{id}":              {summary: "Delete a user", status: 204},
@@ -314,7 +317,30 @@ func used(doc []byte) ([]byte, error) {
 			}
 		}
 	}
-	return json.Marshal(d)
+	b, err := json.Marshal(d)
+	return escapeUnseen(b), err
+}
+
+// escapeUnseen writes each character of doc, a JSON text, that is not
+// shown as itself (as quire.CheckText has them, and spaces other than
+// ASCII's) as its \u escape, which JSON reads as the same character: so
+// that a pattern naming such characters reads in review.
+func escapeUnseen(doc []byte) []byte {
+	var b bytes.Buffer
+	for _, r := range string(doc) {
+		if r < 0x7f || !unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.White_Space,
+			unicode.Other_Default_Ignorable_Code_Point, unicode.Noncharacter_Code_Point) {
+			b.WriteRune(r)
+			continue
+		}
+		if r > 0xffff {
+			hi, lo := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, "\\u%04x\\u%04x", hi, lo)
+			continue
+		}
+		fmt.Fprintf(&b, "\\u%04x", r)
+	}
+	return b.Bytes()
 }
 
 // tags are the resource groups, in the route table's order: each
@@ -346,7 +372,7 @@ func (op operation) document(r routes.Route, problems schema) schema {
 		notes = append(notes, "Needs a token with the admin role.")
 	}
 	if r.Idempotency == routes.KeyRequired {
-		notes = append(notes, "Needs an idempotency key, in either header.")
+		notes = append(notes, "Needs an idempotency key: Idempotency-Key, or X-Idempotency-Key alone, its older name.")
 	}
 	var params []any
 	for _, name := range pathParameters(r) {
@@ -401,7 +427,10 @@ func (op operation) parameters(r routes.Route) []string {
 	if op.gzip {
 		names = append(names, "acceptEncoding")
 	}
-	if r.Idempotency != routes.KeyNone {
+	switch r.Idempotency {
+	case routes.KeyRequired:
+		names = append(names, "idempotencyKeyRequired", "xIdempotencyKey")
+	case routes.KeyOptional:
 		names = append(names, "idempotencyKey", "xIdempotencyKey")
 	}
 	return names

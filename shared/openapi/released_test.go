@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -63,6 +64,23 @@ var breaking = []string{
 	"api-operation-id-removed",
 }
 
+// correction lets `make contract CORRECTION=1` (-update -correction)
+// commit a correction: the document now says a rule on requests that the
+// server applied already, so that no request it calls invalid now was
+// taken before. The changes of corrections, which oasdiff calls breaking
+// for a client the server had served, pass the guard then, and only then;
+// servicetest holds every request the tests send to the documents, in
+// both directions, and contracts/CHANGELOG.md says what was corrected.
+var correction = flag.Bool("correction", false, "with -update, commit a correction of the requests' rules (see contracts/CHANGELOG.md)")
+
+// corrections are the changes a correction may make: requests' rules
+// said where the documents were silent.
+var corrections = []string{
+	"request-property-pattern-added", "request-parameter-pattern-added",
+	"request-property-became-required", "request-parameter-became-required",
+	"request-property-type-changed", // a type said where an enum said only the values
+}
+
 // oasdiff returns what oasdiff finds breaking from the contract base to
 // the document revision (its errors and warnings, and the changes listed
 // in breaking), or "" when nothing breaks a client of base.
@@ -72,6 +90,11 @@ func oasdiff(t *testing.T, base, revision []byte) string {
 	var levels strings.Builder
 	for _, rule := range breaking {
 		levels.WriteString(rule + " err\n")
+	}
+	if *correction && quiretest.Updating() {
+		for _, rule := range corrections {
+			levels.WriteString(rule + " info\n")
+		}
 	}
 	files := []string{filepath.Join(dir, "contract.json"), filepath.Join(dir, "document.json"), filepath.Join(dir, "levels.txt")}
 	for i, b := range [][]byte{base, revision, []byte(levels.String())} {
@@ -164,6 +187,10 @@ func TestGuardRefusesBreakingChanges(t *testing.T) {
 			status := s["ProductV1"].(map[string]any)["properties"].(map[string]any)["status"].(map[string]any)
 			status["enum"] = append(status["enum"].([]any), "ARCHIVED")
 		}, "response-property-enum-value-added"},
+		// A rule on requests is a correction only with -correction.
+		"a pattern on a login's password": {func(s map[string]any) {
+			s["Credentials"].(map[string]any)["properties"].(map[string]any)["password"].(map[string]any)["pattern"] = "^[A-Z]"
+		}, "request-property-pattern-added"},
 	} {
 		if findings := oasdiff(t, doc, edit(tc.change)); !strings.Contains(findings, tc.rule) {
 			t.Errorf("%s: the guard finds %q, want %s", name, findings, tc.rule)

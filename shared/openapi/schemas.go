@@ -33,26 +33,31 @@ func parameters() schema {
 	h := func(name, description string) schema {
 		return schema{"name": name, "in": "header", "required": false, "description": description, "schema": schema{"type": "string"}}
 	}
+	tags := func(name, description string) schema {
+		return with(h(name, description), schema{"schema": schema{"type": "string", "pattern": entityTags}})
+	}
 	return schema{
-		"ifMatch": h("If-Match", "`*` or a list"+` of entity tags. On a GET, the answer is 412 unless the representation's ETag `+
+		"ifMatch": tags("If-Match", "`*` or a list"+` of entity tags. On a GET, the answer is 412 unless the representation's ETag `+
 			`is one of them (strong comparison). On a PUT or DELETE, the write happens only when the resource exists (`+"`*`"+`) or `+
 			`its current state is one of them: the ETag of any of its representations, in any version or encoding. `+
 			`Otherwise 412, a problem of type https://quire.dev/problems/precondition.`),
-		"ifNoneMatch": h("If-None-Match", "`*` or a list"+` of entity tags. On a GET, the answer is 304 Not Modified, without a body, `+
+		"ifNoneMatch": tags("If-None-Match", "`*` or a list"+` of entity tags. On a GET, the answer is 304 Not Modified, without a body, `+
 			`when the representation's ETag is one of them (weak comparison). On a PUT or DELETE, `+"`*`"+` writes only when the `+
 			`resource does not exist yet, a list only when its current state is none of them; otherwise 412, a problem `+
 			`of type https://quire.dev/problems/precondition.`),
-		"ifMatchPurchase": h("If-Match", `The ETag of what the buyer saw, so that they pay exactly that: the product's `+
+		"ifMatchPurchase": tags("If-Match", `The ETag of what the buyer saw, so that they pay exactly that: the product's `+
 			`(GET /products/{id}) to buy one book, GET /cart's to pay the cart (its books' prices and status are part of it), `+
 			`a strong tag of any API version. When what is bought changed since, the answer is 412, a problem of type `+
 			`https://quire.dev/problems/precondition, and nothing is paid. Without it, the prices the request reads are charged (a function's catalog cache may be up to a second old).`),
-		"acceptEncoding":  h("Accept-Encoding", "gzip (or *) with a quality above 0 gets the body gzip-compressed, with Content-Encoding: gzip"),
-		"idempotencyKey":  key("Idempotency-Key"),
-		"xIdempotencyKey": key("X-Idempotency-Key"),
-		"limit":           q("limit", "Items per page", schema{"type": "integer", "minimum": 1, "maximum": rest.MaxLimit, "default": rest.DefaultLimit}),
-		"cursor":          q("cursor", "Where the page starts: from the next link of the previous page", schema{"type": "string"}),
-		"role":            q("role", "Only active users with this role", schema{"enum": []any{"customer", "admin"}}),
-		"embed":           q("embed", "Add each user's profile", schema{"enum": []any{"profile"}}),
+		"acceptEncoding":         h("Accept-Encoding", "gzip (or *) with a quality above 0 gets the body gzip-compressed, with Content-Encoding: gzip"),
+		"idempotencyKey":         key("Idempotency-Key"),
+		"idempotencyKeyRequired": with(key("Idempotency-Key"), schema{"required": true}),
+		"xIdempotencyKey":        key("X-Idempotency-Key"),
+		"limit":                  q("limit", "Items per page", schema{"type": "integer", "minimum": 1, "maximum": rest.MaxLimit, "default": rest.DefaultLimit}),
+		"cursor": q("cursor", "Where the page starts: from the next link of the previous page (another is 400)",
+			schema{"type": "string", "pattern": "^[A-Za-z0-9_-]+$"}),
+		"role":  q("role", "Only active users with this role", schema{"type": "string", "enum": []any{"customer", "admin"}}),
+		"embed": q("embed", "Add each user's profile", schema{"type": "string", "enum": []any{"profile"}}),
 	}
 }
 
@@ -92,14 +97,20 @@ func money(min, max quire.Money) schema {
 // text is a string of 1 to max characters, checked as quire.CheckName
 // checks names.
 func text(max int) schema {
-	return schema{"type": "string", "minLength": 1, "maxLength": max,
-		"description": fmt.Sprintf("1 to %d characters once surrounding space is trimmed, on one line, with %s", max, textRule)}
+	return schema{"type": "string", "minLength": 1, "maxLength": max, "pattern": quire.TextPattern(false, true),
+		"description": fmt.Sprintf("1 to %d characters once surrounding space is trimmed, not all of them space, on one line, with %s", max, textRule)}
 }
 
-// textRule says what quire.CheckText refuses in text. No pattern says it:
-// JSON Schema's patterns cannot name Unicode's default ignorable code
-// points in both the dialects validators use (ECMA-262's and Go's).
+// textRule says what quire.CheckText refuses in text, which the patterns
+// of text fields say too (quire.TextPattern).
 const textRule = "no control, format or invisible characters (such as U+202E, U+200B, U+FEFF or U+2028)"
+
+// adminSets describes a user's role and status in a write.
+const adminSets = "Required when an admin writes the user (400 otherwise); ignored when a customer does"
+
+// entityTags is the syntax of If-Match and If-None-Match as rest.ParseTags
+// reads them: "*", or a list of entity tags, weak or strong.
+const entityTags = `^[ \t,]*(\*|(W/)?"[^"\x00-\x20\x7f]*"([ \t]*,[ \t,]*(W/)?"[^"\x00-\x20\x7f]*")*)[ \t,]*$`
 
 func schemas() schema {
 	str := schema{"type": "string"}
@@ -109,8 +120,10 @@ func schemas() schema {
 	time := schema{"type": "string", "format": "date-time"}
 	links := arrayOf(ref("Link"))
 	quantity := schema{"type": "integer", "minimum": 1, "maximum": carts.MaxQuantity}
+	hidden := quire.HiddenClass(false)
 	email := schema{"type": "string", "format": "email", "maxLength": users.MaxEmailLen,
-		"description": fmt.Sprintf("One bare address, at most %d bytes, with %s", users.MaxEmailLen, textRule)}
+		"pattern":     "^[^" + hidden + "]+@[^@" + hidden + "]+\\.[^@" + hidden + "]+$",
+		"description": fmt.Sprintf("One bare address whose domain has a dot, at most %d bytes, with %s", users.MaxEmailLen, textRule)}
 	status := func(v int) schema {
 		if v < 2 {
 			return schema{"enum": []any{"AVAILABLE", "DISCONTINUED"}}
@@ -118,8 +131,8 @@ func schemas() schema {
 		return schema{"enum": []any{"AVAILABLE", "DISCONTINUED", "ARCHIVED"}}
 	}
 	userBase := schema{
-		"id": id, "email": email, "role": schema{"enum": []any{"customer", "admin"}},
-		"status": schema{"enum": []any{"ACTIVE", "CLOSED"}}, "balance": money(0, users.MaxBalance), "profile": ref("Profile"),
+		"id": id, "email": email, "role": schema{"type": "string", "enum": []any{"customer", "admin"}},
+		"status": schema{"type": "string", "enum": []any{"ACTIVE", "CLOSED"}}, "balance": money(0, users.MaxBalance), "profile": ref("Profile"),
 		"created_at": time, "updated_at": time,
 		"_links": with(object(schema{"deposit": str, "close_account": str}, "deposit", "close_account"), schema{
 			"description": "The actions the caller may take on the account now, as paths: they follow the caller " +
@@ -127,7 +140,8 @@ func schemas() schema {
 				"and are empty for an anonymous caller, as in sign-up's answer."}),
 	}
 	userWrite := schema{
-		"email": email, "role": schema{"enum": []any{"customer", "admin"}}, "status": schema{"enum": []any{"ACTIVE", "CLOSED"}},
+		"email": email, "role": schema{"type": "string", "enum": []any{"customer", "admin"}, "description": adminSets},
+		"status":   schema{"type": "string", "enum": []any{"ACTIVE", "CLOSED"}, "description": adminSets},
 		"password": schema{"type": "string", "minLength": password.MinLength, "maxLength": password.MaxLength, "writeOnly": true},
 		"current_password": schema{"type": "string", "writeOnly": true,
 			"description": "Required to change one's own email or password: the password now (403 wrong-password otherwise)."},
@@ -135,14 +149,16 @@ func schemas() schema {
 		"_links": schema{"readOnly": true}, "created_at": schema{"readOnly": true}, "updated_at": schema{"readOnly": true},
 	}
 	writeOptional := []string{"role", "status", "password", "current_password", "id", "balance", "profile", "_links", "created_at", "updated_at"}
+	signUpOptional := slices.DeleteFunc(slices.Clone(writeOptional), func(f string) bool { return f == "password" })
 	userName := text(users.MaxNameLen)
 	name := text(catalog.MaxNameLen)
 	product := func(v int) schema {
 		return schema{"id": id, "name": name, "price": price, "status": status(v), "author_id": id, "links": links}
 	}
 	productWrite := func(v int) schema {
-		return object(schema{"name": name, "price": price, "status": status(v), "author_id": id,
-			"id": schema{"readOnly": true}, "links": schema{"readOnly": true}}, "id", "links")
+		return object(schema{"name": name, "price": price, "status": status(v),
+			"author_id": with(id, schema{"description": "The id of an author; one no author has is 400"}),
+			"id":        schema{"readOnly": true}, "links": schema{"readOnly": true}}, "id", "links")
 	}
 	cartLine := func(v int) schema {
 		return object(schema{"product_id": id, "name": name, "price": price, "status": status(v), "quantity": quantity, "subtotal": anyMoney, "links": links})
@@ -170,10 +186,12 @@ func schemas() schema {
 			"use": schema{"const": "sig"}, "kid": str, "x": str, "y": str,
 		}))}),
 		"Profile": object(schema{
-			"bio": schema{"type": "string", "maxLength": users.MaxBioLen,
+			"bio": schema{"type": "string", "maxLength": users.MaxBioLen, "pattern": quire.TextPattern(true, false),
 				"description": "Lines ended by line feeds (U+000A), with " + textRule},
-			"location": schema{"type": "string", "maxLength": users.MaxLocationLen, "description": "One line, with " + textRule},
+			"location": schema{"type": "string", "maxLength": users.MaxLocationLen, "pattern": quire.TextPattern(false, false),
+				"description": "One line, with " + textRule},
 			"website": schema{"type": "string", "maxLength": users.MaxWebsiteLen,
+				"pattern":     "^([Hh][Tt][Tt][Pp][Ss]?://[^ /?#" + hidden + "]+[^" + hidden + "]*)?$",
 				"description": "Empty, or an http or https URL, with " + textRule},
 			"newsletter": schema{"type": "boolean"},
 		}, "bio", "location", "website", "newsletter"),
@@ -184,8 +202,10 @@ func schemas() schema {
 		}), "profile"),
 		"UserV2": object(with(userBase, schema{"name": schema{"type": "string", "minLength": 1, "maxLength": 2*users.MaxNameLen + 1,
 			"description": "first_name and last_name of API v1, with a space between when last_name is not empty"}}), "profile"),
-		"UserWriteV1": object(with(userWrite, schema{"first_name": userName, "last_name": userName}), writeOptional...),
-		"UserWriteV2": object(with(userWrite, schema{"name": userName}), writeOptional...),
+		"UserWriteV1":  object(with(userWrite, schema{"first_name": userName, "last_name": userName}), writeOptional...),
+		"UserWriteV2":  object(with(userWrite, schema{"name": userName}), writeOptional...),
+		"UserCreateV1": object(with(userWrite, schema{"first_name": userName, "last_name": userName}), signUpOptional...),
+		"UserCreateV2": object(with(userWrite, schema{"name": userName}), signUpOptional...),
 		"Deposit": object(schema{"amount": with(money(users.MinDeposit, users.MaxDeposit), schema{
 			"description": fmt.Sprintf("From %s to %s; the balance never passes %s (409 balance-limit)",
 				users.MinDeposit, users.MaxDeposit, users.MaxBalance)})}),

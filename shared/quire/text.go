@@ -1,7 +1,9 @@
 package quire
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -57,4 +59,99 @@ func CheckText(s string, max int, lines bool) string {
 func hidden(r rune) bool {
 	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp,
 		unicode.Other_Default_Ignorable_Code_Point, unicode.Noncharacter_Code_Point)
+}
+
+// TextPattern is CheckText's rule on characters as a regular expression
+// that JSON Schema's two dialects of patterns (ECMA-262's and RE2's) read
+// alike: a class of the characters hidden refuses, each written as itself,
+// so that no escape differs between them. With lines, line feeds are text;
+// with name, the text holds a character that is not white space too, as
+// CheckName asks.
+func TextPattern(lines, name bool) string {
+	hidden := HiddenClass(lines)
+	if !name {
+		return "^[^" + hidden + "]*$"
+	}
+	return "^[^" + hidden + "]*[^" + hidden + class(appendRanges(nil, unicode.White_Space)) + "][^" + hidden + "]*$"
+}
+
+// HiddenClass is the inside of a character class of the characters hidden
+// refuses, each written as itself (see TextPattern); with lines, less the
+// line feed.
+func HiddenClass(lines bool) string {
+	var hide []rune // inclusive ranges, in pairs
+	for _, t := range []*unicode.RangeTable{unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp,
+		unicode.Other_Default_Ignorable_Code_Point, unicode.Noncharacter_Code_Point} {
+		hide = appendRanges(hide, t)
+	}
+	if lines {
+		hide = appendExcept(nil, hide, '\n')
+	}
+	return class(hide)
+}
+
+// appendRanges appends the ranges of t to rs, as pairs of their first and
+// last runes (every stride of t's ranges taken one rune at a time).
+func appendRanges(rs []rune, t *unicode.RangeTable) []rune {
+	add := func(lo, hi, stride rune) {
+		for r := lo; r <= hi; r += stride {
+			if stride == 1 {
+				rs = append(rs, r, hi)
+				return
+			}
+			rs = append(rs, r, r)
+		}
+	}
+	for _, r := range t.R16 {
+		add(rune(r.Lo), rune(r.Hi), rune(r.Stride))
+	}
+	for _, r := range t.R32 {
+		add(rune(r.Lo), rune(r.Hi), rune(r.Stride))
+	}
+	return rs
+}
+
+// appendExcept appends the ranges of rs to out, less the rune x.
+func appendExcept(out, rs []rune, x rune) []rune {
+	for i := 0; i < len(rs); i += 2 {
+		lo, hi := rs[i], rs[i+1]
+		if x < lo || x > hi {
+			out = append(out, lo, hi)
+			continue
+		}
+		if lo < x {
+			out = append(out, lo, x-1)
+		}
+		if x < hi {
+			out = append(out, x+1, hi)
+		}
+	}
+	return out
+}
+
+// class writes ranges, in pairs, as the inside of a character class, in
+// order, those that touch joined.
+func class(rs []rune) string {
+	pairs := make([][2]rune, 0, len(rs)/2)
+	for i := 0; i < len(rs); i += 2 {
+		pairs = append(pairs, [2]rune{rs[i], rs[i+1]})
+	}
+	slices.SortFunc(pairs, func(a, b [2]rune) int { return cmp.Compare(a[0], b[0]) })
+	rs = rs[:0:0]
+	for _, p := range pairs {
+		if n := len(rs); n > 0 && p[0] <= rs[n-1]+1 {
+			rs[n-1] = max(rs[n-1], p[1])
+			continue
+		}
+		rs = append(rs, p[0], p[1])
+	}
+	var b strings.Builder
+	for i := 0; i < len(rs); i += 2 {
+		b.WriteRune(rs[i])
+		if rs[i+1] != rs[i] {
+			b.WriteByte('-')
+			b.WriteRune(rs[i+1])
+		}
+	}
+	return b.String()
 }

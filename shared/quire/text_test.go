@@ -2,6 +2,7 @@ package quire
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode"
@@ -106,4 +107,34 @@ func FuzzCheckText(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TextPattern says what CheckText and CheckName say, for every code point:
+// as the one character of a name, and between two letters of a text of one
+// line or of several.
+func TestTextPattern(t *testing.T) {
+	oneLine, lines, name := regexp.MustCompile(TextPattern(false, false)), regexp.MustCompile(TextPattern(true, false)),
+		regexp.MustCompile(TextPattern(false, true))
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if r >= 0xd800 && r <= 0xdfff { // surrogates: no UTF-8 holds them
+			continue
+		}
+		in := "a" + string(r) + "b"
+		for _, c := range []struct {
+			re   *regexp.Regexp
+			s    string
+			want bool
+		}{
+			{oneLine, in, CheckText(in, 3, false) == ""},
+			{lines, in, CheckText(in, 3, true) == ""},
+			{name, string(r), CheckName(string(r), 1) == ""},
+		} {
+			if c.re.MatchString(c.s) != c.want {
+				t.Fatalf("%U in %+q: the pattern %v matches %v, the check says %v", r, c.s, c.re, !c.want, c.want)
+			}
+		}
+	}
+	if name.MatchString(" \u3000\t") || !name.MatchString(" a ") {
+		t.Errorf("a name pattern that takes white space alone, or not a letter between spaces")
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/quireapi/quire/shared/openapi"
+	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
 )
@@ -113,6 +114,9 @@ func CheckContract(req *http.Request, status int, header http.Header, body []byt
 		}
 		return checkRetryAfter(header, body)
 	}
+	if err := checkRequest(req, route, params, status, header, body); err != nil {
+		return err
+	}
 	if status >= 400 && status < 500 && route.Operation.Responses.Status(status) == nil {
 		return fmt.Errorf("%s %s answered %d, which the operation does not list", req.Method, route.Path, status)
 	}
@@ -176,4 +180,126 @@ func gunzip(body []byte) ([]byte, error) {
 		return nil, err
 	}
 	return io.ReadAll(z)
+}
+
+// checkRequest holds the document's requests to the server's: a request
+// the server refuses as invalid (400, a problem of type invalid) is one the
+// document refuses too, and a request it accepts (2xx) one the document
+// accepts, but for the rules of looser.
+func checkRequest(req *http.Request, route *routers.Route, params map[string]string, status int, header http.Header, body []byte) error {
+	r := req.Clone(context.Background())
+	switch {
+	case req.GetBody != nil: // a request that was sent: a copy of its body
+		var err error
+		if r.Body, err = req.GetBody(); err != nil {
+			return err
+		}
+	case req.Body != nil: // one that was not: its body, kept for the caller
+		b, err := io.ReadAll(req.Body)
+		if err != nil {
+			return err
+		}
+		req.Body, r.Body = io.NopCloser(bytes.NewReader(b)), io.NopCloser(bytes.NewReader(b))
+	}
+	refused := openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
+		Request: r, PathParams: params, Route: route,
+		// readOnly members are annotations (JSON Schema 2020-12): a write
+		// ignores them, so that a representation read can be sent back.
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true,
+			ExcludeReadOnlyValidations: true},
+	})
+	var p rest.Problem
+	invalid := status == http.StatusBadRequest && header.Get("Content-Type") == rest.ProblemMediaType &&
+		json.Unmarshal(body, &p) == nil && p.Type == rest.ProblemType(quire.EINVALID)
+	switch {
+	case invalid && refused == nil && !inWords(looser, r, route, p):
+		return fmt.Errorf("%s %s: the server refuses as invalid a request the document calls valid: %s %v", req.Method, route.Path, p.Detail, p.Errors)
+	case status >= 200 && status < 300 && refused != nil && !inWords(stricter, r, route, p):
+		return fmt.Errorf("%s %s: the document refuses a request the server accepts: %v", req.Method, route.Path, refused)
+	}
+	return nil
+}
+
+// A rule is one the documents say in words, where OpenAPI 3.1 has no way
+// to say it: the description of an operation, a parameter or a field says
+// it. applies reports whether a request meets it, with the problem the
+// server answered (none, for stricter).
+type rule struct {
+	what    string
+	applies func(r *http.Request, route *routers.Route, p rest.Problem) bool
+}
+
+// looser are the server's refusals that the documents say in words alone.
+var looser = []rule{
+	{"a body sent to an operation that takes none (each says it takes none: OpenAPI describes bodies, not their absence)",
+		func(r *http.Request, route *routers.Route, _ rest.Problem) bool {
+			return route.Operation.RequestBody == nil && r.ContentLength != 0
+		}},
+	{"a query parameter sent twice, or one the operation does not take (OpenAPI names the parameters there are)",
+		func(r *http.Request, route *routers.Route, _ rest.Problem) bool {
+			for name, values := range r.URL.Query() {
+				if len(values) > 1 || route.Operation.Parameters.GetByInAndName("query", name) == nil {
+					return true
+				}
+			}
+			return false
+		}},
+	{"Idempotency-Key and X-Idempotency-Key with different values (a rule across two headers)",
+		func(r *http.Request, _ *routers.Route, _ rest.Problem) bool {
+			k, x := r.Header.Get("Idempotency-Key"), r.Header.Get("X-Idempotency-Key")
+			return k != "" && x != "" && k != x
+		}},
+	{"JSON that is not I-JSON (RFC 7493): a member twice in one object, a string that is not UTF-8, more after the value " +
+		"(JSON Schema sees the value a parser made, not the text)",
+		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {
+			return strings.HasPrefix(p.Detail, "The request body is not valid JSON") ||
+				problemSays(p, "", "appears twice in its object", "is not valid UTF-8", "has a member name that is not valid UTF-8")
+		}},
+	{"an amount in exponent notation (JSON Schema sees the number, not how it is written)",
+		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {
+			return problemSays(p, "/amount", "must be a decimal number")
+		}},
+	{"current_password, to change one's own email or password (the rule depends on the caller)",
+		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {
+			return problemSays(p, "/current_password", "is required to change")
+		}},
+	{"role and status, required when an admin writes a user and ignored when a customer does (the rule depends on the caller)",
+		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {
+			return problemSays(p, "/role", "is required") || problemSays(p, "/status", "is required")
+		}},
+	{"an author_id no author has, a cursor no page gave (references to what is not there)",
+		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {
+			return problemSays(p, "/author_id", "no author has") || problemSays(p, "/cursor", "is not valid")
+		}},
+}
+
+// stricter are the requests the server takes that the documents refuse.
+var stricter = []rule{
+	{"X-Idempotency-Key alone where Idempotency-Key is required (the older name, which the server still takes)",
+		func(r *http.Request, _ *routers.Route, _ rest.Problem) bool {
+			return r.Header.Get("Idempotency-Key") == "" && r.Header.Get("X-Idempotency-Key") != ""
+		}},
+}
+
+// inWords reports whether one of rules applies to r.
+func inWords(rules []rule, r *http.Request, route *routers.Route, p rest.Problem) bool {
+	for _, rule := range rules {
+		if rule.applies(r, route, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// problemSays reports whether p lists an error at pointer (any, when "")
+// whose detail starts with one of details.
+func problemSays(p rest.Problem, pointer string, details ...string) bool {
+	for _, e := range p.Errors {
+		for _, d := range details {
+			if (pointer == "" || e.Pointer == pointer) && strings.Contains(e.Detail, d) {
+				return true
+			}
+		}
+	}
+	return false
 }
