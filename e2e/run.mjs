@@ -193,24 +193,76 @@ function clean() {
   mkdirSync(generated, { recursive: true });
 }
 
+/** Ends make smoke with its one failure line: the step, and what went wrong. */
+function smokeFailed(stepName, what) {
+  console.error(`smoke: FAIL ${stepName}: ${what}`);
+  process.exitCode = 1;
+}
+
+/** GET url as JSON: its status and body, or why there is no answer (the cause's code, such as ECONNREFUSED). */
+async function getJSON(url) {
+  let res;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(10_000), redirect: "manual" });
+  } catch (err) {
+    return { error: `GET ${url}: no answer (${err.cause?.code ?? err.cause?.message ?? err.message})` };
+  }
+  const text = await res.text();
+  try {
+    return { status: res.status, body: JSON.parse(text), text };
+  } catch {
+    return { status: res.status, text };
+  }
+}
+
 /**
- * Runs the smoke suite alone against the API at url (make smoke): the
- * client generated from its own documents, then the journey.
+ * Why the API at url is not a Quire the smoke suite can run against, as
+ * [step, what], or undefined: its health check answers 200 with status
+ * "ok", and GET /openapi.json a document of a numbered version.
+ */
+async function notQuire(url) {
+  const health = await getJSON(`${url}/health`);
+  if (health.error) {
+    return ["health", health.error];
+  }
+  if (health.status !== 200 || health.body?.status !== "ok") {
+    return ["health", `GET ${url}/health answered ${health.status} ${health.text.slice(0, 100)}: not a Quire that is up at this URL`];
+  }
+  const doc = await getJSON(`${url}/openapi.json`);
+  if (doc.error) {
+    return ["documents", doc.error];
+  }
+  if (doc.status !== 200 || !(Number(doc.body?.info?.version) >= 1)) {
+    return ["documents", `GET ${url}/openapi.json answered ${doc.status} ${doc.text.slice(0, 100)}: no OpenAPI document of a Quire version`];
+  }
+  return undefined;
+}
+
+/**
+ * Runs the smoke suite alone against the API at url (make smoke): first
+ * that it is a Quire that is up, then the client generated from its own
+ * documents, then the journey. Whatever fails, the last line is `smoke:
+ * FAIL <step>: <what>`, and the exit status 1.
  */
 async function smokeOnly(url) {
   if (!url) {
     return fail("make smoke: set BASE_URL to the API's URL, such as https://abc123.execute-api.eu-west-1.amazonaws.com/prod");
   }
+  url = url.replace(/\/$/, "");
+  const why = await notQuire(url);
+  if (why) {
+    return smokeFailed(...why);
+  }
   clean();
   try {
-    await generate(url.replace(/\/$/, ""));
+    await generate(url);
     compile();
   } catch (err) {
-    return fail(err.message);
+    return smokeFailed("documents", err.message);
   }
   step(`running the smoke suite against ${url}`);
   if (!run(process.execPath, [join(compiled, "smoke.mjs")], { BASE_URL: url })) {
-    fail("the smoke suite failed (see above)");
+    process.exitCode = 1; // smoke.mjs printed its failure
   }
 }
 

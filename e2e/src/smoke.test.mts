@@ -128,6 +128,49 @@ function command(url: string, env: Record<string, string> = {}): Promise<{ statu
   });
 }
 
+/** Runs `make smoke`'s command, node e2e/run.mjs --smoke url, as command runs smoke.mjs. */
+function makeSmoke(url: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const run = fileURLToPath(new URL("../../../e2e/run.mjs", import.meta.url));
+  const child = spawn(process.execPath, [run, "--smoke", url], { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+test("make smoke ends with one line naming the URL and the cause, against what is not a Quire that is up", async (t) => {
+  // A port nothing listens on: one that was free, closed again.
+  const closed = createServer();
+  await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+  const unused = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+  await new Promise<void>((r) => closed.close(() => r()));
+  const notQuire = await serve(t, async () => new Response("<h1>Not found</h1>", { status: 404, headers: { "Content-Type": "text/html" } }));
+  const empty = await serve(t, async () => new Response("{}", { status: 200, headers: { "Content-Type": "application/json" } }));
+  const healthOnly = await serve(t, async (req) =>
+    req.url?.endsWith("/health")
+      ? new Response('{"status":"ok","database":"ok"}', { status: 200, headers: { "Content-Type": "application/json" } })
+      : new Response("{}", { status: 200, headers: { "Content-Type": "application/json" } }),
+  );
+  for (const [url, line] of [
+    [unused, /^smoke: FAIL health: GET \S+\/health: no answer \(ECONNREFUSED\)$/],
+    [notQuire, /^smoke: FAIL health: GET \S+\/health answered 404 <h1>Not found<\/h1>: not a Quire that is up at this URL$/],
+    [empty, /^smoke: FAIL health: GET \S+\/health answered 200 \{\}: not a Quire that is up at this URL$/],
+    [healthOnly, /^smoke: FAIL documents: GET \S+\/openapi\.json answered 200 \{\}: no OpenAPI document of a Quire version$/],
+  ] as const) {
+    const { status, stdout, stderr } = await makeSmoke(url);
+    const last = stderr.trimEnd().split("\n").at(-1) ?? "";
+    assert.equal(status, 1, `make smoke against ${url}: exit status ${status}`);
+    assert.match(last, line, `make smoke against ${url}: its last line`);
+    assert.ok(last.includes(url), `the line names the URL ${url}: ${last}`);
+    assert.equal(stderr.trimEnd().split("\n").length, 1, `one line: ${stderr}`);
+    assert.doesNotMatch(stdout, /running the smoke suite/, "the journey did not start");
+  }
+});
+
 test("the smoke suite passes against the local server, with an admin", async () => {
   const steps: string[] = [];
   await smoke(apiURL, { admin, origin }, (s) => steps.push(s));
