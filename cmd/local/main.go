@@ -140,11 +140,9 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	}
 
 	cfg.LogJSON = getenv("LOG_FORMAT") == "json"
-	password := seed.AdminPassword
-	if password != demo.AdminPassword {
-		password = "(SEED_ADMIN_PASSWORD)" // not published: neither printed nor on the docs page
-	}
-	cfg.DocsLogin = &swaggerui.Login{Email: seed.AdminEmail, Password: password}
+	// The docs page logs in as the README's customer, whose journey (a
+	// cart, a payment, the orders) it can then follow.
+	cfg.DocsLogin = &swaggerui.Login{Email: demo.CustomerEmail, Password: demo.CustomerPassword}
 	if !cfg.LogJSON {
 		cfg.MetricsNamespace = "" // metrics in embedded metric format are JSON
 	}
@@ -185,6 +183,10 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	slog.Info("pages of these origins may call it from a browser (CORS_ORIGINS)", "origins", strings.Join(cfg.CORS.Origins(), ","))
 	slog.Info("Quire is ready: open the docs page, log in there with POST /login and a demo account, and try every route (Ctrl-C stops it)",
 		"url", base, "docs", base+"/docs")
+	password := seed.AdminPassword
+	if password != demo.AdminPassword {
+		password = "(SEED_ADMIN_PASSWORD)" // not published: never printed
+	}
 	slog.Info("demo account", "role", quire.RoleAdmin, "email", seed.AdminEmail, "password", password)
 	slog.Info("demo account", "role", quire.RoleCustomer, "email", demo.CustomerEmail, "password", demo.CustomerPassword,
 		"refresh_token", demo.CustomerRefreshToken)

@@ -3,9 +3,11 @@
 // each at the top, shows every operation of the chosen version's document,
 // and its "Try it out" calls the API the page came from, base path included
 // (run.mjs serves it under one): in each version, the health check, then
-// the demo admin's login (the example body make run's page carries), which
-// authorizes the page with its token, then a read of the admin's own user
-// in that version's representation.
+// the demo customer's login (the example body make run's page carries: the
+// README's Grace), which authorizes the page with its token, then a read of
+// her own user in that version's representation. The page names the API
+// serving it as its server, its selector as the API's version, and logs no
+// error to its console.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -14,7 +16,7 @@ import { test } from "node:test";
 import type { ElementHandle, Page } from "puppeteer-core";
 
 import { launch, newPage } from "./browser.mjs";
-import { admin, apiURL, outDir } from "./env.mjs";
+import { apiURL, customer, outDir } from "./env.mjs";
 
 const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
@@ -141,6 +143,9 @@ test("the docs page offers each version, shows its operations, and tries them ou
 
   const select = await page.waitForSelector(".download-url-wrapper select");
   assert.ok(select, "/docs has a version selector");
+  await page.waitForFunction(() => document.querySelector(".download-url-wrapper .select-label span")?.textContent === "API version", {
+    timeout: 5_000,
+  }).catch(() => assert.fail("the version selector is not labelled API version"));
   const offered = await select.$$eval("option", (els) => els.map((el) => el.textContent ?? ""));
   assert.deepEqual(offered, ["v2", "v1"], "the selector offers each version, the newest first");
 
@@ -166,13 +171,17 @@ test("the docs page offers each version, shows its operations, and tries them ou
     assert.match(health.body, /"status":\s*"ok"/);
     assert.equal(health.url, `${apiURL}/health`, "the page calls the API it came from, base path included");
 
-    // The demo admin logs in from the page, with the example body it
+    // The server the page calls is the one serving it, base path included.
+    const servers = await page.$$eval(".servers select option", (els) => els.map((el) => (el as HTMLOptionElement).value));
+    assert.deepEqual(servers, [apiURL], "the Servers box names the API serving the page");
+
+    // The demo customer logs in from the page, with the example body it
     // offers on this machine...
     const login = await tryOut(page, find("post", "/login"));
     const editor = await login.waitForSelector("textarea.body-param__text");
     assert.ok(editor, "POST /login on /docs has a body editor");
     const example = JSON.parse(await editor.evaluate((el) => (el as HTMLTextAreaElement).value)) as unknown;
-    assert.deepEqual(example, admin, "POST /login's example body on this machine is the demo admin's login");
+    assert.deepEqual(example, { email: customer.email, password: customer.password }, "POST /login's example body on this machine is the demo customer's login");
     const answer = await execute(login);
     assert.equal(answer.status, 200, `POST /login from /docs: ${answer.body} ${trouble.join("; ")}`);
     const token = (JSON.parse(answer.body) as { access_token: string }).access_token;
@@ -183,21 +192,21 @@ test("the docs page offers each version, shows its operations, and tries them ou
       assert.fail("a login from /docs did not authorize the page (its Authorize button is not locked)");
     });
 
-    // ...and reads the admin's own user (id 1) with it, in the version's
+    // ...and reads her own user with it, in the version's
     // representation.
     const read = await tryOut(page, find("get", `/api/v${version}/users/{id}`));
     const id = await read.waitForSelector('tr[data-param-name="id"] input');
     assert.ok(id, "GET /users/{id} on /docs has an id field");
-    await fill(page, id, "1");
+    await fill(page, id, String(customer.id));
     const user = await execute(read);
     assert.equal(user.status, 200, `GET /api/v${version}/users/1 from /docs: ${user.body} ${trouble.join("; ")}`);
     const got = JSON.parse(user.body) as { email: string; name?: string; first_name?: string };
-    assert.equal(got.email, admin.email);
+    assert.equal(got.email, customer.email);
     assert.equal(version === 2 ? got.name !== undefined : got.first_name !== undefined, true, `a v${version} user: ${user.body}`);
-    assert.equal(user.url, `${apiURL}/api/v${version}/users/1`);
+    assert.equal(user.url, `${apiURL}/api/v${version}/users/${customer.id}`);
   }
 
-  // The page's Content-Security-Policy lets Swagger UI do all of that.
-  const refused = trouble.filter((line) => /Content Security Policy/i.test(line));
-  assert.deepEqual(refused, [], "the page's Content-Security-Policy refused some of it");
+  // The page's Content-Security-Policy lets Swagger UI do all of that, and
+  // nothing else failed either (a favicon's 404 among them).
+  assert.deepEqual(trouble, [], "the page logged errors or failed requests");
 });

@@ -258,7 +258,7 @@ func build(v int, described func(routes.Route) bool, server string) ([]byte, err
 				"(CORS) may read every answer, errors included.",
 		},
 		"servers": []any{schema{"url": server, "description": "The API that serves this document, at its root: " +
-			"http://localhost:8080 under make run, https://<api>/prod on the stage's default endpoint."}},
+			"the address the document was read from, less /openapi.json and any /api/v<N>."}},
 		"tags":     tags(),
 		"paths":    paths,
 		"security": []any{schema{"bearer": []any{}}},

@@ -4,9 +4,11 @@
 // root, relative to itself, as its server: "Try it out" calls the API the
 // page came from, the local gateway or the stage, under any base path. A
 // successful login or token refresh made from the page authorizes the page
-// with its access token; a logout takes it back. Served by make run, the
-// page carries the demo admin's login (data-demo-login), which becomes
-// POST /login's example body; a deployed stage's page carries none.
+// with its access token; a logout takes it back. The Servers box shows the
+// API's own address, and the bar names its selector the API's version.
+// Served by make run, the page carries the demo customer's login
+// (data-demo-login), which becomes POST /login's example body; a deployed
+// stage's page carries none.
 "use strict";
 (function () {
   var base = location.pathname.replace(/\/docs$/, "");
@@ -21,13 +23,18 @@
     }
     return res;
   }
-  // The demo login as POST /login's example, when the page has one.
-  var demoLogin = {
+  // Each document as this page shows it: its server the API's own address
+  // (the document names it relative to itself), and the demo login as
+  // POST /login's example, when the page has one.
+  var thisAPI = {
     statePlugins: {
       spec: {
         wrapActions: {
           updateJsonSpec: function (update) {
             return function (spec) {
+              if (spec && spec.servers) {
+                spec.servers = [{ url: location.origin + base, description: "This API: the one serving this page" }];
+              }
               var credentials = demo && spec && spec.components && spec.components.schemas && spec.components.schemas.Credentials;
               if (credentials) {
                 credentials.example = demo;
@@ -39,6 +46,13 @@
       },
     },
   };
+  // The bar's selector is of the API's versions, not "definitions".
+  new MutationObserver(function () {
+    var label = document.querySelector(".download-url-wrapper .select-label span");
+    if (label && label.textContent !== "API version") {
+      label.textContent = "API version";
+    }
+  }).observe(document.getElementById("swagger-ui"), { childList: true, subtree: true });
   fetch(base + "/openapi.json")
     .then(function (res) {
       if (!res.ok) {
@@ -58,7 +72,7 @@
         deepLinking: true,
         displayRequestDuration: true,
         presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
-        plugins: [demoLogin],
+        plugins: [thisAPI],
         layout: "StandaloneLayout",
         responseInterceptor: answered,
       });

@@ -53,9 +53,19 @@ func TestPage(t *testing.T) {
 	if r.Header.Get("X-Content-Type-Options") != "nosniff" || r.Header.Get("Cache-Control") != "public, max-age=300" {
 		t.Errorf("headers %v", r.Header)
 	}
+	// Its icon is empty, so that a browser asks for no /favicon.ico,
+	// which is no route.
+	if !strings.Contains(r.Body, `<link rel="icon" href="data:,">`) {
+		t.Error("the page has no icon of its own: a browser asks for /favicon.ico, a 404")
+	}
 	// Every file the page names is relative (the stage's paths start with
 	// /prod) and served.
-	refs := regexp.MustCompile(`(?:src|href)="([^"]+)"`).FindAllStringSubmatch(r.Body, -1)
+	var refs [][]string
+	for _, ref := range regexp.MustCompile(`(?:src|href)="([^"]+)"`).FindAllStringSubmatch(r.Body, -1) {
+		if ref[1] != "data:," { // the icon
+			refs = append(refs, ref)
+		}
+	}
 	if len(refs) != 4 {
 		t.Errorf("the page names %d files, want Swagger UI's scripts (the bundle and the preset of its version selector) and style sheet and Quire's script: %v", len(refs), refs)
 	}
