@@ -48,15 +48,23 @@ node_modules/.installed: package.json package-lock.json
 	echo 'module ignore' > node_modules/go.mod
 	touch $@
 
-# Swagger UI's files, from the pinned swagger-ui-dist, built into the health
+# Swagger UI's files, from the swagger-ui-dist package-lock.json pins (its
+# tarball alone: make run needs no other npm package), built into the health
 # function for its docs page (GET /docs).
-shared/swaggerui/assets/%.gz: node_modules/.installed
-	gzip -9nc node_modules/swagger-ui-dist/$* > $@
+SWAGGER_UI := .cache/swagger-ui-dist/package
+$(SWAGGER_UI)/package.json: package-lock.json scripts/fetch-swagger-ui.sh
+	scripts/fetch-swagger-ui.sh
+	@touch $@
+
+shared/swaggerui/assets/%.gz: $(SWAGGER_UI)/package.json
+	gzip -9nc $(SWAGGER_UI)/$* > $@
 
 $(DDB_LOCAL): scripts/install-dynamodb-local.sh shared/ddblocal/Loopback.java
 	scripts/install-dynamodb-local.sh
 
-run: deps ## serve the whole API on PORT (default 8080) with DynamoDB Local
+# make run installs only what it serves with: DynamoDB Local and Swagger
+# UI's files (the Go modules come with the build).
+run: $(DDB_LOCAL) $(DOCS_ASSETS) ## serve the whole API on PORT (default 8080) with DynamoDB Local
 	@go build -o build/quire-local ./cmd/local
 	@build/quire-local
 
