@@ -63,8 +63,10 @@ $(DDB_LOCAL): scripts/install-dynamodb-local.sh shared/ddblocal/Loopback.java
 	scripts/install-dynamodb-local.sh
 
 # make run installs only what it serves with: DynamoDB Local and Swagger
-# UI's files (the Go modules come with the build).
+# UI's files (the Go modules come with the build), and curl and jq for the
+# README's examples.
 run: $(DDB_LOCAL) $(DOCS_ASSETS) ## serve the whole API on PORT (default 8080) with DynamoDB Local
+	@scripts/apt-install.sh curl jq
 	@go build -o build/quire-local ./cmd/local
 	@build/quire-local
 
