@@ -391,6 +391,10 @@ func (op operation) document(r routes.Route, problems schema) schema {
 	if op.note != "" {
 		notes = append(notes, op.note)
 	}
+	if r.Versioned && r.Version != 0 {
+		notes = append(notes, fmt.Sprintf("Also served at %s, where Accept: %s chooses this version.",
+			r.Resource().Path, rest.VendorType(r.Version)))
+	}
 	if notes != nil {
 		out["description"] = strings.Join(notes, " ")
 	}
