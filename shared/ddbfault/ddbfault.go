@@ -42,6 +42,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -150,6 +151,8 @@ type Proxy struct {
 	calls    map[string]int
 	inFlight flights             // the items of the calls in flight, for Conflict rules
 	schemas  map[string][]string // table name -> names of its key attributes, as DynamoDB described them
+
+	conns atomic.Int64 // the connections clients have opened
 }
 
 type rule struct {
@@ -179,13 +182,22 @@ func Start(upstream string, seed uint64, rules ...Rule) (*Proxy, error) {
 		schemas:  map[string][]string{},
 	}
 	p.Set(rules...)
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, ConnState: func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			p.conns.Add(1)
+		}
+	}}
 	go func() { _ = p.srv.Serve(ln) }() // ErrServerClosed once Close stops it
 	return p, nil
 }
 
 // URL is the proxy's endpoint, for dynamo.Config.Endpoint.
 func (p *Proxy) URL() string { return "http://" + p.addr }
+
+// Connections returns how many connections clients have opened to the
+// proxy: a client that keeps its connections alive opens one per call it
+// makes at once, and no more.
+func (p *Proxy) Connections() int { return int(p.conns.Load()) }
 
 // Set replaces the rules; counts start again.
 func (p *Proxy) Set(rules ...Rule) {
