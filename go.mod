@@ -9,7 +9,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/codedeploy v1.36.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.68.0
 	github.com/aws/aws-sdk-go-v2/service/lambda v1.108.0 // the last before schema serde, whose tables add 0.6 ms to the hook's init (docs/bench.md)
-	github.com/aws/aws-sdk-go-v2/service/secretsmanager v1.49.0
 	github.com/aws/constructs-go/constructs/v10 v10.5.1
 	github.com/aws/jsii-runtime-go v1.128.0
 	github.com/aws/smithy-go v1.28.9
