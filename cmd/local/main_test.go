@@ -359,12 +359,12 @@ const readmeAddress = "http://127.0.0.1:8080"
 func TestREADME(t *testing.T) {
 	printed := readmeBlock(t, "cmd/local/main_test.go checks that make run prints")
 	script := strings.Join(readmeBlock(t, "cmd/local/main_test.go runs the next block"), "\n")
+	tables := onTables(t) // skips the test without DynamoDB Local
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the README's examples need %s (make deps installs it): %v", tool, err)
 		}
 	}
-	tables := onTables(t)
 	var served string
 	lines := serve(t, "text", func(url string) {
 		served = url
