@@ -109,13 +109,27 @@ func FuzzCheckText(f *testing.F) {
 	})
 }
 
-// TextPattern says what CheckText and CheckName say, for every code point:
-// as the one character of a name, and between two letters of a text of one
-// line or of several.
+// TextPattern says what CheckText and CheckName say, for every code point
+// of the Basic Multilingual Plane and each edge of the other planes'
+// ranges the rules name: as the one character of a name, and between two
+// letters of a text of one line or of several.
 func TestTextPattern(t *testing.T) {
 	oneLine, lines, name := regexp.MustCompile(TextPattern(false, false)), regexp.MustCompile(TextPattern(true, false)),
 		regexp.MustCompile(TextPattern(false, true))
-	for r := rune(0); r <= unicode.MaxRune; r++ {
+	var runes []rune
+	for r := rune(0); r <= 0xffff; r++ {
+		runes = append(runes, r)
+	}
+	for _, tab := range []*unicode.RangeTable{unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.White_Space,
+		unicode.Other_Default_Ignorable_Code_Point, unicode.Noncharacter_Code_Point} {
+		for _, rg := range tab.R32 {
+			for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
+				runes = append(runes, r-1, r, r+1)
+			}
+		}
+	}
+	runes = append(runes, unicode.MaxRune)
+	for _, r := range runes {
 		if r >= 0xd800 && r <= 0xdfff { // surrogates: no UTF-8 holds them
 			continue
 		}
