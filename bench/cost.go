@@ -119,14 +119,17 @@ func blend(cs []routeCost) routeCost {
 }
 
 func printCost(w io.Writer, cs []routeCost, authz authorizerRun) {
-	fmt.Fprintf(w, "\n## Cost per million requests\n\nCost per million requests, in US dollars, us-east-1, at the prices of %s (first tiers; free tiers and "+
-		"data transfer left out): API Gateway REST API $%.2f per million requests (HTTP API: $%.2f); Lambda on arm64 "+
-		"$%.2f per million requests and $%.10f per GB-second, at each function's memory (routes.Groups, which the "+
-		"stack deploys), for the warm time measured here through the local gateway against DynamoDB Local (median of "+
-		"%d runs; a GET's second run, on warm caches), billed by the millisecond rounded up; the authorizer (%d MB, routes.AuthorizerMemoryMB, %d ms billed) runs for the %.0f%% of "+
-		"protected requests whose token's decision is not cached (a %.0f-minute TTL); DynamoDB on demand $%.3f per million read "+
-		"and $%.3f per million write request units (since the price cut of 2024-11-01), the units by DynamoDB's rules, "+
-		"indexes included:\n\n", pricesDate, restAPIPerMillion, httpAPIPerMillion, lambdaPerMillion, lambdaPerGBSecond,
+	fmt.Fprintf(w, "\n## Cost per million requests\n\nCost per million requests, in US dollars, us-east-1, at the prices of %s. "+
+		"These are the first tiers; free tiers and data transfer are left out.\n\n"+
+		"- API Gateway REST API: $%.2f per million requests (HTTP API: $%.2f).\n"+
+		"- Lambda on arm64: $%.2f per million requests and $%.10f per GB-second, at each function's memory "+
+		"(routes.Groups, which the stack deploys). The time is the warm time measured here through the local gateway "+
+		"against DynamoDB Local: the median of %d runs, a GET's second run, on warm caches. It is billed by the "+
+		"millisecond, rounded up.\n"+
+		"- The authorizer (%d MB, routes.AuthorizerMemoryMB, %d ms billed) runs for the %.0f%% of protected requests "+
+		"whose token's decision is not cached (a %.0f-minute TTL).\n"+
+		"- DynamoDB on demand: $%.3f per million read and $%.3f per million write request units, since the price cut "+
+		"of 2024-11-01. The units are by DynamoDB's rules, indexes included.\n\n", pricesDate, restAPIPerMillion, httpAPIPerMillion, lambdaPerMillion, lambdaPerGBSecond,
 		timingPasses, authz.memoryMB, authz.millis, 100*(1-authorizerHitRatio), auth.CacheTTL(login.DefaultLifetime).Minutes(),
 		readUnitPerMillion, writeUnitPerMillion)
 	fmt.Fprintln(w, "| route | request | function | warm time | read units | write units | API Gateway | authorizer | Lambda | DynamoDB | total | on an HTTP API |")

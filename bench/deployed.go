@@ -348,12 +348,13 @@ func cpuOf(pid int) time.Duration {
 
 // printDeployed writes the cold requests as deployed.
 func printDeployed(w io.Writer, rows []*deployedRow, how string) {
-	fmt.Fprintf(w, "## The cold request as deployed\n\nWhat a user waits for from a new instance: from exec to its first answer, the event "+
-		"queued before it starts as an on-demand cold start finds it, under the Runtime API emulator, %s, calling DynamoDB Local "+
-		"through a TLS front whose certificate chains to a root of its own, which the process loads with the roots it trusts "+
-		"(AWS's five for Quire's functions, as their embedded pool holds them; the system's %s for the floor, a plain SDK "+
-		"function making one GetItem). Medians of %d starts each, the functions by turns; first request CPU is the process's "+
-		"CPU from its first call for an event to its answer.\n\n", how, systemBundle, deployedRuns)
+	fmt.Fprintf(w, "## The cold request as deployed\n\nWhat a user waits for from a new instance: the time from exec to its first answer. "+
+		"The event is queued before the process starts, as an on-demand cold start finds it. Each runs under the Runtime "+
+		"API emulator, %s. It calls DynamoDB Local through a TLS front whose certificate chains to a root of its own. "+
+		"The process loads that root with the roots it trusts: AWS's five for Quire's functions, as their embedded pool "+
+		"holds them, and the system's %s for the floor, a plain SDK function making one GetItem. Medians of %d starts "+
+		"each, the functions by turns. First request CPU is the process's CPU from its first call for an event to its "+
+		"answer.\n\n", how, systemBundle, deployedRuns)
 	fmt.Fprintln(w, "| function | memory | how | first answer | / floor | first request CPU |")
 	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|")
 	floor := median(rows[0].first)

@@ -200,10 +200,11 @@ func indexNames(t dynamo.Table) []string {
 }
 
 func printHeat(w io.Writer, mix []weighted) {
-	fmt.Fprintf(w, "\n## The traffic mix and key heat\n\nThe traffic mix (a bookshop with 1,000,000 users at its peak, %s of them active) and what each of its "+
-		"requests reads and writes, by partition key class, in capacity units by DynamoDB's rules (R read, W write; "+
-		"an index as table/index; listed: the items a one-value index partition lists, read after its Query); a GET "+
-		"as it runs again, on the caches its first run filled, as on a warm instance:\n\n",
+	fmt.Fprintf(w, "\n## The traffic mix and key heat\n\nThe traffic mix is a bookshop's with 1,000,000 users at its peak, %s of them active. "+
+		"The table gives what each of its requests reads and writes, by partition key class, in capacity units by "+
+		"DynamoDB's rules. R is read and W write. An index is written table/index. Listed are the items a one-value "+
+		"index partition lists, read after its Query. A GET is shown as it runs again, on the caches its first run "+
+		"filled, as on a warm instance:\n\n",
 		thousands(activeUsers))
 	fmt.Fprintln(w, "| route | request | share | at 10,000 requests/s | partitions per request |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---|")
@@ -211,11 +212,11 @@ func printHeat(w io.Writer, mix []weighted) {
 		fmt.Fprintf(w, "| `%s` | %s | %.2f%% | %s/s | %s |\n", m.route, m.name, 100*m.share, decimal(reportRate*m.share),
 			touched(classLoads(m.row.steady)))
 	}
-	fmt.Fprintf(w, "\nKey heat at %s requests/s of the mix: per table and index, the partition key class whose hottest value "+
-		"is nearest DynamoDB's limits per partition (%s read and %s write units a second), that value's load, and the "+
-		"rate of the mix at which it reaches them. A per-user key spreads over the %s active users (a client that "+
-		"sends more heats its own keys only); of a book's or an author's, the bestseller takes %.0f%% (and is taken "+
-		"to be listed too); a key of one value, or a listed item, takes every such request:\n\n",
+	fmt.Fprintf(w, "\nKey heat at %s requests/s of the mix. For each table and index, the table gives the partition key class whose "+
+		"hottest value is nearest DynamoDB's limits per partition: %s read and %s write units a second. It gives that "+
+		"value's load, and the rate of the mix at which it reaches them. A per-user key spreads over the %s active "+
+		"users; a client that sends more heats its own keys only. Of a book's or an author's keys, the bestseller takes "+
+		"%.0f%%, and is taken to be listed too. A key of one value, or a listed item, takes every such request:\n\n",
 		thousands(reportRate), thousands(partitionReads), thousands(partitionWrites), thousands(activeUsers),
 		100*hotItemShare)
 	fmt.Fprintln(w, "| table | index | hottest key | spread | read units/s | write units/s | limits at (requests/s) |")

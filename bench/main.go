@@ -223,9 +223,9 @@ func run(ctx context.Context) error {
 		return err
 	}
 	return generated.Write(page, "Benchmarks", "For anyone changing what a function links, what a route reads or writes, or "+
-		"what Quire costs: each function's size and init, each route's DynamoDB requests, what login, the configuration "+
-		"document, a request's logs and the pre-traffic hook cost, and the cost per million requests, as measured here. "+
-		"How it measures is in [Performance and cost](performance.md).", "make bench", func(w io.Writer) error {
+		"what Quire costs. It gives, as measured here, each function's size and init and each route's DynamoDB requests. "+
+		"It gives what login, the configuration document, a request's logs and the pre-traffic hook cost. It ends with "+
+		"the cost per million requests. How it measures is in [Performance and cost](performance.md).", "make bench", func(w io.Writer) error {
 		printReport(w, fns, rows, costs, logins, docs)
 		printDeployed(w, deployed, deployedHow)
 		for _, f := range fns {

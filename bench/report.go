@@ -49,11 +49,11 @@ func printReport(w io.Writer, fns []*function, rows []requestRow, costs []verify
 		fmt.Fprintf(w, "| %s | %d B%s | %s | %.2fx%s | %s | %s |\n", f.name, f.size, sizeMark, ms(init), ratio, ratioMark, cold, warm)
 	}
 	fmt.Fprintf(w, "\nTargets: bootstrap under 10 MiB (%d B), init within %.1fx the floor.\n\n", maxBootstrap, maxInitRatio)
-	fmt.Fprintln(w, "## DynamoDB requests per route\n\nThrough the local gateway: DynamoDB requests (and their target), capacity units as DynamoDB Local "+
-		"reports them and as DynamoDB's rules give them (read + write, indexes included), and sequential round trips "+
-		"(requests that overlap count once; target: 1 for a GET of one resource, 2 for a write, 3 for `POST /pay` and a change "+
-		"proved by the current password); "+
-		"a GET runs twice, the second time on the caches the first filled (\"again\", when it differs):")
+	fmt.Fprintln(w, "## DynamoDB requests per route\n\nThrough the local gateway, each route's DynamoDB requests, and their target. "+
+		"Capacity units, as DynamoDB Local reports them and as DynamoDB's rules give them: read + write, indexes included. "+
+		"Sequential round trips, where requests that overlap count once. The target is 1 for a GET of one resource, 2 for "+
+		"a write, and 3 for `POST /pay` and a change proved by the current password. "+
+		"A GET runs twice, the second time on the caches the first filled (\"again\", when it differs):")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| route | request | DynamoDB requests | target | capacity units (Local) | units by the rules | round trips | target |")
 	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---|")

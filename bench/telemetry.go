@@ -102,8 +102,9 @@ func telemetryCost(cfg service.Config) (telemetryRun, error) {
 func printTelemetry(w io.Writer, t telemetryRun, warm time.Duration) {
 	added := t.with - t.without
 	share := float64(added) / float64(warm) * 100
-	fmt.Fprintf(w, "\n## What a request's line and metrics cost\n\nWhat each request's line and metrics add to a warm `GET /users/{id}` (the users function in process against "+
-		"DynamoDB Local, medians of %d requests each way, alternating): %.0f µs without them, %.0f µs with them: %+.0f µs, "+
+	fmt.Fprintf(w, "\n## What a request's line and metrics cost\n\nWhat each request's line and metrics add to a warm `GET /users/{id}`. "+
+		"The users function runs in process against DynamoDB Local: medians of %d requests each way, alternating. "+
+		"%.0f µs without them, %.0f µs with them: %+.0f µs, "+
 		"%.1f%% of the function's warm request through the Lambda Runtime API (%s, above) %s, and %.1f%% in process. "+
 		"The line alone (`Logger.Write`, testing.Benchmark): %.1f µs, %d allocations, %d B. Target: under 5%%.\n",
 		t.requests, us(t.without), us(t.with), us(added), share, ms(warm), mark(share < 5),
