@@ -108,16 +108,16 @@ function failingLogin(fail: () => boolean): Handle {
   };
 }
 
-/** Runs the smoke command as `make smoke` does, against url, with env; its exit status and output. */
-function command(url: string, env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+/** What a child process printed, and its exit status. */
+type Ran = { status: number | null; stdout: string; stderr: string };
+
+/** Runs node with args and env (SMOKE_ADMIN_*, SMOKE_ORIGIN left out unless given), and returns what it printed. */
+function node(args: string[], env: Record<string, string> = {}): Promise<Ran> {
   const clean = { ...process.env };
   delete clean.SMOKE_ADMIN_EMAIL;
   delete clean.SMOKE_ADMIN_PASSWORD;
   delete clean.SMOKE_ORIGIN;
-  const child = spawn(process.execPath, [fileURLToPath(new URL("./smoke.mjs", import.meta.url))], {
-    env: { ...clean, BASE_URL: url, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(process.execPath, args, { env: { ...clean, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
@@ -128,18 +128,14 @@ function command(url: string, env: Record<string, string> = {}): Promise<{ statu
   });
 }
 
-/** Runs `make smoke`'s command, node e2e/run.mjs --smoke url, as command runs smoke.mjs. */
-function makeSmoke(url: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const run = fileURLToPath(new URL("../../../e2e/run.mjs", import.meta.url));
-  const child = spawn(process.execPath, [run, "--smoke", url], { stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (status) => resolve({ status, stdout, stderr }));
-  });
+/** Runs the smoke command (smoke.mjs) against url, with more variables, as a user runs it. */
+function command(url: string, env: Record<string, string> = {}): Promise<Ran> {
+  return node([fileURLToPath(new URL("./smoke.mjs", import.meta.url))], { BASE_URL: url, ...env });
+}
+
+/** Runs `make smoke`'s command, node e2e/run.mjs --smoke url. */
+function makeSmoke(url: string): Promise<Ran> {
+  return node([fileURLToPath(new URL("../../../e2e/run.mjs", import.meta.url)), "--smoke", url]);
 }
 
 test("make smoke ends with one line naming the URL and the cause, against what is not a Quire that is up", async (t) => {
