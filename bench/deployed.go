@@ -2,16 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -23,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quireapi/quire/shared/awsenv/awsenvtest"
 	"github.com/quireapi/quire/shared/routes"
 )
 
@@ -169,35 +163,11 @@ func tlsFront(endpoint string) (*httpsServer, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := awsenvtest.NewCA("Quire bench root")
 	if err != nil {
 		return nil, nil, err
 	}
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "Quire bench root"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, nil, err
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, nil, err
-	}
-	// An RSA leaf would cost the client more to verify than AWS's
-	// (ECDSA and RSA chains both serve DynamoDB); ECDSA P-256 errs low.
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	leafTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
+	cert, err := ca.Certificate("127.0.0.1")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -207,10 +177,10 @@ func tlsFront(endpoint string) (*httpsServer, []byte, error) {
 	}
 	srv := &http.Server{
 		Handler:   httputil.NewSingleHostReverseProxy(target),
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER, caDER}, PrivateKey: key}}},
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
 	}
 	go func() { _ = srv.ServeTLS(ln, "", "") }() // ErrServerClosed once Close stops it
-	return &httpsServer{Server: srv, Listener: ln}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), nil
+	return &httpsServer{Server: srv, Listener: ln}, ca.PEM, nil
 }
 
 type httpsServer struct {

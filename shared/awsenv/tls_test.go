@@ -2,17 +2,12 @@ package awsenv
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/quireapi/quire/shared/awsenv/awsenvtest"
 )
 
 func TestRoots(t *testing.T) {
@@ -64,40 +61,26 @@ type env map[string]string
 
 func (m env) get(k string) string { return m[k] }
 
-// testCA returns a CA of this test and a server certificate it signs for
-// host, and writes the CA as the system's pool (SSL_CERT_FILE), which
+// testCA returns a server certificate for host, and 127.0.0.1, from a CA
+// of this test, which it writes as the system's pool (SSL_CERT_FILE), which
 // crypto/x509 reads once per process: every test of this package that
 // trusts the system's pool trusts this CA alone.
 var testCA = func() func(t *testing.T, host string) tls.Certificate {
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "Quire test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	ca, err := awsenvtest.NewCA("Quire test CA")
+	if err != nil {
+		panic(err)
 	}
-	der, _ := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	ca, _ := x509.ParseCertificate(der)
 	file := filepath.Join(os.TempDir(), "quire-awsenv-test-ca.pem")
-	_ = os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	_ = os.WriteFile(file, ca.PEM, 0o600)
 	os.Setenv("SSL_CERT_FILE", file)
 	os.Setenv("SSL_CERT_DIR", filepath.Join(os.TempDir(), "quire-awsenv-no-certs"))
 	return func(t *testing.T, host string) tls.Certificate {
 		t.Helper()
-		leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		cert, err := ca.Certificate(host, "127.0.0.1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		leaf := &x509.Certificate{
-			SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: host},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			DNSNames: []string{host}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, leaf, ca, &leafKey.PublicKey, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: leafKey}
+		return cert
 	}
 }()
 
