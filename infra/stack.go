@@ -117,7 +117,12 @@ func newTable(stack awscdk.Stack, t dynamo.Table) awsdynamodb.Table {
 	if retain {
 		removal = awscdk.RemovalPolicy_RETAIN
 	}
+	var stream awsdynamodb.StreamViewType
+	if t.Stream {
+		stream = awsdynamodb.StreamViewType_NEW_IMAGE
+	}
 	table := awsdynamodb.NewTable(stack, jsii.String(exportName(t.Name)+"Table"), &awsdynamodb.TableProps{
+		Stream:       stream,
 		PartitionKey: attribute(t.PartitionKey),
 		SortKey:      optionalAttribute(t.SortKey),
 		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,

@@ -65,7 +65,7 @@ type CatalogSource interface {
 	ProductsOfAuthor(ctx context.Context, q catalog.ListQuery) ([]catalog.Product, quire.ID, error)
 	Current(ctx context.Context, id, authorID quire.ID) (*catalog.Product, *catalog.Author, error)
 	CommitAuthor(ctx context.Context, by quire.ID, a catalog.Author, rec *idempotency.Record) error
-	CommitProduct(ctx context.Context, by quire.ID, p catalog.Product, read string, rec *idempotency.Record) error
+	CommitProduct(ctx context.Context, by quire.ID, w catalog.ProductWrite, rec *idempotency.Record) error
 }
 
 // Catalog is a catalog.Store whose reads go through an instance cache
@@ -279,9 +279,9 @@ func (c *Catalog) CommitAuthor(ctx context.Context, by quire.ID, a catalog.Autho
 
 // CommitProduct commits through the source; the cache forgets the product
 // and every list, whatever the outcome.
-func (c *Catalog) CommitProduct(ctx context.Context, by quire.ID, p catalog.Product, read string, rec *idempotency.Record) error {
-	defer c.forget(productCacheKey(p.ID))
-	return c.src.CommitProduct(ctx, by, p, read, rec)
+func (c *Catalog) CommitProduct(ctx context.Context, by quire.ID, w catalog.ProductWrite, rec *idempotency.Record) error {
+	defer c.forget(productCacheKey(w.Product.ID))
+	return c.src.CommitProduct(ctx, by, w, rec)
 }
 
 // cachedByID returns the values of ids that exist, from c (nil: none)

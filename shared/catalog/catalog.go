@@ -107,11 +107,11 @@ type Store interface {
 	// id is taken, idempotency.ErrRaced when another request with rec's
 	// key committed first, and EUNAUTHORIZED when by's account is gone.
 	CommitAuthor(ctx context.Context, by quire.ID, a Author, rec *idempotency.Record) error
-	// CommitProduct stores p with rec as CommitAuthor does: a new product
-	// (see NewProduct) when read is "", else over the product whose
-	// content hash is read (see Revise), or, with nothing written, a
-	// *quire.Stale naming StaleProduct.
-	CommitProduct(ctx context.Context, by quire.ID, p Product, read string, rec *idempotency.Record) error
+	// CommitProduct stores w with rec and w's event as CommitAuthor
+	// does: a new product (see NewProduct) when w.Read is "", else over
+	// the product whose content hash is w.Read (see Revise), or, with
+	// nothing written, a *quire.Stale naming StaleProduct.
+	CommitProduct(ctx context.Context, by quire.ID, w ProductWrite, rec *idempotency.Record) error
 }
 
 // ProductFields are the writable fields of a product in a request body.

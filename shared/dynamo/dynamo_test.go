@@ -22,6 +22,7 @@ func TestStores(t *testing.T) {
 			Users: u, Sessions: dynamo.NewSessionStore(db, names), Catalog: dynamo.NewCatalogStore(db, names),
 			Carts: dynamo.NewCartStore(db, names), Orders: dynamo.NewOrderStore(db, names),
 			Config: dynamo.NewConfigStore(db, names), Records: dynamo.NewRecordStore(db, names, 0),
+			Events: dynamo.NewEventStore(db, names),
 		}
 	})
 }

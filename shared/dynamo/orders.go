@@ -20,8 +20,8 @@ import (
 // commits payments: the debit, the order and the emptied cart in one
 // TransactWriteItems.
 type OrderStore struct {
-	db                            *dynamodb.Client
-	orders, users, carts, records string
+	db                                    *dynamodb.Client
+	orders, users, carts, records, events string
 }
 
 // NewOrderStore returns an OrderStore on db with the physical table names t.
@@ -29,12 +29,14 @@ func NewOrderStore(db *dynamodb.Client, t TableNames) *OrderStore {
 	return &OrderStore{
 		db: db, orders: t.Physical(routes.TableOrders), users: t.Physical(routes.TableUsers),
 		carts: t.Physical(routes.TableCarts), records: t.Physical(routes.TableIdempotency),
+		events: t.Physical(routes.TableEvents),
 	}
 }
 
 // CommitPayment commits pay with rec in one transaction: the debit, over
 // the buyer's content hash as read; the order, under an id no order has;
-// and for a cart, its emptying, over its revision as read. The products
+// for a cart, its emptying, over its revision as read; and the order's
+// event, into the outbox. The products
 // bought are not part of it: buyers of one book never contend, and each
 // pays the price they read. When it is cancelled nothing changed.
 func (s *OrderStore) CommitPayment(ctx context.Context, pay orders.Payment, rec *idempotency.Record) error {
@@ -68,6 +70,7 @@ func (s *OrderStore) CommitPayment(ctx context.Context, pay orders.Payment, rec 
 			},
 		}})
 	}
+	t.publish(s.events, pay.Event)
 	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
 		return fmt.Errorf("pay %s for user %d: %w", o.Total, b.ID, err)
 	}

@@ -44,6 +44,9 @@ type Table struct {
 	// TTL names the attribute whose time (Unix seconds) DynamoDB deletes
 	// an item after, if any.
 	TTL string
+	// Stream is set for a table whose new items are read from its stream
+	// (each new item's image).
+	Stream bool
 }
 
 // Attribute and index names of the users table.
@@ -111,6 +114,17 @@ func Tables() []Table {
 			Name:         routes.TableIdempotency,
 			PartitionKey: Key{attrPK, "S"},
 			TTL:          attrExpiresAt,
+		},
+		{
+			// The outbox: each event, "event#<event id>", put in the
+			// transaction of the change it reports, its JSON whole, and
+			// published from the table's stream; DynamoDB deletes it
+			// some days later (eventTTL). It holds ids and amounts,
+			// nothing secret.
+			Name:         routes.TableEvents,
+			PartitionKey: Key{attrPK, "S"},
+			TTL:          attrExpiresAt,
+			Stream:       true,
 		},
 		{
 			// One item per cart, "cart#<user id>", its books in a map
@@ -196,6 +210,9 @@ func createTableInput(t Table, name string) *dynamodb.CreateTableInput {
 		TableName:   aws.String(name),
 		BillingMode: types.BillingModePayPerRequest,
 		KeySchema:   keys,
+	}
+	if t.Stream {
+		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage}
 	}
 	for _, ix := range t.Indexes {
 		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{

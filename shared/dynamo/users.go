@@ -29,13 +29,15 @@ type UserStore struct {
 	sessions string
 	carts    string
 	records  string
+	events   string
 	now      func() time.Time
 }
 
 // NewUserStore returns a UserStore on db with the physical table names t.
 func NewUserStore(db *dynamodb.Client, t TableNames) *UserStore {
 	return &UserStore{db: db, table: t.Physical(routes.TableUsers), sessions: t.Physical(routes.TableSessions),
-		carts: t.Physical(routes.TableCarts), records: t.Physical(routes.TableIdempotency), now: time.Now}
+		carts: t.Physical(routes.TableCarts), records: t.Physical(routes.TableIdempotency),
+		events: t.Physical(routes.TableEvents), now: time.Now}
 }
 
 // The partition key values and list partition of the users table.
@@ -341,6 +343,7 @@ func (s *UserStore) CommitDeposit(ctx context.Context, ch users.Change, rec *ide
 	t.add(users.StaleUser, s.userUpdate(ch, "SET balance = :balance",
 		map[string]types.AttributeValue{":balance": num(int64(ch.User.Balance))}))
 	s.byCaller(&t, ch.By, ch.User.ID)
+	t.publish(s.events, ch.Event)
 	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
 		return fmt.Errorf("deposit into user %d: %w", ch.User.ID, err)
 	}
@@ -358,6 +361,7 @@ func (s *UserStore) CommitClose(ctx context.Context, ch users.Change, rec *idemp
 		map[string]types.AttributeValue{":closed": str(string(u.Status)), ":one": num(1)}))
 	t.add(users.StaleReservation, types.TransactWriteItem{Update: s.credentials(u.Email, u.Role, "")})
 	s.byCaller(&t, ch.By, u.ID)
+	t.publish(s.events, ch.Event)
 	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
 		return fmt.Errorf("close user %d: %w", u.ID, err)
 	}
@@ -434,6 +438,7 @@ func (s *UserStore) CommitDelete(ctx context.Context, d users.Deletion) error {
 		t.add("session", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.sessions, Key: sessionKey(id, sid)}})
 	}
 	s.byCaller(&t, d.By, id)
+	t.publish(s.events, d.Event)
 	if err := t.commit(ctx, s.db, "", nil); err != nil {
 		return fmt.Errorf("delete user %d: %w", id, err)
 	}
@@ -448,7 +453,8 @@ func (s *UserStore) CommitDelete(ctx context.Context, d users.Deletion) error {
 }
 
 // maxSessionDeletes is how many sessions a user's deletion ends in its
-// transaction, beside its 5 other items at most (DynamoDB takes 100).
+// transaction, beside its 6 other items at most, its event among them
+// (DynamoDB takes 100).
 const maxSessionDeletes = 90
 
 // userItem is the item of u, whose content hash it sets.

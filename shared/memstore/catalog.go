@@ -153,27 +153,27 @@ func (s *CatalogStore) CommitAuthor(_ context.Context, by quire.ID, a catalog.Au
 	return nil
 }
 
-// CommitProduct stores p while by's account exists: a new product with
-// rec, under an id no product has (a *quire.Stale naming catalog.StaleID),
-// when read is ""; else p's fields over the product whose content hash is
-// read (a *quire.Stale naming catalog.StaleProduct), keeping its rank.
-func (s *CatalogStore) CommitProduct(_ context.Context, by quire.ID, p catalog.Product, read string, rec *idempotency.Record) error {
+// CommitProduct stores w and its event while by's account exists: a new
+// product with rec, under an id no product has (a *quire.Stale naming
+// catalog.StaleID), when w.Read is ""; else its fields over the product
+// whose content hash is w.Read (a *quire.Stale naming
+// catalog.StaleProduct), keeping its rank.
+func (s *CatalogStore) CommitProduct(_ context.Context, by quire.ID, w catalog.ProductWrite, rec *idempotency.Record) error {
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
-	t := tx{by: by}
-	if read == "" {
+	p, t := w.Product, tx{by: by}
+	if w.Read == "" {
 		p.Hash = quire.ContentHash(&p)
 		t.add(catalog.StaleID, func() bool { return s.db.products[p.ID] == nil }, func() { s.db.products[p.ID] = &product{Product: p} })
-		if err := s.db.commit(&t, rec); err != nil {
-			return fmt.Errorf("create catalog item %d: %w", p.ID, err)
-		}
-		return nil
+	} else {
+		t.add(catalog.StaleProduct, func() bool { cur := s.db.products[p.ID]; return cur != nil && cur.Hash == w.Read }, func() {
+			s.db.products[p.ID].Product = p
+		})
+		rec = nil // a PUT takes no idempotency key
 	}
-	t.add(catalog.StaleProduct, func() bool { cur := s.db.products[p.ID]; return cur != nil && cur.Hash == read }, func() {
-		s.db.products[p.ID].Product = p
-	})
-	if err := s.db.commit(&t, nil); err != nil {
-		return fmt.Errorf("replace product %d: %w", p.ID, err)
+	t.publish(s.db, w.Event)
+	if err := s.db.commit(&t, rec); err != nil {
+		return fmt.Errorf("commit product %d: %w", p.ID, err)
 	}
 	return nil
 }

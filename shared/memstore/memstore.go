@@ -4,8 +4,9 @@
 // idempotency.Store and health.Pinger), with the semantics Quire relies on
 // from package dynamo: conditional writes, transactions that commit whole or
 // not at all and name the item that was not as read (the same *quire.Stale
-// names, idempotency.ErrRaced, login.AccountGone), idempotency records, and
-// pages in the order and with the cursors DynamoDB gives.
+// names, idempotency.ErrRaced, login.AccountGone), idempotency records, the
+// outbox of events written with their changes, and pages in the order and
+// with the cursors DynamoDB gives.
 //
 // It is for tests, as golang/pkgsite's fakedatasource is: the handlers and
 // the read-decide-commit functions run on it with no DynamoDB, and package
@@ -23,6 +24,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +54,7 @@ type DB struct {
 	products map[quire.ID]*product
 	config   *document
 	records  map[string]idempotency.Record
+	events   []quire.Event // the outbox, in the order of commits
 }
 
 // user is a user's item: the user, its password hash and session epoch.
@@ -121,6 +124,34 @@ type step struct {
 
 func (t *tx) add(name string, ok func() bool, do func()) {
 	t.steps = append(t.steps, step{name, ok, do})
+}
+
+// publish adds ev, when set, to the outbox with t's other steps, as
+// package dynamo's transactions do: under an id no event has.
+func (t *tx) publish(db *DB, ev *quire.Event) {
+	if ev == nil {
+		return
+	}
+	e := *ev
+	e.Time = stored(e.Time)
+	t.add("event", func() bool {
+		return !slices.ContainsFunc(db.events, func(o quire.Event) bool { return o.ID == e.ID })
+	}, func() { db.events = append(db.events, e) })
+}
+
+// Events returns the events the outbox holds, in the order of their time,
+// then id, as package dynamo's EventStore.Events does.
+func (db *DB) Events(context.Context) ([]quire.Event, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	out := slices.Clone(db.events)
+	slices.SortStableFunc(out, func(a, b quire.Event) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
 }
 
 // commit runs t with rec's record, holding db's lock, and reports what

@@ -17,6 +17,6 @@ func TestStores(t *testing.T) {
 func stores(db *memstore.DB) storetest.Stores {
 	return storetest.Stores{
 		Users: db.Users(), Sessions: db.Sessions(), Catalog: db.Catalog(), Carts: db.Carts(),
-		Orders: db.Orders(), Config: db.Config(), Records: db.Records(),
+		Orders: db.Orders(), Config: db.Config(), Records: db.Records(), Events: db,
 	}
 }

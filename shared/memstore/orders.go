@@ -39,6 +39,7 @@ func (s *OrderStore) CommitPayment(_ context.Context, pay orders.Payment, rec *i
 			cur.Items, cur.Hash, cur.Revision = map[quire.ID]int{}, c.Hash, cur.Revision+1
 		})
 	}
+	t.publish(s.db, pay.Event)
 	if err := s.db.commit(&t, rec); err != nil {
 		return fmt.Errorf("pay %s for user %d: %w", o.Total, b.ID, err)
 	}

@@ -205,6 +205,7 @@ func (s *UserStore) CommitDeposit(_ context.Context, ch users.Change, rec *idemp
 		it := s.db.users[u.ID]
 		it.Balance, it.UpdatedAt, it.Hash = u.Balance, stored(u.UpdatedAt), u.Hash
 	})
+	t.publish(s.db, ch.Event)
 	if err := s.db.commit(&t, rec); err != nil {
 		return fmt.Errorf("deposit into user %d: %w", u.ID, err)
 	}
@@ -226,6 +227,7 @@ func (s *UserStore) CommitClose(_ context.Context, ch users.Change, rec *idempot
 		it.epoch++
 	})
 	t.add(users.StaleReservation, func() bool { return s.db.emails[key] != nil }, s.credentials(key, u.Role, ""))
+	t.publish(s.db, ch.Event)
 	if err := s.db.commit(&t, rec); err != nil {
 		return fmt.Errorf("close user %d: %w", u.ID, err)
 	}
@@ -265,6 +267,7 @@ func (s *UserStore) CommitDelete(_ context.Context, d users.Deletion) error {
 	for _, sid := range d.Sessions {
 		t.add("session", nil, func() { delete(s.db.sessions[id], sid) })
 	}
+	t.publish(s.db, d.Event)
 	if err := s.db.commit(&t, nil); err != nil {
 		return fmt.Errorf("delete user %d: %w", id, err)
 	}

@@ -14,13 +14,24 @@ import (
 
 // Payment is a decided payment, for the store to commit whole or not at
 // all: the buyer after the debit, written only over the buyer as read
-// (ReadHash); the new order; and, when paying a cart, the cart emptied,
-// written only over the cart as read (its Revision).
+// (ReadHash); the new order; when paying a cart, the cart emptied,
+// written only over the cart as read (its Revision); and the event of the
+// order placed.
 type Payment struct {
 	Buyer    users.User
 	ReadHash string
 	Order    Order
 	Cart     *carts.Cart
+	Event    *quire.Event
+}
+
+// Placed is the data of an order.placed event: the order's lines and total,
+// and its buyer's id.
+type Placed struct {
+	OrderID quire.ID    `json:"order_id"`
+	UserID  quire.ID    `json:"user_id"`
+	Items   []Item      `json:"items"`
+	Total   quire.Money `json:"total"`
 }
 
 // What the commit of a payment may find changed since it was read: the
@@ -32,7 +43,7 @@ const (
 )
 
 // Charge decides how buyer pays for p at now: the debit of p's total from
-// the balance and the order of p's items. It refuses a closed account
+// the balance, the order of p's items and its order.placed event. It refuses a closed account
 // (EACCOUNTCLOSED) and a balance short of the total (EINSUFFICIENTFUNDS).
 func Charge(buyer users.User, p Purchase, now time.Time) (Payment, error) {
 	switch {
@@ -49,6 +60,9 @@ func Charge(buyer users.User, p Purchase, now time.Time) (Payment, error) {
 	pay.Buyer.Hash = quire.ContentHash(&pay.Buyer)
 	pay.Order = Order{ID: quire.NewID(now), UserID: buyer.ID, Items: p.Items, Total: p.Total, CreatedAt: now}
 	pay.Order.Hash = quire.ContentHash(&pay.Order)
+	ev := quire.NewEvent(quire.EventOrderPlaced, "/orders/"+pay.Order.ID.String(), pay.Order.Hash, now,
+		Placed{OrderID: pay.Order.ID, UserID: buyer.ID, Items: p.Items, Total: p.Total})
+	pay.Event = &ev
 	if p.Cart != nil {
 		pay.Cart = carts.Emptied(*p.Cart)
 	}

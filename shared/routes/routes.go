@@ -162,6 +162,9 @@ const (
 	TableConfig = "config"
 	// TableSessions keeps login sessions (their refresh tokens' hashes).
 	TableSessions = "sessions"
+	// TableEvents is the outbox: each event, written in the transaction
+	// of its change, and published from the table's stream.
+	TableEvents = "events"
 )
 
 // Grant is a set of DynamoDB actions on one table (and its indexes).
@@ -305,6 +308,7 @@ func Groups() []Group {
 				{TableCatalog, []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"}},
 				callerGrant,
 				idempotencyGrant,
+				eventsGrant,
 			},
 			MemoryMB: 256,
 		},
@@ -328,6 +332,7 @@ func Groups() []Group {
 				{TableCarts, []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}},
 				{TableCatalog, []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:ConditionCheckItem"}},
 				idempotencyGrant,
+				eventsGrant,
 			},
 			MemoryMB: 256,
 		},
@@ -347,6 +352,7 @@ func Groups() []Group {
 				}},
 				{TableCarts, []string{"dynamodb:DeleteItem"}},
 				idempotencyGrant,
+				eventsGrant,
 			},
 			MemoryMB: 1024,
 		},
@@ -371,6 +377,11 @@ var callerGrant = Grant{TableUsers, []string{"dynamodb:ConditionCheckItem"}}
 // idempotencyGrant lets a group that takes idempotency keys read their
 // records and write them in its transactions.
 var idempotencyGrant = Grant{TableIdempotency, []string{"dynamodb:GetItem", "dynamodb:PutItem"}}
+
+// eventsGrant lets a group whose changes publish events write them into
+// the outbox in the changes' transactions: it may add events, never read
+// or change them.
+var eventsGrant = Grant{TableEvents, []string{"dynamodb:PutItem"}}
 
 // ForGroup returns the routes a group serves.
 func ForGroup(group string) []Route {

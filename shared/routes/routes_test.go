@@ -98,7 +98,7 @@ func TestTable(t *testing.T) {
 			t.Errorf("group %s has no routes", g.Name)
 		}
 		for _, gr := range g.Grants {
-			if !slices.Contains([]string{TableUsers, TableCatalog, TableCarts, TableOrders, TableIdempotency, TableConfig, TableSessions}, gr.Table) {
+			if !slices.Contains([]string{TableUsers, TableCatalog, TableCarts, TableOrders, TableIdempotency, TableConfig, TableSessions, TableEvents}, gr.Table) {
 				t.Errorf("group %s has a grant on unknown table %s", g.Name, gr.Table)
 			}
 		}

@@ -59,9 +59,11 @@ func payment(t *testing.T, u users.User, c *carts.Cart) orders.Payment {
 
 func testPayment(t *testing.T, s Stores) {
 	u := user(t, s, 2, quire.RoleCustomer)
-	if err := s.Users.CommitDeposit(t.Context(), credit(t, u, 10_00, 2), nil); err != nil {
+	deposit := credit(t, u, 10_00, 2)
+	if err := s.Users.CommitDeposit(t.Context(), deposit, nil); err != nil {
 		t.Fatal(err)
 	}
+	wantEvents(t, s, *deposit.Event)
 	buyer, err := s.Orders.Buyer(t.Context(), 2)
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +82,7 @@ func testPayment(t *testing.T, s Stores) {
 	if rec, _ := s.Records.Get(t.Context(), "pay"); rec != nil {
 		t.Errorf("a stale payment kept its record")
 	}
+	wantEvents(t, s, *deposit.Event) // and published nothing
 	// Read again, it commits: the debit, the order, the emptied cart.
 	c = cart(t, s, 2, 0)
 	pay := payment(t, *buyer, &c)
@@ -112,6 +115,7 @@ func testPayment(t *testing.T, s Stores) {
 	if got, _ := s.Orders.Buyer(t.Context(), 2); got.Balance != 9_00 {
 		t.Errorf("balance %s, want 9.00: one payment", got.Balance)
 	}
+	wantEvents(t, s, *deposit.Event, *pay.Event)
 }
 
 func testCarts(t *testing.T, s Stores) {
@@ -154,28 +158,31 @@ func testCatalog(t *testing.T, s Stores) {
 	if err := s.Catalog.CommitAuthor(t.Context(), 1, catalog.NewAuthor(catalog.Author{Name: "Other"}, now()), record("author", 201)); !errors.Is(err, idempotency.ErrRaced) {
 		t.Errorf("a second author with one key: %v, want ErrRaced", err)
 	}
-	p, err := catalog.NewProduct(catalog.Product{Name: "Frankenstein", Price: 12_99, Status: catalog.StatusAvailable, AuthorID: a.ID}, &a, now())
+	w, err := catalog.NewProduct(catalog.Product{Name: "Frankenstein", Price: 12_99, Status: catalog.StatusAvailable, AuthorID: a.ID}, &a, now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Catalog.CommitProduct(t.Context(), 1, p, "", nil); err != nil {
+	p := w.Product
+	if err := s.Catalog.CommitProduct(t.Context(), 1, w, nil); err != nil {
 		t.Fatal(err)
 	}
-	wantStale(t, s.Catalog.CommitProduct(t.Context(), 1, p, "", nil), catalog.StaleID)
+	wantStale(t, s.Catalog.CommitProduct(t.Context(), 1, w, nil), catalog.StaleID)
 	read, author, err := s.Catalog.Current(t.Context(), p.ID, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	same(t, "product and author", []any{*read, *author}, []any{p, a})
-	revised, err := catalog.Revise(read, author, catalog.Product{ID: p.ID, Name: "Frankenstein", Price: 9_99, Status: catalog.StatusAvailable, AuthorID: a.ID}, 2, quire.Precondition{})
+	rw, err := catalog.Revise(read, author, catalog.Product{ID: p.ID, Name: "Frankenstein", Price: 9_99, Status: catalog.StatusAvailable, AuthorID: a.ID}, 2, quire.Precondition{}, now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Catalog.CommitProduct(t.Context(), 1, revised, read.Hash, nil); err != nil {
+	revised := rw.Product
+	if err := s.Catalog.CommitProduct(t.Context(), 1, rw, nil); err != nil {
 		t.Fatal(err)
 	}
-	wantStale(t, s.Catalog.CommitProduct(t.Context(), 1, revised, read.Hash, nil), catalog.StaleProduct)
-	wantStale(t, s.Catalog.CommitProduct(t.Context(), 1, catalog.Product{ID: 99, Name: "None"}, "x", nil), catalog.StaleProduct)
+	wantStale(t, s.Catalog.CommitProduct(t.Context(), 1, rw, nil), catalog.StaleProduct)
+	wantStale(t, s.Catalog.CommitProduct(t.Context(), 1, catalog.ProductWrite{Product: catalog.Product{ID: 99, Name: "None"}, Read: "x"}, nil), catalog.StaleProduct)
+	wantEvents(t, s, *w.Event, *rw.Event)
 	byID, err := s.Catalog.ProductsByID(t.Context(), []quire.ID{p.ID, 99})
 	if err != nil {
 		t.Fatal(err)
@@ -519,14 +526,20 @@ func testDeletion(t *testing.T, s Stores) {
 	if err := s.Sessions.Start(t.Context(), sess, u.Email); err != nil {
 		t.Fatal(err)
 	}
-	wantStale(t, s.Users.CommitDelete(t.Context(), users.Deletion{User: users.User{ID: 2, Email: u.Email, Hash: "other"}, Sessions: []string{sess.ID}}), users.StaleUser)
+	gone, err := users.Deleted(u, quire.Precondition{}, now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStale(t, s.Users.CommitDelete(t.Context(), users.Deletion{User: users.User{ID: 2, Email: u.Email, Hash: "other"}, Sessions: []string{sess.ID}, Event: gone}), users.StaleUser)
 	if _, _, err := s.Sessions.Resume(t.Context(), 2, sess.ID); err != nil {
 		t.Errorf("a refused deletion ended a session: %v", err)
 	}
-	wantCode(t, s.Users.CommitDelete(t.Context(), users.Deletion{User: u, Sessions: []string{sess.ID}, By: 9}), quire.EUNAUTHORIZED)
-	if err := s.Users.CommitDelete(t.Context(), users.Deletion{User: u, Sessions: []string{sess.ID}}); err != nil {
+	wantCode(t, s.Users.CommitDelete(t.Context(), users.Deletion{User: u, Sessions: []string{sess.ID}, By: 9, Event: gone}), quire.EUNAUTHORIZED)
+	wantEvents(t, s)
+	if err := s.Users.CommitDelete(t.Context(), users.Deletion{User: u, Sessions: []string{sess.ID}, Event: gone}); err != nil {
 		t.Fatal(err)
 	}
+	wantEvents(t, s, *gone)
 	for what, err := range map[string]error{
 		"user":    second(s.Users.Get(t.Context(), 2)),
 		"account": second(s.Users.Account(t.Context(), u.Email)),

@@ -8,9 +8,13 @@
 package storetest
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +51,10 @@ type Stores struct {
 	}
 	Config  config.Store
 	Records idempotency.Store
+	// Events reads the outbox: the events written with their changes.
+	Events interface {
+		Events(context.Context) ([]quire.Event, error)
+	}
 }
 
 // Run runs the suite, each test on stores of a fresh, empty database that
@@ -121,6 +129,25 @@ func same(t *testing.T, what string, got, want any, opts ...cmp.Option) {
 	if d := cmp.Diff(want, got, opts...); d != "" {
 		t.Errorf("%s (-want +got):\n%s", what, d)
 	}
+}
+
+// wantEvents fails the test unless the outbox holds exactly want, as they
+// were decided (their times to the millisecond), in any order: the order
+// of a stream's events is only that of each item's own changes.
+func wantEvents(t *testing.T, s Stores, want ...quire.Event) {
+	t.Helper()
+	got, err := s.Events.Events(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := func(a, b quire.Event) int { return strings.Compare(a.ID, b.ID) }
+	got, want = append([]quire.Event{}, got...), append([]quire.Event{}, want...)
+	slices.SortFunc(got, byID)
+	slices.SortFunc(want, byID)
+	same(t, "the outbox", got, want, cmp.Comparer(time.Time.Equal), cmp.Comparer(func(a, b json.RawMessage) bool {
+		var x, y any
+		return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && cmp.Equal(x, y)
+	}))
 }
 
 // credit is the deposit of amount into u on behalf of by.

@@ -14,11 +14,34 @@ import (
 // as written, only over the user as read (ReadHash), and only while the
 // account of the user it is made on behalf of, By, exists (0: none, as
 // for demo data; the user's own change is conditioned on the user as read
-// already).
+// already); with the event it publishes, if any.
 type Change struct {
 	User     User
 	ReadHash string
 	By       quire.ID
+	Event    *quire.Event
+}
+
+// Funded is the data of a user.funded event: the amount deposited into the
+// account and the balance it made.
+type Funded struct {
+	UserID  quire.ID    `json:"user_id"`
+	Amount  quire.Money `json:"amount"`
+	Balance quire.Money `json:"balance"`
+}
+
+// Gone is the data of a user.closed or user.deleted event: the user's id.
+// A consumer that holds the user's data acts on it; the email, which the
+// account no longer needs, is not sent.
+type Gone struct {
+	UserID quire.ID `json:"user_id"`
+}
+
+// event returns ch with its event typ carrying data.
+func (ch Change) event(typ string, data any) Change {
+	ev := quire.NewEvent(typ, "/users/"+ch.User.ID.String(), ch.User.Hash, ch.User.UpdatedAt, data)
+	ch.Event = &ev
+	return ch
 }
 
 // StaleUser is what the commit of a Change may find changed since it was
@@ -81,7 +104,8 @@ func Create(ctx context.Context, s Store, u User, passwordHash string, answer fu
 	return stored, err
 }
 
-// Credit decides the deposit of amount into the account u at now. It
+// Credit decides the deposit of amount into the account u at now, and its
+// user.funded event. It
 // refuses a closed account (EACCOUNTCLOSED) and a balance that would pass
 // MaxBalance (EBALANCELIMIT).
 func Credit(u User, amount quire.Money, now time.Time) (Change, error) {
@@ -93,12 +117,13 @@ func Credit(u User, amount quire.Money, now time.Time) (Change, error) {
 	}
 	credited := u
 	credited.Balance += amount
-	return change(u, credited, now), nil
+	ch := change(u, credited, now)
+	return ch.event(quire.EventUserFunded, Funded{UserID: u.ID, Amount: amount, Balance: credited.Balance}), nil
 }
 
 // CloseAccount decides the closing of the account u at now: its status
 // becomes CLOSED, its balance stays, frozen, and the store ends its
-// sessions and its email's logins. It refuses an account closed already
+// sessions and its email's logins; and its user.closed event. It refuses an account closed already
 // (EACCOUNTCLOSED).
 func CloseAccount(u User, now time.Time) (Change, error) {
 	if u.Status != StatusActive {
@@ -106,7 +131,7 @@ func CloseAccount(u User, now time.Time) (Change, error) {
 	}
 	closed := u
 	closed.Status = StatusClosed
-	return change(u, closed, now), nil
+	return change(u, closed, now).event(quire.EventUserClosed, Gone{UserID: u.ID}), nil
 }
 
 // Apply changes the user id in s as decide decides, on behalf of the user

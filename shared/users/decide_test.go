@@ -21,7 +21,7 @@ func asRead(balance quire.Money, status users.Status, updated time.Time) users.U
 
 // Deposits and closings are decided with no store: every refusal, and for
 // a change the user as written, with its new updated_at and content hash,
-// over the user as read.
+// over the user as read, and its event.
 func TestAccountDecisions(t *testing.T) {
 	now := time.Date(2026, 11, 25, 10, 0, 0, 987654321, time.UTC)
 	earlier := now.Add(-time.Minute)
@@ -36,19 +36,25 @@ func TestAccountDecisions(t *testing.T) {
 		code   string
 		detail string
 		want   func(*users.User)
+		event  string
+		data   any
 	}{
 		{name: "a deposit", read: asRead(10_00, users.StatusActive, earlier), decide: credit(20_00), now: now,
-			want: func(u *users.User) { u.Balance = 30_00 }},
+			want:  func(u *users.User) { u.Balance = 30_00 },
+			event: quire.EventUserFunded, data: users.Funded{UserID: 7, Amount: 20_00, Balance: 30_00}},
 		{name: "a deposit up to the cap", read: asRead(users.MaxBalance-1, users.StatusActive, earlier), decide: credit(1), now: now,
-			want: func(u *users.User) { u.Balance = users.MaxBalance }},
+			want:  func(u *users.User) { u.Balance = users.MaxBalance },
+			event: quire.EventUserFunded, data: users.Funded{UserID: 7, Amount: 1, Balance: users.MaxBalance}},
 		{name: "a deposit past the cap", read: asRead(users.MaxBalance-1, users.StatusActive, earlier), decide: credit(2), now: now,
 			code: quire.EBALANCELIMIT, detail: "A balance may not exceed 1000000.00; this account has 999999.99."},
 		{name: "a deposit into a closed account", read: asRead(0, users.StatusClosed, earlier), decide: credit(1), now: now,
 			code: quire.EACCOUNTCLOSED, detail: "The account 7 is closed: it takes no deposits."},
 		{name: "a deposit with a clock behind the last write", read: asRead(0, users.StatusActive, now), decide: credit(5), now: earlier,
-			want: func(u *users.User) { u.Balance, u.UpdatedAt = 5, now.Add(time.Millisecond) }},
+			want:  func(u *users.User) { u.Balance, u.UpdatedAt = 5, now.Add(time.Millisecond) },
+			event: quire.EventUserFunded, data: users.Funded{UserID: 7, Amount: 5, Balance: 5}},
 		{name: "a closing", read: asRead(12_34, users.StatusActive, earlier), decide: users.CloseAccount, now: now,
-			want: func(u *users.User) { u.Status = users.StatusClosed }},
+			want:  func(u *users.User) { u.Status = users.StatusClosed },
+			event: quire.EventUserClosed, data: users.Gone{UserID: 7}},
 		{name: "a closing of a closed account", read: asRead(12_34, users.StatusClosed, earlier), decide: users.CloseAccount, now: now,
 			code: quire.EACCOUNTCLOSED, detail: "The account 7 is closed already."},
 	} {
@@ -61,7 +67,8 @@ func TestAccountDecisions(t *testing.T) {
 			want.UpdatedAt = tc.now.Truncate(time.Millisecond)
 			tc.want(&want)
 			want.Hash = quire.ContentHash(&want)
-			if diff := cmp.Diff(users.Change{User: want, ReadHash: tc.read.Hash}, ch); diff != "" {
+			ev := quire.NewEvent(tc.event, "/users/7", want.Hash, want.UpdatedAt, tc.data)
+			if diff := cmp.Diff(users.Change{User: want, ReadHash: tc.read.Hash, Event: &ev}, ch); diff != "" {
 				t.Errorf("change (-want +got):\n%s", diff)
 			}
 		})

@@ -150,12 +150,24 @@ func ReplaceProfile(ctx context.Context, s Store, id quire.ID, p Profile, pre qu
 // or not at all: the user, only as read (its content hash), what belongs
 // to it alone (its email's reservation and failed logins, its cart), and
 // its sessions, those the store listed; More says it has more, which end
-// after the commit (they cannot be resumed once their user is gone).
+// after the commit (they cannot be resumed once their user is gone); and
+// its user.deleted event.
 type Deletion struct {
 	User     User
 	Sessions []string
 	More     bool
 	By       quire.ID // the user it is made on behalf of: see Change
+	Event    *quire.Event
+}
+
+// Deleted decides the deletion of u at now, if it holds pre: its
+// user.deleted event, or EPRECONDITION.
+func Deleted(u User, pre quire.Precondition, now time.Time) (*quire.Event, error) {
+	if err := pre.Check(u.Hash); err != nil {
+		return nil, err
+	}
+	ev := quire.NewEvent(quire.EventUserDeleted, "/users/"+u.ID.String(), u.Hash, now, Gone{UserID: u.ID})
+	return &ev, nil
 }
 
 // Delete removes the user id from s, if it holds pre, with what belongs to
@@ -180,7 +192,7 @@ func Delete(ctx context.Context, s Store, by, id quire.ID, pre quire.Preconditio
 		if err != nil {
 			return err
 		}
-		if err := pre.Check(d.User.Hash); err != nil {
+		if d.Event, err = Deleted(d.User, pre, time.Now()); err != nil {
 			return err
 		}
 		return s.CommitDelete(ctx, d)

@@ -1,0 +1,113 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+// EventTTL is how long the outbox keeps an event after its change: far
+// longer than its stream keeps it (24 hours), so that an event that could
+// not be delivered can be read again from the table.
+const EventTTL = 7 * 24 * time.Hour
+
+// Attributes of an outbox item: the event's JSON whole, as published.
+const (
+	eventPrefix   = "event#"
+	attrEvent     = "event"
+	attrEventType = "type"
+	eventName     = "event" // the outbox's Put in a transaction
+)
+
+// publish adds ev's Put into the outbox table to t, when ev is set: it
+// commits with the change, or not at all. No event has ev's id.
+func (t *tx) publish(table string, ev *quire.Event) {
+	if ev == nil {
+		return
+	}
+	t.add(eventName, types.TransactWriteItem{Put: &types.Put{
+		TableName: &table, Item: eventItem(ev), ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	}})
+}
+
+// eventItem is the outbox item of ev.
+func eventItem(ev *quire.Event) map[string]types.AttributeValue {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		panic("dynamo: event " + ev.ID + ": " + err.Error()) // a RawMessage that is not JSON: a bug
+	}
+	return map[string]types.AttributeValue{
+		attrPK: str(eventPrefix + ev.ID), attrEventType: str(ev.Type), attrEvent: str(string(b)),
+		attrExpiresAt: num(ev.Time.Add(EventTTL).Unix()),
+	}
+}
+
+// EventOf returns the event an outbox item holds, from the image of a new
+// item in the outbox table's stream: its event attribute's string, the
+// event's JSON as published.
+func EventOf(event string) (quire.Event, error) {
+	var ev quire.Event
+	if err := json.Unmarshal([]byte(event), &ev); err != nil {
+		return quire.Event{}, fmt.Errorf("an outbox item's event: %w", err)
+	}
+	if ev.ID == "" || ev.Type == "" {
+		return quire.Event{}, fmt.Errorf("an outbox item's event has no id or type: %.100s", event)
+	}
+	return ev, nil
+}
+
+// EventAttribute names the attribute of an outbox item that holds its
+// event's JSON (see EventOf).
+const EventAttribute = attrEvent
+
+// EventStore reads the outbox.
+type EventStore struct {
+	db     *dynamodb.Client
+	events string
+}
+
+// NewEventStore returns an EventStore on db with the physical table names t.
+func NewEventStore(db *dynamodb.Client, t TableNames) *EventStore {
+	return &EventStore{db: db, events: t.Physical(routes.TableEvents)}
+}
+
+// Events returns every event the outbox holds, in the order of their
+// time, then id: a Scan, for tests and for replaying what was published.
+func (s *EventStore) Events(ctx context.Context) ([]quire.Event, error) {
+	var out []quire.Event
+	p := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: &s.events, ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read the outbox: %w", err)
+		}
+		for _, item := range page.Items {
+			var r reader
+			ev, err := EventOf(r.str(item, attrEvent))
+			if r.err != nil {
+				err = r.err
+			}
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ev)
+		}
+	}
+	slices.SortFunc(out, func(a, b quire.Event) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
