@@ -20,6 +20,8 @@ require (
 	golang.org/x/crypto v0.58.0
 )
 
+require github.com/aws/aws-sdk-go-v2/service/dynamodbstreams v1.47.0
+
 require (
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.27 // indirect

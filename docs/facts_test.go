@@ -1,6 +1,7 @@
 package docs
 
 import (
+	"encoding/json"
 	"os"
 	"regexp"
 	"slices"
@@ -9,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quireapi/quire/docs/markdown"
 	"github.com/quireapi/quire/shared/login"
+	"github.com/quireapi/quire/shared/openapi"
+	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
 )
@@ -76,5 +80,67 @@ func TestExposedHeaders(t *testing.T) {
 	want := "Access-Control-Expose-Headers: " + strings.Join(rest.CORSExposeHeaders, ", ")
 	if !strings.Contains(read(t, "conventions.md"), "`"+want+"`") {
 		t.Errorf("conventions.md does not say `%s`", want)
+	}
+}
+
+// TestEventsTable: the table of events.md lists every type of event, in
+// order, each with the members of its data as the documents' webhooks
+// describe them (what a parenthesis says of a member aside).
+func TestEventsTable(t *testing.T) {
+	doc, err := openapi.Document(routes.Versions[len(routes.Versions)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Webhooks   map[string]map[string]json.RawMessage
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]struct {
+					Ref string `json:"$ref"`
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(doc, &d); err != nil {
+		t.Fatal(err)
+	}
+	schema := func(ref string) string { return strings.TrimPrefix(ref, "#/components/schemas/") }
+	var types []string
+	for _, row := range markdown.MustTable(t, "events.md", "type", "when", "`data`") {
+		spans := markdown.CodeSpans(row.Cells[0])
+		if len(spans) != 1 {
+			t.Errorf("%s: the type is not one code span: %s", row, row.Cells[0])
+			continue
+		}
+		typ := spans[0]
+		types = append(types, typ)
+		var post struct {
+			RequestBody struct {
+				Content map[string]struct {
+					Schema struct {
+						Ref string `json:"$ref"`
+					}
+				}
+			} `json:"requestBody"`
+		}
+		if err := json.Unmarshal(d.Webhooks[typ]["post"], &post); err != nil {
+			t.Errorf("%s: the documents have no webhook %s: %v", row, typ, err)
+			continue
+		}
+		event := schema(post.RequestBody.Content["application/json"].Schema.Ref)
+		data := d.Components.Schemas[schema(d.Components.Schemas[event].Properties["data"].Ref)]
+		var want []string
+		for name := range data.Properties {
+			want = append(want, name)
+		}
+		said := markdown.CodeSpans(regexp.MustCompile(`\([^)]*\)`).ReplaceAllString(row.Cells[2], ""))
+		slices.Sort(want)
+		slices.Sort(said)
+		if !slices.Equal(said, want) {
+			t.Errorf("%s: %s's data is %v, the documents say %v", row, typ, said, want)
+		}
+	}
+	if !slices.Equal(types, quire.EventTypes) {
+		t.Errorf("events.md lists the events %v, want %v", types, quire.EventTypes)
 	}
 }

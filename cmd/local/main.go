@@ -22,6 +22,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
 	"github.com/quireapi/quire/shared/api"
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
@@ -29,7 +32,9 @@ import (
 	"github.com/quireapi/quire/shared/ddblocal"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/outbox"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service"
 	"github.com/quireapi/quire/shared/swaggerui"
 )
@@ -120,6 +125,9 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 		return err
 	}
 	slog.Info("tables ready with the demo data", "users_added", added, "books", len(demo.Products()))
+	if err := followEvents(ctx, db, cfg.DynamoDB, getenv("EVENTS_URL")); err != nil {
+		return err
+	}
 	if err := writeSAMEnv(cfg, cmp.Or(getenv("SAM_ENV_FILE"), api.SAMEnvFile)); err != nil {
 		return err
 	}
@@ -201,6 +209,39 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	return nil
+}
+
+// followEvents delivers the events committed from now on, as the deployed
+// pipe does, from the outbox table's stream on DynamoDB Local: each as a
+// log line, and when url is set, posted to it (see outbox.Sender).
+func followEvents(ctx context.Context, db *dynamodb.Client, c dynamo.Config, url string) error {
+	table := c.Tables.Physical(routes.TableEvents)
+	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
+	if err != nil {
+		return fmt.Errorf("find the outbox's stream: %w", err)
+	}
+	if out.Table.LatestStreamArn == nil {
+		return fmt.Errorf("the table %s has no stream: delete it (or DATA_DIR) to have it made again", table)
+	}
+	streams := dynamodbstreams.New(dynamodbstreams.Options{
+		Region: cmp.Or(c.AWS.Region, "us-east-1"), Credentials: c.AWS.Credentials(), BaseEndpoint: &c.Endpoint,
+	})
+	f, err := outbox.NewFollower(ctx, streams, *out.Table.LatestStreamArn)
+	if err != nil {
+		return err
+	}
+	var sender *outbox.Sender
+	if url != "" {
+		sender = outbox.NewSender(ctx, url)
+		slog.Info("events are posted to EVENTS_URL as they commit", "receiver", url)
+	}
+	go f.Run(ctx, func(ev quire.Event) {
+		slog.InfoContext(ctx, "event", "type", ev.Type, "id", ev.ID, "subject", ev.Subject, "data", string(ev.Data))
+		if sender != nil {
+			sender.Send(ctx, ev)
+		}
+	})
 	return nil
 }
 

@@ -1,6 +1,7 @@
 // The API's docs page, GET /docs (Swagger UI over each version's OpenAPI
 // document), in headless Chromium: it opens on the newest version, offers
-// each at the top, shows every operation of the chosen version's document,
+// each at the top, shows every operation of the chosen version's document
+// and every event it publishes (its webhooks),
 // and its "Try it out" calls the API the page came from, base path included
 // (run.mjs serves it under one): in each version, the health check, then
 // the demo customer's login (the example body make run's page carries: the
@@ -26,13 +27,14 @@ interface Operation {
   operationId: string;
 }
 
-/** The operations of version v's OpenAPI document, GET /api/v<v>/openapi.json. */
+/** The operations of version v's OpenAPI document, GET /api/v<v>/openapi.json, its webhooks (the events) included. */
 async function operations(v: number): Promise<Operation[]> {
   const res = await fetch(`${apiURL}/api/v${v}/openapi.json`);
   assert.equal(res.status, 200, `GET /api/v${v}/openapi.json`);
-  const doc = (await res.json()) as { paths: Record<string, Record<string, { operationId?: string }>> };
+  type Items = Record<string, Record<string, { operationId?: string }>>;
+  const doc = (await res.json()) as { paths: Items; webhooks?: Items };
   const ops: Operation[] = [];
-  for (const [path, item] of Object.entries(doc.paths)) {
+  for (const [path, item] of [...Object.entries(doc.paths), ...Object.entries(doc.webhooks ?? {})]) {
     for (const [method, op] of Object.entries(item)) {
       if (methods.includes(method)) {
         ops.push({ method, path, operationId: op.operationId ?? "" });

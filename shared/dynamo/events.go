@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/quireapi/quire/shared/outbox"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 )
@@ -24,7 +25,7 @@ const EventTTL = 7 * 24 * time.Hour
 // Attributes of an outbox item: the event's JSON whole, as published.
 const (
 	eventPrefix   = "event#"
-	attrEvent     = "event"
+	attrEvent     = outbox.Attribute
 	attrEventType = "type"
 	eventName     = "event" // the outbox's Put in a transaction
 )
@@ -52,24 +53,6 @@ func eventItem(ev *quire.Event) map[string]types.AttributeValue {
 	}
 }
 
-// EventOf returns the event an outbox item holds, from the image of a new
-// item in the outbox table's stream: its event attribute's string, the
-// event's JSON as published.
-func EventOf(event string) (quire.Event, error) {
-	var ev quire.Event
-	if err := json.Unmarshal([]byte(event), &ev); err != nil {
-		return quire.Event{}, fmt.Errorf("an outbox item's event: %w", err)
-	}
-	if ev.ID == "" || ev.Type == "" {
-		return quire.Event{}, fmt.Errorf("an outbox item's event has no id or type: %.100s", event)
-	}
-	return ev, nil
-}
-
-// EventAttribute names the attribute of an outbox item that holds its
-// event's JSON (see EventOf).
-const EventAttribute = attrEvent
-
 // EventStore reads the outbox.
 type EventStore struct {
 	db     *dynamodb.Client
@@ -93,7 +76,7 @@ func (s *EventStore) Events(ctx context.Context) ([]quire.Event, error) {
 		}
 		for _, item := range page.Items {
 			var r reader
-			ev, err := EventOf(r.str(item, attrEvent))
+			ev, err := outbox.Decode(r.str(item, attrEvent))
 			if r.err != nil {
 				err = r.err
 			}

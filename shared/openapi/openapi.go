@@ -243,6 +243,7 @@ func build(v int, described func(routes.Route) bool, server string) ([]byte, err
 		version, served = fmt.Sprint(routes.Versions[len(routes.Versions)-1]), "This document describes every route of every "+
 			"version at once: each resource under each version's prefix and without one, where Accept chooses. "
 	}
+	components := schemas()
 	doc := schema{
 		"openapi": "3.1.0",
 		"info": schema{
@@ -259,13 +260,14 @@ func build(v int, described func(routes.Route) bool, server string) ([]byte, err
 		},
 		"servers": []any{schema{"url": server, "description": "The API that serves this document, at its root: " +
 			"the address the document was read from, less /openapi.json and any /api/v<N>."}},
-		"tags":     tags(),
+		"tags":     append(tags(), eventTags),
 		"paths":    paths,
+		"webhooks": webhooks(components),
 		"security": []any{schema{"bearer": []any{}}},
 		"components": schema{
 			"securitySchemes": schema{"bearer": schema{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
 			"parameters":      parameters(),
-			"schemas":         schemas(),
+			"schemas":         components,
 			"headers":         headers(),
 			"responses":       problems,
 		},
@@ -307,6 +309,7 @@ func used(doc []byte) ([]byte, error) {
 		}
 	}
 	walk(d["paths"])
+	walk(d["webhooks"])
 	for kind, c := range components {
 		if kind == "securitySchemes" {
 			continue // named by security requirements, not $ref

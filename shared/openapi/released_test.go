@@ -97,7 +97,7 @@ func oasdiff(t *testing.T, base, revision []byte) string {
 		}
 	}
 	files := []string{filepath.Join(dir, "contract.json"), filepath.Join(dir, "document.json"), filepath.Join(dir, "levels.txt")}
-	for i, b := range [][]byte{base, revision, []byte(levels.String())} {
+	for i, b := range [][]byte{eventsAsAnswers(t, base), eventsAsAnswers(t, revision), []byte(levels.String())} {
 		if err := os.WriteFile(files[i], b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -111,6 +111,35 @@ func oasdiff(t *testing.T, base, revision []byte) string {
 		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}
 	return ""
+}
+
+// eventsAsAnswers returns doc with each of its webhooks, an event Quire
+// sends, as the answer of an operation GET /webhooks/<type> instead. oasdiff
+// compares webhooks as requests a server takes, for which a field removed
+// or a new enum value breaks nothing; for an event, as for an answer, each
+// breaks its consumers, and so the guard compares them as answers.
+func eventsAsAnswers(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	var d map[string]any
+	if err := json.Unmarshal(doc, &d); err != nil {
+		t.Fatal(err)
+	}
+	hooks, _ := d["webhooks"].(map[string]any)
+	paths, _ := d["paths"].(map[string]any)
+	for name, hook := range hooks {
+		post := hook.(map[string]any)["post"].(map[string]any)
+		content := post["requestBody"].(map[string]any)["content"]
+		paths["/webhooks/"+name] = map[string]any{"get": map[string]any{
+			"operationId": post["operationId"], "security": []any{},
+			"responses": map[string]any{"200": map[string]any{"description": "the event", "content": content}},
+		}}
+	}
+	delete(d, "webhooks")
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // TestReleasedContracts: each version's document is its committed
@@ -153,7 +182,8 @@ func TestReleasedContracts(t *testing.T) {
 // TestGuardRefusesBreakingChanges: the two changes the conventions name as
 // breaking, a removed field (first_name of a v1 user, or its optional
 // profile) and a new enum value of an answer (ARCHIVED, a v1 product's
-// status), fail the guard; the unchanged document passes it.
+// status), fail the guard, and so do they in an event; the unchanged
+// document passes it.
 func TestGuardRefusesBreakingChanges(t *testing.T) {
 	doc, err := Document(1)
 	if err != nil {
@@ -186,6 +216,16 @@ func TestGuardRefusesBreakingChanges(t *testing.T) {
 		"ARCHIVED added": {func(s map[string]any) {
 			status := s["ProductV1"].(map[string]any)["properties"].(map[string]any)["status"].(map[string]any)
 			status["enum"] = append(status["enum"].([]any), "ARCHIVED")
+		}, "response-property-enum-value-added"},
+		// An event breaks its consumers as an answer does.
+		"order_id removed from order.placed": {func(s map[string]any) {
+			data := s["OrderPlacedData"].(map[string]any)
+			delete(data["properties"].(map[string]any), "order_id")
+			data["required"] = slices.DeleteFunc(data["required"].([]any), func(n any) bool { return n == "order_id" })
+		}, "response-required-property-removed"},
+		"a new status in product.changed": {func(s map[string]any) {
+			status := s["ProductChangedData"].(map[string]any)["properties"].(map[string]any)["status"].(map[string]any)
+			status["enum"] = append(status["enum"].([]any), "OUT_OF_PRINT")
 		}, "response-property-enum-value-added"},
 		// A rule on requests is a correction only with -correction.
 		"a pattern on a login's password": {func(s map[string]any) {

@@ -303,3 +303,29 @@ func problemSays(p rest.Problem, pointer string, details ...string) bool {
 	}
 	return false
 }
+
+// CheckEvent returns why body, an event as a receiver gets it, is not one
+// of the webhooks of the OpenAPI document (its type's schema), or nil.
+func CheckEvent(body []byte) error {
+	c, err := contract()
+	if err != nil {
+		return err
+	}
+	var ev struct{ Type string }
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return fmt.Errorf("an event that is not JSON: %w", err)
+	}
+	hook := c.doc.Webhooks[ev.Type]
+	if hook == nil || hook.Post == nil || hook.Post.RequestBody == nil {
+		return fmt.Errorf("the document has no webhook %q", ev.Type)
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return err
+	}
+	schema := hook.Post.RequestBody.Value.Content.Get("application/json").Schema.Value
+	if err := schema.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+		return fmt.Errorf("the event %s is not its webhook's: %w", body, err)
+	}
+	return nil
+}

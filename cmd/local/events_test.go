@@ -1,0 +1,132 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/service/servicetest"
+)
+
+// TestEvents: make run delivers the events of what commits from DynamoDB
+// Local's stream, as log lines and as JSON posts to EVENTS_URL, tried
+// again when the receiver fails: a customer's payment is received as
+// order.placed within seconds, as the documents' webhook describes it; its replay under the same idempotency key,
+// and a refused payment, send nothing.
+func TestEvents(t *testing.T) {
+	received := make(chan quire.Event, 16)
+	var posts atomic.Int32
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if posts.Add(1) == 1 {
+			http.Error(w, "not yet", http.StatusServiceUnavailable) // the first post is tried again
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var ev quire.Event
+		if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" || json.Unmarshal(body, &ev) != nil {
+			t.Errorf("the receiver got %s %s with %s: %s", r.Method, r.URL, r.Header.Get("Content-Type"), body)
+		}
+		if err := servicetest.CheckEvent(body); err != nil {
+			t.Error(err)
+		}
+		// The check fails an event that lost a member of its data.
+		if err := servicetest.CheckEvent([]byte(strings.Replace(string(body), `"total":`, `"sum":`, 1))); err == nil {
+			t.Errorf("an order.placed without its total passes the document's check")
+		}
+		received <- ev
+	}))
+	defer receiver.Close()
+	var order string
+	lines := serve(t, "json", func(url string) {
+		token := demoLogin(t, url) // the demo customer's cart has books in it
+		paid := call(t, url, token, "POST /pay", "event-test-1", "", http.StatusCreated)
+		order = paid["id"].(json.Number).String()
+		call(t, url, token, "POST /pay", "event-test-1", "", http.StatusCreated)  // the replay
+		call(t, url, token, "POST /pay", "event-test-2", "", http.StatusConflict) // the cart is empty now
+		select {
+		case ev := <-received:
+			var data struct {
+				OrderID quire.ID    `json:"order_id"`
+				UserID  quire.ID    `json:"user_id"`
+				Total   json.Number `json:"total"`
+				Items   []any       `json:"items"`
+			}
+			if err := json.Unmarshal(ev.Data, &data); err != nil {
+				t.Fatal(err)
+			}
+			if ev.Type != quire.EventOrderPlaced || ev.Subject != "/orders/"+order || data.OrderID.String() != order ||
+				data.UserID != 2 || len(data.Items) == 0 || data.Total != paid["total"] || len(ev.ID) != quire.HashLen {
+				t.Errorf("received %+v, data %+v; want order %s placed by user 2 for %s", ev, data, order, paid["total"])
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no event within 10 s (%d posts)", posts.Load())
+		}
+		select {
+		case ev := <-received:
+			t.Errorf("received %+v too: a replay or a refused payment published", ev)
+		case <-time.After(time.Second):
+		}
+	}, append(onTables(t), "EVENTS_URL", receiver.URL)...)
+	logged := 0
+	for _, line := range lines {
+		if strings.Contains(line, `"msg":"event"`) {
+			logged++
+			if !strings.Contains(line, `"subject":"/orders/`+order+`"`) {
+				t.Errorf("an event line of another change: %s", line)
+			}
+		}
+	}
+	if logged != 1 {
+		t.Errorf("%d event lines, want 1", logged)
+	}
+}
+
+// demoLogin logs the demo customer in at url and returns the access token.
+func demoLogin(t *testing.T, url string) string {
+	t.Helper()
+	body := call(t, url, "", "POST /login", "", fmt.Sprintf(`{"email":%q,"password":%q}`, demo.CustomerEmail, demo.CustomerPassword), http.StatusOK)
+	return body["access_token"].(string)
+}
+
+// call sends request ("POST /pay") to url with the token and idempotency
+// key when set, and body, and returns the answer's JSON, failing the test
+// unless its status is want.
+func call(t *testing.T, url, token, request, key, body string, want int) map[string]any {
+	t.Helper()
+	method, path, _ := strings.Cut(request, " ")
+	req, err := http.NewRequestWithContext(t.Context(), method, url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != want {
+		t.Fatalf("%s = %d %s, want %d", request, res.StatusCode, b, want)
+	}
+	out := map[string]any{}
+	d := json.NewDecoder(strings.NewReader(string(b)))
+	d.UseNumber()
+	_ = d.Decode(&out)
+	return out
+}
