@@ -8,6 +8,7 @@ import (
 
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/login"
+	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 )
 
@@ -157,4 +158,66 @@ func dollars(x float64) string {
 		return "0"
 	}
 	return fmt.Sprintf("$%.3f", x)
+}
+
+// What an event costs beyond its change's request, at the prices of
+// pricesDate: EventBridge's custom events and Pipes' requests (each per
+// 64 KB chunk; an event is far smaller), DynamoDB Streams' reads (a
+// GetRecords each, the pipe's), the outbox item's write in the change's
+// transaction (an item under 1 KB: 2 write units, as every transactional
+// write), and the events function's invocation (128 MB, 1 ms billed).
+const (
+	eventBridgePerMillion   = 1.00
+	pipesPerMillion         = 0.40
+	streamReadsPerMillion   = 0.20
+	outboxWriteUnits        = 2
+	enrichmentMemoryMB      = 128
+	enrichmentBilledMillis  = 1
+	enrichmentBatchOfEvents = 10
+)
+
+// publishing is the event each route publishes when it succeeds: every
+// type of quire.EventTypes is here (TestPublishingRoutes).
+var publishing = map[string]string{
+	"POST /pay": quire.EventOrderPlaced, "POST /products/{id}/buy": quire.EventOrderPlaced,
+	"POST /users/{id}/deposit": quire.EventUserFunded, "POST /users/{id}/close": quire.EventUserClosed,
+	"DELETE /users/{id}": quire.EventUserDeleted, "POST /admin/products": quire.EventProductCreated,
+	"PUT /admin/products/{id}": quire.EventProductChanged,
+}
+
+// eventCost is what a million events cost, from a busy pipe, whose
+// batches are full (enrichmentBatchOfEvents events a GetRecords and an
+// invocation), to a quiet one, which reads and invokes once an event.
+func eventCost() (busy, quiet float64) {
+	fixed := eventBridgePerMillion + pipesPerMillion + dynamoCost(0, outboxWriteUnits)
+	perBatch := streamReadsPerMillion + lambdaCost(enrichmentMemoryMB, enrichmentBilledMillis)
+	return fixed + perBatch/enrichmentBatchOfEvents, fixed + perBatch
+}
+
+// printEventsCost reports what events cost, by the million and in the mix.
+func printEventsCost(w io.Writer, cs []routeCost) {
+	share := 0.0
+	for _, c := range cs {
+		if publishing[c.route] != "" {
+			share += c.share
+		}
+	}
+	busy, quiet := eventCost()
+	fmt.Fprintf(w, "\n## What events cost\n\nEach change a downstream system acts on is an event (docs/events.md). It "+
+		"rides in its change's transaction. So a write route makes the same DynamoDB requests, in the same round trips, "+
+		"with or without it. Its outbox item is %d more write units, which the table above counts already. Beyond "+
+		"that, at the prices of %s:\n\n"+
+		"- EventBridge: $%.2f per million events put on the bus.\n"+
+		"- EventBridge Pipes: $%.2f per million events past its filter.\n"+
+		"- DynamoDB Streams: $%.2f per million GetRecords, one per batch the pipe reads.\n"+
+		"- The events function (%d MB, %d ms billed): one invocation per batch.\n"+
+		"- The outbox item: %d write units, $%.3f per million.\n\n"+
+		"A million events cost %s with full batches of %d. They cost %s when each event is a batch of its own. "+
+		"%.1f%% of the mix's requests publish an event. That is %s to %s per million requests, beside the %s the "+
+		"mix costs.\n",
+		outboxWriteUnits, pricesDate, eventBridgePerMillion, pipesPerMillion, streamReadsPerMillion,
+		enrichmentMemoryMB, enrichmentBilledMillis, outboxWriteUnits, dynamoCost(0, outboxWriteUnits),
+		dollars(busy), enrichmentBatchOfEvents, dollars(quiet), 100*share,
+		dollars(share*(busy-dynamoCost(0, outboxWriteUnits))), dollars(share*(quiet-dynamoCost(0, outboxWriteUnits))),
+		dollars(blend(cs).total()))
 }

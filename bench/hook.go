@@ -68,7 +68,7 @@ func hookRuns(ctx context.Context, cfg service.Config) ([]hookRun, error) {
 // then the checks' time, billed at the version's memory). inits are the
 // medians of the functions' inits, by name.
 func printHook(w io.Writer, runs []hookRun, inits map[string]time.Duration) {
-	fmt.Fprintf(w, "## The pre-traffic hook\n\nBefore CodeDeploy shifts traffic to a new version, the hook (`functions/hook`, %d MB) "+
+	fmt.Fprintf(w, "\n## The pre-traffic hook\n\nBefore CodeDeploy shifts traffic to a new version, the hook (`functions/hook`, %d MB) "+
 		"invokes it with its group's read-only checks (`shared/pretraffic`). The checks here run in this process against "+
 		"DynamoDB Local on the demo data; a deployed run adds the network between the hook and Lambda. The cost is at "+
 		"Lambda's prices of %s, the inits billed as duration (the hook's too, and the new version's, which the hook waits for).\n\n", pretraffic.MemoryMB, pricesDate)

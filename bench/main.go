@@ -110,6 +110,8 @@ func run(ctx context.Context) error {
 	// The hook's requests go to CodeDeploy and Lambda: its init alone is
 	// timed here, and its checks in hookRuns.
 	fns = append(fns, &function{name: hookName, pkg: "./functions/hook"})
+	// The events pipe's enrichment calls nothing: its init alone is timed.
+	fns = append(fns, &function{name: "events", pkg: "./functions/events"})
 	for _, f := range fns {
 		if err := build(f, dir); err != nil {
 			return err
@@ -235,6 +237,7 @@ func run(ctx context.Context) error {
 		}
 		printHeat(w, mix)
 		printCost(w, prices, authz)
+		printEventsCost(w, prices)
 		inits := map[string]time.Duration{}
 		for _, f := range fns {
 			inits[f.name] = median(f.init)

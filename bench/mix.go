@@ -99,6 +99,9 @@ const (
 	// the same request: every such request reads the same items, so each
 	// value takes the whole rate.
 	listed
+	// unique: a key written once, by one request (an event in the
+	// outbox): no value takes a load.
+	unique
 )
 
 // The model's assumptions.
@@ -108,7 +111,7 @@ const (
 )
 
 func (s spread) String() string {
-	return [...]string{"one value", "per user", "per book or author", "listed"}[s]
+	return [...]string{"one value", "per user", "per book or author", "listed", "one per write"}[s]
 }
 
 // share is the part of a class's load its hottest value takes.
@@ -118,6 +121,8 @@ func (s spread) share() float64 {
 		return 1.0 / activeUsers
 	case perItem:
 		return hotItemShare
+	case unique:
+		return 0
 	}
 	return 1
 }
@@ -150,6 +155,7 @@ var classRules = []struct {
 	{routes.TableCatalog, "", regexp.MustCompile(`^author#\d+$`), "author#<id>", perItem},
 	{routes.TableCatalog, "", regexp.MustCompile(`^product#\d+$`), "product#<id>", perItem},
 	{routes.TableCatalog, "by_author", regexp.MustCompile(`^.+$`), "author_id=<id>", perItem},
+	{routes.TableEvents, "", regexp.MustCompile(`^event#.+$`), "event#<event id>", unique},
 	// Every reader of the document reads the same chunks.
 	{routes.TableConfig, "", regexp.MustCompile(`^config#[^#]+#(\d+)$`), "config#<hash>#$1", shared},
 }

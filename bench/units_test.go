@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/quire"
 )
 
 // The examples of DynamoDB's developer guide ("DynamoDB read and write
@@ -176,5 +177,22 @@ func TestKeyConditionValue(t *testing.T) {
 	}
 	if _, err := keyConditionValue("id > :after", "kind", nil, values); err == nil {
 		t.Error("keyConditionValue without the partition key: no error")
+	}
+}
+
+// TestPublishingRoutes: the routes bench prices events for are routes,
+// and publish every type of event.
+func TestPublishingRoutes(t *testing.T) {
+	seen := map[string]bool{}
+	for route, typ := range publishing {
+		if _, ok := routeOf(route); !ok {
+			t.Errorf("%s is no route", route)
+		}
+		seen[typ] = true
+	}
+	for _, typ := range quire.EventTypes {
+		if !seen[typ] && typ != quire.EventProductArchived { // PUT /admin/products/{id} publishes it too
+			t.Errorf("no route publishes %s", typ)
+		}
 	}
 }

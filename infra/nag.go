@@ -27,18 +27,21 @@ type finding struct {
 // The findings Quire does not fix, each for a reason said where it is
 // suppressed.
 var (
-	findingNoCognito      = finding{rule: "AwsSolutions-COG4"}
-	findingNoAuthorizer   = finding{rule: "AwsSolutions-APIG4"}
-	findingNoValidator    = finding{rule: "AwsSolutions-APIG2"}
-	findingNoWAF          = finding{rule: "AwsSolutions-APIG3"}
-	findingNoRotation     = finding{rule: "AwsSolutions-SMG4"}
-	findingNoDLQ          = finding{rule: "Serverless-LambdaDLQ"}
-	findingNoRedrive      = finding{rule: "Serverless-SNSRedrivePolicy"}
-	findingTracingOnAny   = finding{rule: "AwsSolutions-IAM5", appliesTo: "Resource::*"}
-	findingLambdaLogging  = finding{rule: "AwsSolutions-IAM4", appliesTo: "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"}
-	findingGatewayLogging = finding{rule: "AwsSolutions-IAM4", appliesTo: "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"}
-	findingDeployPolicy   = finding{rule: "AwsSolutions-IAM4", appliesTo: "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited"}
-	findingHookVersions   = finding{rule: "AwsSolutions-IAM5", appliesTo: "Resource::<HookFunction.Arn>:*"}
+	findingNoCognito       = finding{rule: "AwsSolutions-COG4"}
+	findingNoAuthorizer    = finding{rule: "AwsSolutions-APIG4"}
+	findingNoValidator     = finding{rule: "AwsSolutions-APIG2"}
+	findingNoWAF           = finding{rule: "AwsSolutions-APIG3"}
+	findingNoRotation      = finding{rule: "AwsSolutions-SMG4"}
+	findingNoDLQ           = finding{rule: "Serverless-LambdaDLQ"}
+	findingNoRedrive       = finding{rule: "Serverless-SNSRedrivePolicy"}
+	findingTracingOnAny    = finding{rule: "AwsSolutions-IAM5", appliesTo: "Resource::*"}
+	findingLambdaLogging   = finding{rule: "AwsSolutions-IAM4", appliesTo: "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"}
+	findingGatewayLogging  = finding{rule: "AwsSolutions-IAM4", appliesTo: "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"}
+	findingDeployPolicy    = finding{rule: "AwsSolutions-IAM4", appliesTo: "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited"}
+	findingHookVersions    = finding{rule: "AwsSolutions-IAM5", appliesTo: "Resource::<HookFunction.Arn>:*"}
+	findingListStreams     = finding{rule: "AwsSolutions-IAM5", appliesTo: "Resource::*"}
+	findingDeadLetterQueue = finding{rule: "AwsSolutions-SQS3"}
+	findingQueueRedrive    = finding{rule: "Serverless-SQSRedrivePolicy"}
 )
 
 // suppress records on c, and what it contains, why f is not fixed.

@@ -75,7 +75,7 @@ func jsonOf(v any) string {
 func TestFunctionsObserved(t *testing.T) {
 	_, res := template(t)
 	fns := ofType(res, "AWS::Lambda::Function")
-	if len(fns) != len(servedFunctions())+2 { // and the keys function and the hook
+	if len(fns) != len(servedFunctions())+3 { // and the keys function, the hook and the events function
 		t.Fatalf("%d functions", len(fns))
 	}
 	for id, fn := range fns {
@@ -182,7 +182,7 @@ func mustPanic(t *testing.T, what string, f func()) {
 
 // wantAlarms are the names of the alarms the operator needs.
 func wantAlarms() []string {
-	want := []string{"api-5xx-rate", "api-latency-p99", "api-4xx-rate", "transaction-conflicts", "health-check"}
+	want := []string{"api-5xx-rate", "api-latency-p99", "api-4xx-rate", "transaction-conflicts", "health-check", "events-dead-letters"}
 	for _, fn := range servedFunctions() {
 		want = append(want, fn+"-errors", fn+"-throttles")
 	}

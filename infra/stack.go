@@ -53,6 +53,7 @@ func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps
 	for _, t := range dynamo.Tables() {
 		tables[t.Name] = newTable(stack, t)
 	}
+	published := newEvents(stack, tables[routes.TableEvents], props.AssetDir)
 	tokens := tokenConfig(stack)
 	fns := map[string]awslambda.Function{}
 	for _, g := range routes.Groups() {
@@ -91,6 +92,7 @@ func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps
 		newHealthCheck(ops, api)
 	}
 	alarms := newAlarms(ops, *stack.StackName(), api, fns, tables, namespace)
+	alarms.define(deadLetterAlarm(published.deadLetters))
 	newDeployments(stack, aliases, deployment, alarms, props.AssetDir)
 	dashboard := newDashboard(ops, *stack.StackName(), api, fns, tables, namespace, alarms)
 	newQueries(ops, *stack.StackName(), accessLogs, fns)
@@ -250,8 +252,9 @@ func newLambda(stack awscdk.Stack, name, description string, memoryMB int, env m
 		Tracing: awslambda.Tracing_ACTIVE,
 	})
 	fn.Node().DefaultChild().(awslambda.CfnFunction).OverrideLogicalId(jsii.String(id + "Function"))
-	suppress(fn, findingNoDLQ, "Invoked synchronously only (by API Gateway, or by CloudFormation for the keys "+
-		"function): the caller receives the failure; a dead-letter queue holds asynchronous events only.")
+	suppress(fn, findingNoDLQ, "Invoked synchronously only (by API Gateway; by CloudFormation for the keys "+
+		"function; by the events pipe, whose own dead-letter queue keeps what fails, for the events function): the "+
+		"caller receives the failure; a dead-letter queue holds asynchronous events only.")
 	suppress(fn.Role(), findingLambdaLogging, "AWS's minimal policy for a function's logs: logs:CreateLogGroup, "+
 		"CreateLogStream and PutLogEvents.")
 	suppress(fn.Role(), findingTracingOnAny, "Active tracing: xray:PutTraceSegments and PutTelemetryRecords "+

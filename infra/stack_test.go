@@ -247,7 +247,7 @@ func inline(v any, params map[string]any) any {
 // newApp defines the app with the checks and the stack, bootstraps being
 // placeholders in dir.
 func newApp(dir string, context map[string]any) (awscdk.App, awscdk.Stack, error) {
-	for _, name := range append(groupNames(), "authorizer", "keys", hookName) {
+	for _, name := range append(groupNames(), "authorizer", "keys", hookName, eventsName) {
 		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
 			return nil, nil, err
 		}
@@ -494,9 +494,10 @@ func TestFunctions(t *testing.T) {
 			}
 		}
 	}
-	// The groups' functions, the authorizer, the keys function and the
-	// pre-traffic hook; nothing else runs code.
-	tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(len(routes.Groups())+3))
+	// The groups' functions, the authorizer, the keys function, the
+	// pre-traffic hook and the events pipe's enrichment; nothing else
+	// runs code.
+	tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(len(routes.Groups())+4))
 	for _, g := range routes.Groups() {
 		if mem := res[exportName(g.Name)+"Function"].Properties["MemorySize"]; mem != float64(g.MemoryMB) {
 			t.Errorf("%s: memory %v, want %d", g.Name, mem, g.MemoryMB)
@@ -603,13 +604,18 @@ func TestTables(t *testing.T) {
 		if tb.TTL != "" {
 			props["TimeToLiveSpecification"] = map[string]any{"AttributeName": tb.TTL, "Enabled": true}
 		}
+		props["StreamSpecification"] = assertions.Match_Absent()
+		if tb.Stream {
+			props["StreamSpecification"] = map[string]any{"StreamViewType": "NEW_IMAGE"}
+		}
 		tmpl.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{"Properties": props, "DeletionPolicy": "Retain"})
 	}
 }
 
 // TestLeastPrivilege checks that each function's role may do exactly the
 // table actions of its group's grants, on its tables and their indexes.
-// TestPreTrafficHook checks the hook's role and CodeDeploy's.
+// TestPreTrafficHook checks the hook's role and CodeDeploy's, and
+// TestEventsPipe the events pipe's.
 func TestLeastPrivilege(t *testing.T) {
 	_, res := template(t)
 	roles := map[string]string{} // role logical id -> function logical id
@@ -626,8 +632,9 @@ func TestLeastPrivilege(t *testing.T) {
 		}
 		doc, _ := r.Properties["PolicyDocument"].(map[string]any)
 		for _, role := range r.Properties["Roles"].([]any) {
-			if strings.Contains(jsonOf(res[ref(role)].Properties["AssumeRolePolicyDocument"]), "codedeploy.amazonaws.com") {
-				continue
+			if assumed := jsonOf(res[ref(role)].Properties["AssumeRolePolicyDocument"]); strings.Contains(assumed, "codedeploy.amazonaws.com") ||
+				strings.Contains(assumed, "pipes.amazonaws.com") {
+				continue // TestPreTrafficHook, TestEventsPipe
 			}
 			fn, ok := roles[ref(role)]
 			if !ok {

@@ -32,7 +32,7 @@ import (
 	"github.com/quireapi/quire/shared/ddblocal"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/outbox"
+	"github.com/quireapi/quire/shared/outbox/local"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service"
@@ -214,7 +214,7 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 
 // followEvents delivers the events committed from now on, as the deployed
 // pipe does, from the outbox table's stream on DynamoDB Local: each as a
-// log line, and when url is set, posted to it (see outbox.Sender).
+// log line, and when url is set, posted to it (see local.Sender).
 func followEvents(ctx context.Context, db *dynamodb.Client, c dynamo.Config, url string) error {
 	table := c.Tables.Physical(routes.TableEvents)
 	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
@@ -227,13 +227,13 @@ func followEvents(ctx context.Context, db *dynamodb.Client, c dynamo.Config, url
 	streams := dynamodbstreams.New(dynamodbstreams.Options{
 		Region: cmp.Or(c.AWS.Region, "us-east-1"), Credentials: c.AWS.Credentials(), BaseEndpoint: &c.Endpoint,
 	})
-	f, err := outbox.NewFollower(ctx, streams, *out.Table.LatestStreamArn)
+	f, err := local.NewFollower(ctx, streams, *out.Table.LatestStreamArn)
 	if err != nil {
 		return err
 	}
-	var sender *outbox.Sender
+	var sender *local.Sender
 	if url != "" {
-		sender = outbox.NewSender(ctx, url)
+		sender = local.NewSender(ctx, url)
 		slog.Info("events are posted to EVENTS_URL as they commit", "receiver", url)
 	}
 	go f.Run(ctx, func(ev quire.Event) {

@@ -1,12 +1,13 @@
 // Package outbox carries the events the stores write into the outbox
 // table, in the transactions of their changes (see package dynamo), to
 // those who act on them. Deployed, EventBridge Pipes reads the table's
-// stream and the events function shapes each new item into its event (see
-// Decode); under make run, Follow reads DynamoDB Local's stream and a
-// Sender posts each event to EVENTS_URL.
+// stream, the events function shapes each new item into its event (Shape),
+// and the pipe puts it on the stage's event bus; under make run, package
+// local reads DynamoDB Local's stream and posts each event to EVENTS_URL.
 package outbox
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -27,4 +28,41 @@ func Decode(event string) (quire.Event, error) {
 		return quire.Event{}, fmt.Errorf("an outbox item's event has no id, type or data: %.100s", event)
 	}
 	return ev, nil
+}
+
+// Record is a record of the outbox table's stream as EventBridge Pipes
+// passes it to its enrichment, with what Shape reads of it: the pipe's
+// filter lets new items (INSERT) alone through.
+type Record struct {
+	EventName string `json:"eventName"`
+	DynamoDB  struct {
+		SequenceNumber string `json:"SequenceNumber"`
+		NewImage       map[string]struct {
+			S *string `json:"S"`
+		} `json:"NewImage"`
+	} `json:"dynamodb"`
+}
+
+// Shape is the pipe's enrichment: it returns the event of each new outbox
+// item of records, in their order, which the pipe puts on the event bus,
+// each as an EventBridge event whose detail it is. A record it cannot read
+// fails the whole batch, which the pipe retries and then sends to its
+// dead-letter queue: an event is never dropped.
+func Shape(_ context.Context, records []Record) ([]quire.Event, error) {
+	out := make([]quire.Event, 0, len(records))
+	for _, r := range records {
+		if r.EventName != "INSERT" {
+			continue
+		}
+		s := r.DynamoDB.NewImage[Attribute].S
+		if s == nil {
+			return nil, fmt.Errorf("the outbox record %s has no %s", r.DynamoDB.SequenceNumber, Attribute)
+		}
+		ev, err := Decode(*s)
+		if err != nil {
+			return nil, fmt.Errorf("the outbox record %s: %w", r.DynamoDB.SequenceNumber, err)
+		}
+		out = append(out, ev)
+	}
+	return out, nil
 }

@@ -43,7 +43,7 @@ func wantUnavailable(t *testing.T, r servicetest.Response) {
 
 // Every way DynamoDB fails a call, after the SDK's bounded retries, is a
 // 503 problem with Retry-After, never a 500 or the gateway's 502, and a
-// write it fails changes nothing.
+// write it fails changes nothing and publishes nothing.
 func TestDynamoDBFailuresAre503(t *testing.T) {
 	dynamotest.Endpoint(t) // skip the whole test, not each case, without DynamoDB
 	for _, c := range []struct {
@@ -66,11 +66,12 @@ func TestDynamoDBFailuresAre503(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			p, _, admin, grace := faultyShop(t)
+			p, api, admin, grace := faultyShop(t)
 			who := grace
 			if c.admin {
 				who = admin
 			}
+			published := len(api.Events(t))
 			before := grace.Expect(t, "GET", "/users/2", "", http.StatusOK).Body
 			cart := grace.Expect(t, "GET", "/cart", "", http.StatusOK).Body
 			calls := p.Calls(c.rule.Operation)
@@ -94,6 +95,9 @@ func TestDynamoDBFailuresAre503(t *testing.T) {
 			orders := grace.Expect(t, "GET", "/orders", "", http.StatusOK).Body
 			if n := strings.Count(orders, `"user_id"`); n != 1 {
 				t.Errorf("%d orders after a failed request, want the demo's 1", n)
+			}
+			if evs := api.Events(t); len(evs) != published {
+				t.Errorf("a failed request published %v", evs[published:])
 			}
 		})
 	}
@@ -157,13 +161,14 @@ func TestThrottlingIsLoggedOnce(t *testing.T) {
 }
 
 // One failed attempt is retried by the SDK, and the request succeeds with
-// its effect once.
+// its effect once, and its event once.
 func TestOneFailedAttemptIsRetried(t *testing.T) {
 	dynamotest.Endpoint(t) // skip the whole test, not each case, without DynamoDB
 	for _, fault := range []ddbfault.Kind{ddbfault.Throttle, ddbfault.Throughput, ddbfault.Internal, ddbfault.TransactionThrottle, ddbfault.Reset, ddbfault.Lost} {
 		t.Run(string(fault), func(t *testing.T) {
 			t.Parallel()
-			p, _, admin, grace := faultyShop(t)
+			p, api, admin, grace := faultyShop(t)
+			published := len(api.Events(t))
 			p.Set(ddbfault.Rule{Fault: fault, Operation: "TransactWriteItems", Count: 1})
 			r := admin.Expect(t, "POST", "/users/2/deposit", `{"amount": 5.00}`, http.StatusOK)
 			if !strings.Contains(r.Body, `"balance":55.00`) {
@@ -173,6 +178,9 @@ func TestOneFailedAttemptIsRetried(t *testing.T) {
 				t.Fatalf("faults injected: %v", p.Injected())
 			}
 			contains(t, grace, "/users/2", 1, `"balance":55.00`)
+			if evs := api.Events(t)[published:]; len(evs) != 1 || evs[0].Type != quire.EventUserFunded {
+				t.Errorf("published %v, want one user.funded", evs)
+			}
 		})
 	}
 }

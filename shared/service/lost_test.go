@@ -33,6 +33,7 @@ type lostAnswer struct {
 	header  []string
 	status  int
 	answer  []string // in the answer's body
+	events  []string // the types of the events it publishes
 	check   func(t *testing.T, admin, grace *servicetest.Client)
 	// answered, when set, checks what the answer r leads to (a refresh
 	// token's use) on api.
@@ -126,7 +127,7 @@ var lostAnswers = []lostAnswer{
 		check: func(t *testing.T, _, grace *servicetest.Client) {
 			contains(t, grace, "/users/2", 1, `"email":"hopper@example.com"`)
 		}},
-	{route: "DELETE /users/{id}", op: "TransactWriteItems", admin: true, method: "DELETE", path: "/users/3",
+	{events: []string{"user.deleted"}, route: "DELETE /users/{id}", op: "TransactWriteItems", admin: true, method: "DELETE", path: "/users/3",
 		status: http.StatusNoContent,
 		check: func(t *testing.T, admin, _ *servicetest.Client) {
 			admin.Expect(t, "GET", "/users/3", "", http.StatusNotFound)
@@ -137,12 +138,12 @@ var lostAnswers = []lostAnswer{
 		check: func(t *testing.T, _, grace *servicetest.Client) {
 			contains(t, grace, "/users/2/profile", 1, `"bio":"Rear admiral"`)
 		}},
-	{route: "POST /users/{id}/deposit", name: "no key", op: "TransactWriteItems", admin: true, method: "POST", path: "/users/2/deposit",
+	{events: []string{"user.funded"}, route: "POST /users/{id}/deposit", name: "no key", op: "TransactWriteItems", admin: true, method: "POST", path: "/users/2/deposit",
 		body: `{"amount": 5.00}`, status: http.StatusOK, answer: []string{`"balance":55.00`},
 		check: func(t *testing.T, _, grace *servicetest.Client) {
 			contains(t, grace, "/users/2", 1, `"balance":55.00`)
 		}},
-	{route: "POST /users/{id}/deposit", name: "key", op: "TransactWriteItems", admin: true, method: "POST", path: "/users/2/deposit",
+	{events: []string{"user.funded"}, route: "POST /users/{id}/deposit", name: "key", op: "TransactWriteItems", admin: true, method: "POST", path: "/users/2/deposit",
 		body: `{"amount": 5.00}`, header: []string{"Idempotency-Key", "deposit-1"}, status: http.StatusOK, answer: []string{`"balance":55.00`},
 		check: func(t *testing.T, admin, grace *servicetest.Client) {
 			r := admin.Do(t, "POST", "/users/2/deposit", `{"amount": 5.00}`, "Idempotency-Key", "deposit-1")
@@ -151,7 +152,7 @@ var lostAnswers = []lostAnswer{
 			}
 			contains(t, grace, "/users/2", 1, `"balance":55.00`)
 		}},
-	{route: "POST /users/{id}/close", op: "TransactWriteItems", method: "POST", path: "/users/2/close",
+	{events: []string{"user.closed"}, route: "POST /users/{id}/close", op: "TransactWriteItems", method: "POST", path: "/users/2/close",
 		status: http.StatusOK, answer: []string{`"status":"CLOSED"`},
 		check: func(t *testing.T, _, grace *servicetest.Client) {
 			contains(t, grace, "/users/2", 1, `"status":"CLOSED"`)
@@ -161,13 +162,13 @@ var lostAnswers = []lostAnswer{
 		check: func(t *testing.T, admin, _ *servicetest.Client) {
 			contains(t, admin, "/authors?limit=100", 1, `"name":"Octavia Butler"`)
 		}},
-	{route: "POST /admin/products", op: "TransactWriteItems", admin: true, method: "POST", path: "/admin/products",
+	{events: []string{"product.created"}, route: "POST /admin/products", op: "TransactWriteItems", admin: true, method: "POST", path: "/admin/products",
 		body:   `{"name": "Kindred", "price": 9.99, "status": "AVAILABLE", "author_id": 1}`,
 		status: http.StatusCreated, answer: []string{`"name":"Kindred"`},
 		check: func(t *testing.T, admin, _ *servicetest.Client) {
 			contains(t, admin, "/products?limit=100", 1, `"name":"Kindred"`)
 		}},
-	{route: "PUT /admin/products/{id}", op: "TransactWriteItems", admin: true, method: "PUT", path: "/admin/products/1",
+	{events: []string{"product.changed"}, route: "PUT /admin/products/{id}", op: "TransactWriteItems", admin: true, method: "PUT", path: "/admin/products/1",
 		body:   `{"name": "Frankenstein; or, The Modern Prometheus", "price": 14.99, "status": "AVAILABLE", "author_id": 1}`,
 		status: http.StatusOK, answer: []string{`"price":14.99`},
 		check: func(t *testing.T, admin, _ *servicetest.Client) {
@@ -186,13 +187,13 @@ var lostAnswers = []lostAnswer{
 				t.Errorf("book 3 is still in the cart: %s", body)
 			}
 		}},
-	{route: "POST /products/{id}/buy", op: "TransactWriteItems", method: "POST", path: "/products/1/buy",
+	{events: []string{"order.placed"}, route: "POST /products/{id}/buy", op: "TransactWriteItems", method: "POST", path: "/products/1/buy",
 		body: `{"quantity": 1}`, status: http.StatusCreated, answer: []string{`"total":12.99`},
 		check: func(t *testing.T, _, grace *servicetest.Client) {
 			contains(t, grace, "/orders", 2, `"user_id":2`)
 			contains(t, grace, "/users/2", 1, `"balance":37.01`)
 		}},
-	{route: "POST /pay", op: "TransactWriteItems", method: "POST", path: "/pay",
+	{events: []string{"order.placed"}, route: "POST /pay", op: "TransactWriteItems", method: "POST", path: "/pay",
 		header: []string{"Idempotency-Key", "pay-1"}, status: http.StatusCreated, answer: []string{`"total":24.49`},
 		check: func(t *testing.T, _, grace *servicetest.Client) {
 			contains(t, grace, "/orders", 2, `"user_id":2`)
@@ -233,7 +234,7 @@ func TestLostAnswersTakeEffectOnce(t *testing.T) {
 				who = api.InSession(t, 2, quire.RoleCustomer, demo.CustomerSessionID)
 			}
 			p.Set(ddbfault.Rule{Fault: ddbfault.Lost, Operation: c.op, Table: c.table, Count: 1})
-			calls := p.Calls(c.op)
+			calls, published := p.Calls(c.op), len(api.Events(t))
 			r := who.Do(t, c.method, c.path, c.body, c.header...)
 			if r.StatusCode != c.status {
 				t.Fatalf("%s %s = %d %s, want %d", c.method, c.path, r.StatusCode, r.Body, c.status)
@@ -251,6 +252,16 @@ func TestLostAnswersTakeEffectOnce(t *testing.T) {
 			}
 			if c.check != nil {
 				c.check(t, admin, grace)
+			}
+			// Its event, if it has one, is published once too.
+			if evs := api.Events(t)[published:]; len(evs) != len(c.events) {
+				t.Errorf("published %v, want %v", evs, c.events)
+			} else {
+				for i, ev := range evs {
+					if ev.Type != c.events[i] {
+						t.Errorf("published %s, want %s", ev.Type, c.events[i])
+					}
+				}
 			}
 			if c.answered != nil {
 				c.answered(t, api, r)

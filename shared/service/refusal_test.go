@@ -32,10 +32,16 @@ func newRefusalShop(t *testing.T, o servicetest.Option) refusalShop {
 }
 
 // state is what a refused request must leave as it was: every user (with
-// balance, status and email), and Grace's account, cart and orders.
+// balance, status and email), Grace's account, cart and orders, and the
+// outbox: a refusal publishes nothing.
 func (s refusalShop) state(t *testing.T) string {
 	t.Helper()
+	var events []string
+	for _, ev := range s.api.Events(t) {
+		events = append(events, ev.ID+" "+ev.Type)
+	}
 	return strings.Join([]string{
+		strings.Join(events, ","),
 		s.admin.Expect(t, "GET", "/admin/users?limit=100", "", 200).Body,
 		s.grace.Expect(t, "GET", "/users/2?embed=profile", "", 200).Body,
 		s.grace.Expect(t, "GET", "/cart", "", 200).Body,

@@ -5,6 +5,7 @@
 package servicetest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,6 +46,9 @@ type API struct {
 	// Stores are the API's stores, DynamoDB's or memory's, for tests that
 	// read or write around the functions (around a fault proxy too).
 	Stores service.Stores
+	outbox interface {
+		Events(context.Context) ([]quire.Event, error)
+	}
 	Keys   auth.KeySet
 	issuer *auth.Issuer
 	base   string
@@ -157,10 +161,11 @@ func New(tb testing.TB, opts ...Option) *API {
 			tb.Fatal(err)
 		}
 		a.Stores, a.demo = *s, demoStores{dynamo.NewCatalogStore(a.DB, a.Tables), dynamo.NewOrderStore(a.DB, a.Tables)}
+		a.outbox = dynamo.NewEventStore(a.DB, a.Tables)
 	} else {
 		var mem *memstore.DB
 		cfg, mem = MemoryConfig(tb)
-		a.Stores, a.demo = *cfg.Stores, demoStores{mem.Catalog(), mem.Orders()}
+		a.Stores, a.demo, a.outbox = *cfg.Stores, demoStores{mem.Catalog(), mem.Orders()}, mem
 	}
 	for _, o := range opts {
 		if o.Config != nil {
@@ -194,6 +199,26 @@ func New(tb testing.TB, opts ...Option) *API {
 	tb.Cleanup(srv.Close)
 	a.URL, a.Keys, a.issuer, a.base = srv.URL+gw.BasePath, keys, issuer, gw.BasePath
 	return &a
+}
+
+// Events returns the events the API's outbox holds, each as
+// servicetest.CheckEvent finds it valid, in the order of their time.
+func (a *API) Events(tb testing.TB) []quire.Event {
+	tb.Helper()
+	evs, err := a.outbox.Events(tb.Context())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, ev := range evs {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := CheckEvent(b); err != nil {
+			tb.Error(err)
+		}
+	}
+	return evs
 }
 
 // SeedCatalog stores the demo catalog (demo.SeedCatalog) around the

@@ -1,4 +1,7 @@
-package outbox
+// Package local delivers events under make run as the deployed pipe does:
+// a Follower reads the outbox table's stream on DynamoDB Local, and a
+// Sender posts each event to EVENTS_URL.
+package local
 
 import (
 	"context"
@@ -11,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
+	"github.com/quireapi/quire/shared/outbox"
 	"github.com/quireapi/quire/shared/quire"
 )
 
@@ -105,12 +109,12 @@ func (f *Follower) poll(ctx context.Context, deliver func(quire.Event)) error {
 			if r.EventName != types.OperationTypeInsert || r.Dynamodb == nil {
 				continue // an event's item expiring
 			}
-			s, ok := r.Dynamodb.NewImage[Attribute].(*types.AttributeValueMemberS)
+			s, ok := r.Dynamodb.NewImage[outbox.Attribute].(*types.AttributeValueMemberS)
 			if !ok {
 				slog.WarnContext(ctx, "an outbox item without its event passed over", "sequence_number", aws.ToString(r.Dynamodb.SequenceNumber))
 				continue
 			}
-			ev, err := Decode(s.Value)
+			ev, err := outbox.Decode(s.Value)
 			if err != nil {
 				slog.WarnContext(ctx, "an outbox item passed over", "err", err)
 				continue
