@@ -17,10 +17,10 @@ import (
 	"github.com/quireapi/quire/shared/routes"
 )
 
-// EventTTL is how long the outbox keeps an event after its change: far
+// eventTTL is how long the outbox keeps an event after its change: far
 // longer than its stream keeps it (24 hours), so that an event that could
 // not be delivered can be read again from the table.
-const EventTTL = 7 * 24 * time.Hour
+const eventTTL = 7 * 24 * time.Hour
 
 // Attributes of an outbox item: the event's JSON whole, as published.
 const (
@@ -49,7 +49,7 @@ func eventItem(ev *quire.Event) map[string]types.AttributeValue {
 	}
 	return map[string]types.AttributeValue{
 		attrPK: str(eventPrefix + ev.ID), attrEventType: str(ev.Type), attrEvent: str(string(b)),
-		attrExpiresAt: num(ev.Time.Add(EventTTL).Unix()),
+		attrExpiresAt: num(ev.Time.Add(eventTTL).Unix()),
 	}
 }
 
