@@ -224,9 +224,11 @@ func followEvents(ctx context.Context, db *dynamodb.Client, c dynamo.Config, url
 	if out.Table.LatestStreamArn == nil {
 		return fmt.Errorf("the table %s has no stream: delete it (or DATA_DIR) to have it made again", table)
 	}
-	streams := dynamodbstreams.New(dynamodbstreams.Options{
-		Region: cmp.Or(c.AWS.Region, "us-east-1"), Credentials: c.AWS.Credentials(), BaseEndpoint: &c.Endpoint,
-	})
+	opts := dynamodbstreams.Options{Region: cmp.Or(c.AWS.Region, "us-east-1"), Credentials: c.AWS.Credentials()}
+	if c.Endpoint != "" { // DynamoDB Local serves its streams too
+		opts.BaseEndpoint = &c.Endpoint
+	}
+	streams := dynamodbstreams.New(opts)
 	f, err := local.NewFollower(ctx, streams, *out.Table.LatestStreamArn)
 	if err != nil {
 		return err
