@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 )
 
@@ -165,32 +166,38 @@ func Tables() []Table {
 }
 
 // CreateTables creates every table under its physical name in names (logical
-// name to physical name), on-demand, and waits until each is active. A table
-// that exists already is left as it is. It is for DynamoDB Local and tests;
-// deployed tables come from the CDK stack.
+// name to physical name), on-demand, all at once, and waits until each is
+// active. A table that exists already is left as it is. It is for DynamoDB
+// Local and tests; deployed tables come from the CDK stack.
 func CreateTables(ctx context.Context, db *dynamodb.Client, names TableNames) error {
+	var creates []func() error
 	for _, t := range Tables() {
-		name := names.Physical(t.Name)
-		in := createTableInput(t, name)
-		if _, err := db.CreateTable(ctx, in); err != nil {
-			var inUse *types.ResourceInUseException
-			if errors.As(err, &inUse) {
-				continue
-			}
-			return fmt.Errorf("create table %s: %w", name, err)
+		creates = append(creates, func() error { return createTable(ctx, db, t, names.Physical(t.Name)) })
+	}
+	return quire.Concurrently(creates...)
+}
+
+// createTable creates t under name, unless a table has the name, and waits
+// until it is active.
+func createTable(ctx context.Context, db *dynamodb.Client, t Table, name string) error {
+	if _, err := db.CreateTable(ctx, createTableInput(t, name)); err != nil {
+		if _, inUse := errors.AsType[*types.ResourceInUseException](err); inUse {
+			return nil
 		}
-		w := dynamodb.NewTableExistsWaiter(db)
-		if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: &name}, maxTableWait); err != nil {
-			return fmt.Errorf("wait for table %s: %w", name, err)
-		}
-		if t.TTL != "" {
-			if _, err := db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
-				TableName:               &name,
-				TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: &t.TTL, Enabled: aws.Bool(true)},
-			}); err != nil {
-				return fmt.Errorf("time to live of table %s: %w", name, err)
-			}
-		}
+		return fmt.Errorf("create table %s: %w", name, err)
+	}
+	w := dynamodb.NewTableExistsWaiter(db)
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: &name}, maxTableWait); err != nil {
+		return fmt.Errorf("wait for table %s: %w", name, err)
+	}
+	if t.TTL == "" {
+		return nil
+	}
+	if _, err := db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName:               &name,
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: &t.TTL, Enabled: aws.Bool(true)},
+	}); err != nil {
+		return fmt.Errorf("time to live of table %s: %w", name, err)
 	}
 	return nil
 }
