@@ -318,7 +318,7 @@ func cpuOf(pid int) time.Duration {
 
 // printDeployed writes the cold requests as deployed.
 func printDeployed(w io.Writer, rows []*deployedRow, how string) {
-	fmt.Fprintf(w, "## The cold request as deployed\n\nWhat a user waits for from a new instance: the time from exec to its first answer. "+
+	fmt.Fprintf(w, "\n## The cold request as deployed\n\nWhat a user waits for from a new instance: the time from exec to its first answer. "+
 		"The event is queued before the process starts, as an on-demand cold start finds it. Each runs under the Runtime "+
 		"API emulator, %s. It calls DynamoDB Local through a TLS front whose certificate chains to a root of its own. "+
 		"The process loads that root with the roots it trusts: AWS's five for Quire's functions, as their embedded pool "+
@@ -340,5 +340,5 @@ func printDeployed(w io.Writer, rows []*deployedRow, how string) {
 		fmt.Fprintf(w, "| %s | %d MB | %s | %s | %.2fx%s | %s%s |\n", r.name, r.memoryMB, r.how, ms(median(r.first)), ratio, ratioMark, cpu, cpuMark)
 	}
 	fmt.Fprintf(w, "\nTargets: each function's first answer within %.1fx the floor's; the first request's CPU of a route that makes one "+
-		"GetItem (health's) at most %s.\n\n", maxColdRatio, ms(maxFirstCPU))
+		"GetItem (health's) at most %s.\n", maxColdRatio, ms(maxFirstCPU))
 }
