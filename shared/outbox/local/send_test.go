@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -15,10 +16,8 @@ import (
 // A Sender posts each event in order, tries again when the receiver fails,
 // with waits that double, and gives up after maxAttempts.
 func TestSender(t *testing.T) {
-	var (
-		mu  sync.Mutex
-		got []string
-	)
+	var mu sync.Mutex
+	posts := make(chan string, 64)
 	failing := map[string]int{"second": 2, "never": maxAttempts + 5}
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var ev quire.Event
@@ -27,7 +26,7 @@ func TestSender(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		got = append(got, ev.ID)
+		posts <- ev.ID
 		if failing[ev.ID] > 0 {
 			failing[ev.ID]--
 			w.WriteHeader(http.StatusBadGateway)
@@ -48,31 +47,26 @@ func TestSender(t *testing.T) {
 	for _, id := range []string{"first", "second", "never", "last"} {
 		s.Send(ctx, quire.Event{ID: id, Type: "t", Data: json.RawMessage(`{}`)})
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n == 1+3+maxAttempts+1 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	mu.Lock()
-	defer mu.Unlock()
 	want := []string{"first", "second", "second", "second"}
 	for range maxAttempts {
 		want = append(want, "never")
 	}
 	want = append(want, "last")
-	if len(got) != len(want) {
-		t.Fatalf("posted %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("posted %v, want %v", got, want)
+	var got []string
+	timeout := time.After(5 * time.Second)
+	for len(got) < len(want) {
+		select {
+		case id := <-posts:
+			got = append(got, id)
+		case <-timeout:
+			t.Fatalf("posted %v after 5 s, want %v", got, want)
 		}
 	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("posted %v, want %v", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
 	wantWaits := []time.Duration{firstWait, 2 * firstWait, firstWait, 2 * firstWait, 4 * firstWait, 8 * firstWait, 16 * firstWait, maxWait, maxWait}
 	if len(waits) != len(wantWaits) {
 		t.Fatalf("waited %v, want %v", waits, wantWaits)
