@@ -123,6 +123,15 @@ func (p *Proxy) claim(op string, tables []string, ro role, keys []string) (clash
 	return nil, rl.Delay, true
 }
 
+// Held returns how many items transactions hold in flight now, for
+// Conflict rules: a test that needs a transaction's items held waits until
+// they are.
+func (p *Proxy) Held() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.inFlight.transactions)
+}
+
 // release takes the items of a call that claim put in flight out of it.
 func (p *Proxy) release(ro role, keys []string) {
 	p.mu.Lock()

@@ -28,12 +28,14 @@ func TestConcurrently(t *testing.T) {
 	}
 
 	// The error of the first failing function in the order given wins,
-	// whichever failed first in time.
+	// whichever failed first in time: the second fails only once the third
+	// has.
 	first, second := errors.New("first"), errors.New("second")
+	failed := make(chan struct{})
 	err := Concurrently(
 		func() error { return nil },
-		func() error { time.Sleep(20 * time.Millisecond); return first },
-		func() error { return second },
+		func() error { <-failed; return first },
+		func() error { defer close(failed); return second },
 	)
 	if err != first {
 		t.Errorf("error %v, want %v", err, first)

@@ -176,10 +176,9 @@ func TestWriteMeetingATransaction(t *testing.T) {
 	p.Set(ddbfault.Rule{Fault: ddbfault.Conflict, Delay: time.Second})
 	deposit := make(chan servicetest.Response, 1)
 	go func() { deposit <- admin.Do(t, "POST", "/users/2/deposit", `{"amount": 1.00}`) }()
-	for p.Calls("TransactWriteItems") == 0 {
+	for p.Held() == 0 { // its items in flight, for a second
 		time.Sleep(time.Millisecond)
 	}
-	time.Sleep(20 * time.Millisecond) // its items in flight for a second
 	wantUnavailable(t, grace.Do(t, "PUT", "/users/2/profile", `{"bio":"Admiral"}`))
 	if n := p.Injected()[ddbfault.Conflict]; n != dynamo.MaxAttempts {
 		t.Errorf("%d conflicts, want one per attempt (%d)", n, dynamo.MaxAttempts)
