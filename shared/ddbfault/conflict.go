@@ -129,7 +129,11 @@ func (p *Proxy) claim(op string, tables []string, ro role, keys []string) (clash
 func (p *Proxy) Held() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.inFlight.transactions)
+	n := 0
+	for _, c := range p.inFlight.transactions {
+		n += c
+	}
+	return n
 }
 
 // release takes the items of a call that claim put in flight out of it.

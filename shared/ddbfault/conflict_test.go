@@ -23,13 +23,13 @@ const hold = 300 * time.Millisecond
 // the channel of its error.
 func inFlight(t *testing.T, p *ddbfault.Proxy, db *dynamodb.Client, items ...types.TransactWriteItem) <-chan error {
 	t.Helper()
-	before := p.TransactionsInFlight()
+	before := p.Held()
 	done := make(chan error, 1)
 	go func() {
 		_, err := db.TransactWriteItems(t.Context(), &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		done <- err
 	}()
-	for deadline := time.Now().Add(10 * time.Second); p.TransactionsInFlight() < before+len(items); {
+	for deadline := time.Now().Add(10 * time.Second); p.Held() < before+len(items); {
 		if time.Now().After(deadline) {
 			t.Fatal("the transaction never got in flight")
 		}
@@ -199,8 +199,8 @@ func TestConflictRules(t *testing.T) {
 	if err := write(); err != nil {
 		t.Errorf("a write with no rules: %v", err)
 	}
-	if err := <-first; err != nil || p.TransactionsInFlight() != 0 {
-		t.Errorf("the transaction held before the rules changed: %v, %d items still held", err, p.TransactionsInFlight())
+	if err := <-first; err != nil || p.Held() != 0 {
+		t.Errorf("the transaction held before the rules changed: %v, %d items still held", err, p.Held())
 	}
 	if n := p.Injected()[ddbfault.Conflict]; n != 1 {
 		t.Errorf("Injected()[conflict] = %d, want 1", n)
