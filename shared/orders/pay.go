@@ -43,8 +43,9 @@ const (
 )
 
 // Charge decides how buyer pays for p at now: the debit of p's total from
-// the balance, the order of p's items and its order.placed event. It refuses a closed account
-// (EACCOUNTCLOSED) and a balance short of the total (EINSUFFICIENTFUNDS).
+// the balance, the order of p's items and its order.placed event. It
+// refuses a closed account (EACCOUNTCLOSED) and a balance short of the
+// total (EINSUFFICIENTFUNDS).
 func Charge(buyer users.User, p Purchase, now time.Time) (Payment, error) {
 	switch {
 	case buyer.Status != users.StatusActive:

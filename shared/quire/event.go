@@ -12,9 +12,11 @@ import (
 // only if the change committed. What a consumer receives is its JSON.
 type Event struct {
 	// ID is the event's stable id, by which a consumer deduplicates:
-	// delivery is at least once. It is derived from the type, the
-	// subject and the content hash of the state the change wrote, so that
-	// a change has one id however often it is decided.
+	// delivery is at least once, and the outbox keeps the id a change
+	// committed with. It is derived from the type, the subject, the
+	// content hash of the state the change wrote and the time it was
+	// decided: a resource that comes back to a state it had (a price
+	// changed, then changed back) is a change with an id of its own.
 	ID string `json:"id"`
 	// Type names what happened, "order.placed" (see the Event constants).
 	Type string `json:"type"`
@@ -46,15 +48,16 @@ var EventTypes = []string{
 }
 
 // NewEvent returns the event typ of subject at now carrying data, for the
-// change that wrote the state whose content hash is hash. It panics when
+// change that wrote the state whose content hash is hash (see Event.ID). It panics when
 // data cannot be marshalled, which is a bug, as ContentHash does.
 func NewEvent(typ, subject, hash string, now time.Time, data any) Event {
 	b, err := json.Marshal(data)
 	if err != nil {
 		panic("quire: event " + typ + ": " + err.Error())
 	}
+	now = now.UTC().Truncate(time.Millisecond)
 	return Event{
-		ID:   HashBytes([]byte(typ + " " + subject + " " + hash)),
-		Type: typ, Subject: subject, Time: now.UTC().Truncate(time.Millisecond), Data: b,
+		ID:   HashBytes([]byte(typ + " " + subject + " " + hash + " " + now.Format(time.RFC3339Nano))),
+		Type: typ, Subject: subject, Time: now, Data: b,
 	}
 }

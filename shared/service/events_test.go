@@ -48,6 +48,15 @@ func TestEventsOfEachWrite(t *testing.T) {
 			body:   strings.Replace(frankenstein, "12.99", "13.50", 1),
 			status: http.StatusOK, typ: quire.EventProductChanged, subject: "/products/1",
 			data: map[string]string{"product_id": "1", "price": "13.50", "changed": `["price"]`}},
+		// A product that comes back to a state it had is a change of its
+		// own, with an id of its own.
+		{name: "the price back", who: admin, method: "PUT", path: "/admin/products/1", body: frankenstein,
+			status: http.StatusOK, typ: quire.EventProductChanged, subject: "/products/1",
+			data: map[string]string{"price": "12.99", "changed": `["price"]`}},
+		{name: "the new price again", who: admin, method: "PUT", path: "/admin/products/1",
+			body:   strings.Replace(frankenstein, "12.99", "13.50", 1),
+			status: http.StatusOK, typ: quire.EventProductChanged, subject: "/products/1",
+			data: map[string]string{"price": "13.50", "changed": `["price"]`}},
 		{name: "an archiving", who: admin, method: "PUT", path: "/api/v2/admin/products/1",
 			body:   strings.Replace(strings.Replace(frankenstein, "12.99", "13.50", 1), "AVAILABLE", "ARCHIVED", 1),
 			status: http.StatusOK, typ: quire.EventProductArchived, subject: "/products/1", data: map[string]string{"product_id": "1"}},
