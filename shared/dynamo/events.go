@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -86,11 +85,6 @@ func (s *EventStore) Events(ctx context.Context) ([]quire.Event, error) {
 			out = append(out, ev)
 		}
 	}
-	slices.SortFunc(out, func(a, b quire.Event) int {
-		if c := a.Time.Compare(b.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	slices.SortFunc(out, quire.CompareEvents)
 	return out, nil
 }

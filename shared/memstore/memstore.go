@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -145,12 +144,7 @@ func (db *DB) Events(context.Context) ([]quire.Event, error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	out := slices.Clone(db.events)
-	slices.SortStableFunc(out, func(a, b quire.Event) int {
-		if c := a.Time.Compare(b.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	slices.SortFunc(out, quire.CompareEvents)
 	return out, nil
 }
 

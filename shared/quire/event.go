@@ -2,6 +2,7 @@ package quire
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -27,6 +28,15 @@ type Event struct {
 	// Data is what a consumer needs of the change: ids and what changed,
 	// never a password, a token or an email.
 	Data json.RawMessage `json:"data"`
+}
+
+// CompareEvents orders events by their time, then their id: the order the
+// stores list their outboxes in.
+func CompareEvents(a, b Event) int {
+	if c := a.Time.Compare(b.Time); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
 }
 
 // The types of Quire's events.
