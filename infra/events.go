@@ -29,12 +29,6 @@ const (
 	eventsFunctionMemory = 128
 )
 
-// eventRoute is what carries the events out of the stack.
-type eventRoute struct {
-	bus         awsevents.EventBus
-	deadLetters awssqs.Queue
-}
-
 // newEvents defines how the events the stores write into the outbox table
 // (outbox, with a stream of new images) leave the stack: the stage's event
 // bus, and a pipe that reads the table's new items, has the events
@@ -43,14 +37,14 @@ type eventRoute struct {
 // and a template would put it on the bus as a string), and puts each on
 // the bus, its detail-type the event's type and its source "quire". A
 // batch the pipe cannot deliver after its retries goes to the dead-letter
-// queue, whose alarm is in the operations stack. The bus's name and ARN
-// are outputs.
-func newEvents(stack awscdk.Stack, outbox awsdynamodb.Table, assetDir string) eventRoute {
+// queue it returns, whose alarm the operations stack defines. The bus's
+// name and ARN are outputs.
+func newEvents(stack awscdk.Stack, outbox awsdynamodb.Table, assetDir string) (deadLetters awssqs.Queue) {
 	bus := awsevents.NewEventBus(stack, jsii.String("EventBus"), &awsevents.EventBusProps{
 		EventBusName: jsii.String(*stack.StackName() + "-events"),
 		Description:  jsii.String("Quire's events: what happened in the shop, published as it committed"),
 	})
-	deadLetters := awssqs.NewQueue(stack, jsii.String("EventsDeadLetters"), &awssqs.QueueProps{
+	deadLetters = awssqs.NewQueue(stack, jsii.String("EventsDeadLetters"), &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(deadLetterRetention)),
@@ -111,7 +105,7 @@ func newEvents(stack awscdk.Stack, outbox awsdynamodb.Table, assetDir string) ev
 	output(stack, "EventBusName", "The event bus of this stage's events: a rule on it matches source quire and a detail-type", bus.EventBusName())
 	output(stack, "EventBusArn", "The ARN of the event bus of this stage's events", bus.EventBusArn())
 	output(stack, "EventsDeadLetterQueueUrl", "The queue of the events the pipe could not deliver (docs/operating.md says how to replay them)", deadLetters.QueueUrl())
-	return eventRoute{bus: bus, deadLetters: deadLetters}
+	return deadLetters
 }
 
 // deadLetterAlarm goes off as soon as the events pipe has given up a batch.

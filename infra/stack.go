@@ -53,7 +53,7 @@ func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps
 	for _, t := range dynamo.Tables() {
 		tables[t.Name] = newTable(stack, t)
 	}
-	published := newEvents(stack, tables[routes.TableEvents], props.AssetDir)
+	deadLetters := newEvents(stack, tables[routes.TableEvents], props.AssetDir)
 	tokens := tokenConfig(stack)
 	fns := map[string]awslambda.Function{}
 	for _, g := range routes.Groups() {
@@ -92,7 +92,7 @@ func NewQuireStack(scope constructs.Construct, id string, props *QuireStackProps
 		newHealthCheck(ops, api)
 	}
 	alarms := newAlarms(ops, *stack.StackName(), api, fns, tables, namespace)
-	alarms.define(deadLetterAlarm(published.deadLetters))
+	alarms.define(deadLetterAlarm(deadLetters))
 	newDeployments(stack, aliases, deployment, alarms, props.AssetDir)
 	dashboard := newDashboard(ops, *stack.StackName(), api, fns, tables, namespace, alarms)
 	newQueries(ops, *stack.StackName(), accessLogs, fns)

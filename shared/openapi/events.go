@@ -113,6 +113,6 @@ func webhooks(schemas schema) schema {
 	return out
 }
 
-// eventTags is the tag of the webhooks.
-var eventTags = schema{"name": "events", "description": "What happened in the shop, published as it commits: " +
+// eventsTag is the tag of the webhooks.
+var eventsTag = schema{"name": "events", "description": "What happened in the shop, published as it commits: " +
 	"the webhooks. Every version's document describes the same events."}

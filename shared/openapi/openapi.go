@@ -260,7 +260,7 @@ func build(v int, described func(routes.Route) bool, server string) ([]byte, err
 		},
 		"servers": []any{schema{"url": server, "description": "The API that serves this document, at its root: " +
 			"the address the document was read from, less /openapi.json and any /api/v<N>."}},
-		"tags":     append(tags(), eventTags),
+		"tags":     append(tags(), eventsTag),
 		"paths":    paths,
 		"webhooks": webhooks(components),
 		"security": []any{schema{"bearer": []any{}}},
