@@ -72,6 +72,7 @@ var textLine = regexp.MustCompile(`^time=\S+ level=(DEBUG|INFO|WARN|ERROR) msg=`
 // or a query with a bad escape, OPTIONS *) gets problem+json too; and it
 // answers the hosts it serves alone.
 func TestRun(t *testing.T) {
+	dynamotest.Endpoint(t) // skip the whole test, not each format, without DynamoDB Local
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
 			var env []string
