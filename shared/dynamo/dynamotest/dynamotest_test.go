@@ -2,7 +2,7 @@ package dynamotest_test
 
 import (
 	"context"
-	"slices"
+	"maps"
 	"testing"
 	"time"
 
@@ -37,33 +37,48 @@ func TestNewCreatesActiveTables(t *testing.T) {
 	}
 }
 
-func TestNewTablesArePerTestAndDeletedAfter(t *testing.T) {
-	endpoint := dynamotest.Endpoint(t)
+// A test's tables are its own while it runs, and empty when it starts,
+// whatever the test before it wrote to them.
+func TestNewTablesAreTheTestsOwnAndEmpty(t *testing.T) {
 	var first, second dynamo.TableNames
-	t.Run("first", func(t *testing.T) { _, first = dynamotest.New(t) })
-	t.Run("second", func(t *testing.T) { _, second = dynamotest.New(t) })
+	t.Run("first", func(t *testing.T) {
+		var db *dynamodb.Client
+		db, first = dynamotest.New(t)
+		t.Run("at once", func(t *testing.T) {
+			_, other := dynamotest.New(t)
+			for logical, name := range first {
+				if other[logical] == name {
+					t.Errorf("two tests share table %s", name)
+				}
+			}
+		})
+		for _, table := range dynamo.Tables() {
+			item := map[string]types.AttributeValue{}
+			for _, k := range []*dynamo.Key{&table.PartitionKey, table.SortKey} {
+				if k != nil {
+					item[k.Name] = map[string]types.AttributeValue{"S": &types.AttributeValueMemberS{Value: "x"}, "N": &types.AttributeValueMemberN{Value: "1"}}[k.Type]
+				}
+			}
+			if _, err := db.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(first.Physical(table.Name)), Item: item}); err != nil {
+				t.Fatalf("put an item in %s: %v", table.Name, err)
+			}
+		}
+	})
+	var db *dynamodb.Client
+	t.Run("second", func(t *testing.T) { db, second = dynamotest.New(t) })
 	if first == nil || second == nil {
 		t.FailNow()
 	}
-	for logical, name := range first {
-		if second[logical] == name {
-			t.Errorf("two tests share table %s", name)
+	if !maps.Equal(first, second) {
+		t.Fatalf("the second test has tables %v, want the first's, emptied: a set of tables is reused", second)
+	}
+	for _, name := range second {
+		out, err := db.Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String(name), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-
-	db, err := dynamo.NewClient(dynamo.Config{Endpoint: endpoint})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := db.ListTables(t.Context(), &dynamodb.ListTablesInput{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, names := range []dynamo.TableNames{first, second} {
-		for _, name := range names {
-			if slices.Contains(out.TableNames, name) {
-				t.Errorf("table %s outlived its test", name)
-			}
+		if out.Count != 0 {
+			t.Errorf("table %s holds %d items when the test starts, want none", name, out.Count)
 		}
 	}
 }
