@@ -17,6 +17,7 @@ import (
 
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/password/argon2id"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -40,7 +41,7 @@ func authGroup(c service.Config, open OpenSecret) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &auth.Handlers{Accounts: s.Accounts, Sessions: s.Sessions, Tokens: c.Tokens, Passwords: argon2id.Hasher}
+	h := &auth.Handlers{Accounts: s.Accounts, Sessions: s.Sessions, Tokens: c.Tokens, Passwords: passwords(c)}
 	router, err := rest.NewRouter(routes.GroupAuth, h.Routes(), nil)
 	if err != nil {
 		return nil, err
@@ -102,6 +103,15 @@ func Handlers(c service.Config) (map[string]apigw.Handler, error) {
 	return out, nil
 }
 
+// passwords is c's hasher of passwords: argon2id's at its recommended
+// cost, unless c names another.
+func passwords(c service.Config) password.Hasher {
+	if c.Passwords != nil {
+		return c.Passwords
+	}
+	return argon2id.Hasher
+}
+
 // Handler builds the Lambda handler of group, as its function's main does.
 func Handler(c service.Config, group string) (apigw.Handler, error) {
 	build, ok := map[string]func(service.Config) (http.Handler, error){
@@ -109,7 +119,7 @@ func Handler(c service.Config, group string) (apigw.Handler, error) {
 		routes.GroupCatalog: service.Catalog,
 		routes.GroupCarts:   service.Carts,
 		routes.GroupOrders:  service.Orders,
-		routes.GroupUsers:   service.Users(argon2id.Hasher),
+		routes.GroupUsers:   service.Users(passwords(c)),
 		routes.GroupHealth:  service.Health,
 		routes.GroupConfig:  service.Configuration,
 	}[group]

@@ -30,7 +30,7 @@ func faultless(t *testing.T) (*servicetest.API, *ddbfault.Proxy) {
 	t.Helper()
 	p, opt := servicetest.Faults(t)
 	api := servicetest.New(t, opt)
-	if _, err := demo.Seed(t.Context(), api.Stores.Users, demo.DefaultOptions()); err != nil {
+	if _, err := demo.Seed(t.Context(), api.Stores.Users, servicetest.DemoOptions()); err != nil {
 		t.Fatal(err)
 	}
 	return api, p

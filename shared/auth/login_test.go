@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { servicetest.Main(m) }
 func seeded(t *testing.T) *servicetest.API {
 	t.Helper()
 	api := servicetest.New(t)
-	if _, err := demo.Seed(t.Context(), api.Stores.Users, demo.DefaultOptions()); err != nil {
+	if _, err := demo.Seed(t.Context(), api.Stores.Users, servicetest.DemoOptions()); err != nil {
 		t.Fatal(err)
 	}
 	return api

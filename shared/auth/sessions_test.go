@@ -148,7 +148,7 @@ func TestConcurrentRefreshes(t *testing.T) { concurrentRefreshes(t, seeded(t)) }
 func TestConcurrentRefreshesThroughConflicts(t *testing.T) {
 	_, conflicts := servicetest.Conflicts(t)
 	api := servicetest.New(t, conflicts)
-	if _, err := demo.Seed(t.Context(), api.Stores.Users, demo.DefaultOptions()); err != nil {
+	if _, err := demo.Seed(t.Context(), api.Stores.Users, servicetest.DemoOptions()); err != nil {
 		t.Fatal(err)
 	}
 	concurrentRefreshes(t, api)

@@ -95,9 +95,11 @@ const CustomerRefreshToken = "AAAAAAAAAAJkZW1vLXNlc3Npb24tZ3JhZGVtbyByZWZyZXNoIH
 // CustomerSessionID is the id of the session of CustomerRefreshToken.
 const CustomerSessionID = "64656d6f2d73657373696f6e2d677261"
 
-// Options are the demo admin's credentials.
+// Options are the demo admin's credentials, and the hasher of the demo
+// users' passwords: nil, argon2id.Hasher (tests hash at argon2id.MinCost).
 type Options struct {
 	AdminEmail, AdminPassword string
+	Passwords                 password.Hasher
 }
 
 // DefaultOptions are the options of an environment that sets none.
@@ -145,7 +147,7 @@ func Seed(ctx context.Context, s users.Store, o Options) (added int, err error) 
 		if u.Role == quire.RoleAdmin {
 			pw = o.AdminPassword
 		}
-		_, err := users.Create(ctx, s, u, hash(pw), nil)
+		_, err := users.Create(ctx, s, u, hash(o.Passwords, pw), nil)
 		switch quire.ErrorCode(err) {
 		case "":
 			added++
@@ -162,17 +164,25 @@ func Seed(ctx context.Context, s users.Store, o Options) (added int, err error) 
 	return added, nil
 }
 
-// hashes holds the hash of each password Seed stored, by password: a
-// process that seeds many tables (the tests) hashes each one once.
+// hashes holds the hash of each password Seed stored, by hasher and
+// password: a process that seeds many tables (the tests) hashes each one
+// once.
 var hashes sync.Map
 
-func hash(password string) string {
-	if h, ok := hashes.Load(password); ok {
-		return h.(string)
+func hash(h password.Hasher, pw string) string {
+	if h == nil {
+		h = argon2id.Hasher
 	}
-	h := argon2id.Hash(password)
-	hashes.Store(password, h)
-	return h
+	type key struct {
+		h  password.Hasher
+		pw string
+	}
+	if v, ok := hashes.Load(key{h, pw}); ok {
+		return v.(string)
+	}
+	v := h.Hash(pw)
+	hashes.Store(key{h, pw}, v)
+	return v
 }
 
 // SeedSession stores the session of CustomerRefreshToken, started at now

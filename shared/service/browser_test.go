@@ -28,7 +28,7 @@ func browsable(t *testing.T) *servicetest.API {
 		}
 	}})
 	ctx := t.Context()
-	if _, err := demo.Seed(ctx, api.Stores.Users, demo.DefaultOptions()); err != nil {
+	if _, err := demo.Seed(ctx, api.Stores.Users, servicetest.DemoOptions()); err != nil {
 		t.Fatal(err)
 	}
 	api.SeedCatalog(t)

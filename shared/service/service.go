@@ -75,6 +75,10 @@ type Config struct {
 	// none deployed.
 	DocsLogin        *swaggerui.Login
 	MetricsNamespace string
+	// Passwords hashes and checks passwords in the auth and users groups;
+	// nil: argon2id.Hasher, its recommended cost. The tests hash at
+	// argon2id.MinCost.
+	Passwords password.Hasher
 	// Stores, when set, are the stores every group's handler uses instead
 	// of DynamoDB's: the tests run Quire on memory with them (package
 	// memstore, which no function links). DynamoDB is then not called.

@@ -17,46 +17,62 @@ import (
 	"github.com/quireapi/quire/shared/password"
 )
 
-// The cost of new hashes.
-const (
-	memoryKiB = 19 * 1024
-	passes    = 2
-	lanes     = 1
-	saltLen   = 16
-	keyLen    = 32
+// Cost is the work of a new hash: memory in KiB and passes, with one lane.
+// A hash carries its cost, and Match reads it from there: a hash of any cost
+// matches under any Cost.
+type Cost struct{ MemoryKiB, Passes uint32 }
+
+var (
+	// Recommended is OWASP's recommended minimum: 19 MiB, two passes.
+	Recommended = Cost{MemoryKiB: 19 * 1024, Passes: 2}
+	// MinCost is the least Argon2id allows, 1/4864 of Recommended's work:
+	// for tests, whose passwords guard nothing.
+	MinCost = Cost{MemoryKiB: 8, Passes: 1}
 )
 
-// Hasher is Hash and Match, as a password.Hasher.
-var Hasher password.Hasher = hasher{}
+// Hasher is Hash and Match at the recommended cost, as a password.Hasher.
+var Hasher password.Hasher = Recommended
 
-type hasher struct{}
+const (
+	lanes   = 1
+	saltLen = 16
+	keyLen  = 32
+)
 
-func (hasher) Hash(pw string) string      { return Hash(pw) }
-func (hasher) Match(hash, pw string) bool { return Match(hash, pw) }
+// Hash returns the PHC string of pw at the recommended cost.
+func Hash(pw string) string { return Recommended.Hash(pw) }
 
-// Hash returns the PHC string of pw under a new random salt.
-func Hash(pw string) string {
+// Match reports whether pw matches the PHC string hash, an empty hash
+// costing the recommended work (see Cost.Match).
+func Match(hash, pw string) bool { return Recommended.Match(hash, pw) }
+
+// Hash returns the PHC string of pw under a new random salt, at cost c.
+func (c Cost) Hash(pw string) string {
 	salt := make([]byte, saltLen)
 	rand.Read(salt)
-	key := argon2.IDKey([]byte(pw), salt, passes, memoryKiB, lanes, keyLen)
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, memoryKiB, passes, lanes,
+	key := argon2.IDKey([]byte(pw), salt, c.Passes, c.MemoryKiB, lanes, keyLen)
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, c.MemoryKiB, c.Passes, lanes,
 		b64.EncodeToString(salt), b64.EncodeToString(key))
 }
 
 var b64 = base64.RawStdEncoding
 
-// decoyHash is the hash Match checks a password against when there is no
+// decoy is the hash Match checks a password against when there is no
 // stored hash (an unknown email), so that the answer takes as long as for a
-// wrong password. No password matches it: its key is not derived from one.
-const decoyHash = "$argon2id$v=19$m=19456,t=2,p=1$cXVpcmUtZGVjb3ktc2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+// wrong password: c's cost. No password matches it: its key is not derived
+// from one.
+func (c Cost) decoy() string {
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$cXVpcmUtZGVjb3ktc2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+		argon2.Version, c.MemoryKiB, c.Passes, lanes)
+}
 
-// Match reports whether pw matches the PHC string hash. An empty hash (no
-// such user) costs the same work as a real one and never matches. A hash
-// that does not parse never matches.
-func Match(hash, pw string) bool {
+// Match reports whether pw matches the PHC string hash, at the hash's own
+// cost. An empty hash (no such user) costs c's work and never matches. A
+// hash that does not parse never matches.
+func (c Cost) Match(hash, pw string) bool {
 	stored := hash
 	if stored == "" {
-		stored = decoyHash
+		stored = c.decoy()
 	}
 	p, err := parse(stored)
 	if err != nil {

@@ -36,7 +36,7 @@ func TestMatchRefuses(t *testing.T) {
 	}
 	for name, hash := range map[string]string{
 		"no user":          "",
-		"the decoy":        decoyHash,
+		"the decoy":        Recommended.decoy(),
 		"bcrypt":           "$2a$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy",
 		"argon2i":          with(1, "argon2i"),
 		"another version":  with(2, "v=16"),
@@ -60,11 +60,31 @@ func TestMatchRefuses(t *testing.T) {
 	}
 }
 
+// A hash of one cost matches under another: each reads the hash's own.
+// The least cost still hashes with a salt of its own.
+func TestCosts(t *testing.T) {
+	cheap := MinCost.Hash("password1")
+	if !strings.HasPrefix(cheap, "$argon2id$v=19$m=8,t=1,p=1$") {
+		t.Errorf("MinCost.Hash = %q, want an argon2id PHC string at m=8,t=1", cheap)
+	}
+	if !Match(cheap, "password1") || Match(cheap, "password2") || !MinCost.Match(Hash("password1"), "password1") {
+		t.Error("a hash does not match its password, or matches another, under another cost")
+	}
+	if MinCost.Hash("password1") == cheap {
+		t.Error("two hashes of one password are equal: no salt")
+	}
+	for _, c := range []Cost{Recommended, MinCost} {
+		if _, err := parse(c.decoy()); err != nil || c.Match("", "") {
+			t.Errorf("%+v: the decoy %q does not parse (%v), or matches", c, c.decoy(), err)
+		}
+	}
+}
+
 // FuzzParse: parse never panics, and what it accepts stays within the cost
 // bounds that keep a login short.
 func FuzzParse(f *testing.F) {
 	f.Add(Hash("password1"))
-	f.Add(decoyHash)
+	f.Add(Recommended.decoy())
 	f.Add("$argon2id$v=19$m=1,t=1,p=1$$")
 	f.Add("$argon2id$v=19$m=-1,t=2,p=1$c2FsdHNhbHQ$a2V5a2V5a2V5a2V5a2V5")
 	f.Fuzz(func(t *testing.T, s string) {

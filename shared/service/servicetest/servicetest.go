@@ -28,6 +28,7 @@ import (
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/memstore"
+	"github.com/quireapi/quire/shared/password/argon2id"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service"
@@ -71,6 +72,7 @@ func Config(tb testing.TB) (service.Config, *dynamodb.Client, dynamo.TableNames)
 		DynamoDB:         dynamo.Config{Endpoint: dynamotest.Endpoint(tb), Tables: tables},
 		Tokens:           tokens(tb),
 		SigningKeys:      signingKeys(tb),
+		Passwords:        argon2id.MinCost,
 		LogJSON:          true,
 		MetricsNamespace: namespace,
 	}, db, tables
@@ -108,7 +110,7 @@ func MemoryConfig(tb testing.TB) (service.Config, *memstore.DB) {
 	mem := memstore.New(0)
 	u := mem.Users()
 	cfg := service.Config{
-		Tokens: tokens(tb), SigningKeys: signingKeys(tb), LogJSON: true, MetricsNamespace: namespace,
+		Tokens: tokens(tb), SigningKeys: signingKeys(tb), Passwords: argon2id.MinCost, LogJSON: true, MetricsNamespace: namespace,
 		Stores: &service.Stores{
 			Users: u, Accounts: u, Sessions: mem.Sessions(), Catalog: mem.Catalog(), Carts: mem.Carts(),
 			Orders: mem.Orders(), Config: mem.Config(), Records: mem.Records(), Health: mem.Pinger(),
@@ -251,7 +253,7 @@ func (a *API) LoadDemo(tb testing.TB) {
 func loadDemo(tb testing.TB, s service.Stores, d demoStores) {
 	tb.Helper()
 	ctx := tb.Context()
-	_, err := demo.Seed(ctx, s.Users, demo.DefaultOptions())
+	_, err := demo.Seed(ctx, s.Users, DemoOptions())
 	for _, seed := range []func() error{
 		func() error { return demo.SeedCatalog(ctx, d.catalog) },
 		func() error { return demo.SeedShop(ctx, s.Carts, d.orders) },
@@ -268,6 +270,15 @@ func loadDemo(tb testing.TB, s service.Stores, d demoStores) {
 	}
 }
 
+// DemoOptions are demo.DefaultOptions with the passwords hashed at the
+// least cost, as the functions of Config and MemoryConfig hash them: a
+// test's passwords guard nothing, and each login checks one.
+func DemoOptions() demo.Options {
+	o := demo.DefaultOptions()
+	o.Passwords = argon2id.MinCost
+	return o
+}
+
 // DemoConfig returns the configuration of functions on a fresh store
 // holding the demo data: tables in DynamoDB Local when o.DynamoDB is set
 // (skipping the test when there is none), else memory.
@@ -275,7 +286,7 @@ func DemoConfig(tb testing.TB, o Option) service.Config {
 	tb.Helper()
 	if o.DynamoDB {
 		cfg, db, tables := Config(tb)
-		if _, err := demo.Load(tb.Context(), db, tables, demo.DefaultOptions()); err != nil {
+		if _, err := demo.Load(tb.Context(), db, tables, DemoOptions()); err != nil {
 			tb.Fatal(err)
 		}
 		return cfg
