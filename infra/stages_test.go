@@ -125,21 +125,37 @@ func TestPresets(t *testing.T) {
 		retain     bool
 		protected  bool
 	}
+	dev, prod := want{"AllAtOnce", false, 7, false, false}, want{"Canary10Percent5Minutes", true, 30, true, true}
+	// The kind of a stage is the context's alone: read from an app with
+	// nothing in it, where a synthesis per name took seconds.
+	for _, tc := range []struct {
+		context map[string]any
+		kind    stageKind
+	}{
+		{map[string]any{contextStage: "dev"}, development},
+		{map[string]any{contextStage: "prod"}, production},
+		{map[string]any{}, production},
+		{map[string]any{contextStage: "prod-eu"}, production},
+		{map[string]any{contextStage: "pr-42"}, development},
+		{map[string]any{contextStage: "dev", contextStageKind: "production"}, production},
+		{map[string]any{contextStage: "staging", contextStageKind: "development"}, development},
+	} {
+		if got := kindOf(awscdk.NewApp(&awscdk.AppProps{Context: &tc.context})); got != tc.kind {
+			t.Errorf("%v: a %s stage, want %s", tc.context, got, tc.kind)
+		}
+	}
+	// Each kind's preset as the stack deploys it, and each value of a
+	// preset yielding to its own key.
 	for _, tc := range []struct {
 		context map[string]any
 		want    want
 	}{
-		{map[string]any{contextStage: "dev"}, want{"AllAtOnce", false, 7, false, false}},
-		{map[string]any{contextStage: "prod"}, want{"Canary10Percent5Minutes", true, 30, true, true}},
-		{map[string]any{}, want{"Canary10Percent5Minutes", true, 30, true, true}},
-		{map[string]any{contextStage: "prod-eu"}, want{"Canary10Percent5Minutes", true, 30, true, true}},
-		{map[string]any{contextStage: "pr-42"}, want{"AllAtOnce", false, 7, false, false}},
-		{map[string]any{contextStage: "dev", contextStageKind: "production"}, want{"Canary10Percent5Minutes", true, 30, true, true}},
-		{map[string]any{contextStage: "staging", contextStageKind: "development"}, want{"AllAtOnce", false, 7, false, false}},
+		{map[string]any{contextStage: "dev"}, dev},
+		{map[string]any{}, prod},
 		{map[string]any{contextStage: "dev", contextDeployment: "Canary10Percent5Minutes", contextWAF: "true",
-			contextLogRetention: "30", contextRemoval: "retain", contextTerminationProtection: "true"}, want{"Canary10Percent5Minutes", true, 30, true, true}},
+			contextLogRetention: "30", contextRemoval: "retain", contextTerminationProtection: "true"}, prod},
 		{map[string]any{contextStage: "prod", contextDeployment: "AllAtOnce", contextWAF: "false",
-			contextLogRetention: 7, contextRemoval: "destroy", contextTerminationProtection: false}, want{"AllAtOnce", false, 7, false, false}},
+			contextLogRetention: 7, contextRemoval: "destroy", contextTerminationProtection: false}, dev},
 	} {
 		stack, err := defined(tc.context)
 		if err != nil {
