@@ -152,60 +152,65 @@ test("the docs page offers each version, shows its operations, and tries them ou
   assert.deepEqual(offered, ["v2", "v1"], "the selector offers each version, the newest first");
 
   for (const version of [2, 1]) {
-    const ops = await operations(version);
-    assert.ok(!ops.some((o) => o.path === "/docs/{file}"), "the docs page's own files are no operation of a version");
-    const find = (method: string, path: string): Operation => {
-      const op = ops.find((o) => o.method === method && o.path === path);
-      assert.ok(op?.operationId, `version ${version}'s document has ${method.toUpperCase()} ${path} with an operationId`);
-      return op;
-    };
-    if (version !== 2) {
-      await page.select(".download-url-wrapper select", `${new URL(apiURL).pathname}/api/v${version}/openapi.json`);
+    try {
+      const ops = await operations(version);
+      assert.ok(!ops.some((o) => o.path === "/docs/{file}"), "the docs page's own files are no operation of a version");
+      const find = (method: string, path: string): Operation => {
+        const op = ops.find((o) => o.method === method && o.path === path);
+        assert.ok(op?.operationId, `version ${version}'s document has ${method.toUpperCase()} ${path} with an operationId`);
+        return op;
+      };
+      if (version !== 2) {
+        await page.select(".download-url-wrapper select", `${new URL(apiURL).pathname}/api/v${version}/openapi.json`);
+      }
+      await shows(page, ops, version);
+
+      // GET /health, tried out in the page.
+      const health = await execute(await tryOut(page, find("get", "/health")));
+      assert.equal(health.status, 200, `GET /health from /docs: ${health.body} ${trouble.join("; ")}`);
+      assert.match(health.body, /"status":\s*"ok"/);
+      assert.equal(health.url, `${apiURL}/health`, "the page calls the API it came from, base path included");
+
+      // The server the page calls is the one serving it, base path included.
+      const servers = await page.$$eval(".servers select option", (els) => els.map((el) => (el as HTMLOptionElement).value));
+      assert.deepEqual(servers, [apiURL], "the Servers box names the API serving the page");
+
+      // The demo customer logs in from the page, with the example body it
+      // offers on this machine...
+      const login = await tryOut(page, find("post", "/login"));
+      const editor = await login.waitForSelector("textarea.body-param__text");
+      assert.ok(editor, "POST /login on /docs has a body editor");
+      const example = JSON.parse(await editor.evaluate((el) => (el as HTMLTextAreaElement).value)) as unknown;
+      assert.deepEqual(example, { email: customer.email, password: customer.password }, "POST /login's example body on this machine is the demo customer's login");
+      const answer = await execute(login);
+      assert.equal(answer.status, 200, `POST /login from /docs: ${answer.body} ${trouble.join("; ")}`);
+      const token = (JSON.parse(answer.body) as { access_token: string }).access_token;
+      assert.ok(token, "the login shown on /docs has an access token");
+
+      // ...which authorizes the page with its access token...
+      await page.waitForSelector(".auth-wrapper .btn.authorize.locked", { timeout: 5_000 }).catch(() => {
+        assert.fail("a login from /docs did not authorize the page (its Authorize button is not locked)");
+      });
+
+      // ...and reads her own user with it, in the version's
+      // representation.
+      const read = await tryOut(page, find("get", `/api/v${version}/users/{id}`));
+      const id = await read.waitForSelector('tr[data-param-name="id"] input');
+      assert.ok(id, "GET /users/{id} on /docs has an id field");
+      await fill(page, id, String(customer.id));
+      const user = await execute(read);
+      assert.equal(user.status, 200, `GET /api/v${version}/users/1 from /docs: ${user.body} ${trouble.join("; ")}`);
+      const got = JSON.parse(user.body) as { email: string; name?: string; first_name?: string };
+      assert.equal(got.email, customer.email);
+      assert.equal(version === 2 ? got.name !== undefined : got.first_name !== undefined, true, `a v${version} user: ${user.body}`);
+      assert.equal(user.url, `${apiURL}/api/v${version}/users/${customer.id}`);
+    } catch (err) {
+      // A screenshot of the page as it failed: rendering one takes seconds.
+      const screenshot = join(outDir, `docs-v${version}.png`);
+      await page.screenshot({ path: screenshot, fullPage: true }).catch(() => undefined);
+      t.diagnostic(`screenshot of the page that failed: ${screenshot}`);
+      throw err;
     }
-    await shows(page, ops, version);
-    const screenshot = join(outDir, `docs-v${version}.png`);
-    await page.screenshot({ path: screenshot, fullPage: true });
-    t.diagnostic(`screenshot: ${screenshot}`);
-
-    // GET /health, tried out in the page.
-    const health = await execute(await tryOut(page, find("get", "/health")));
-    assert.equal(health.status, 200, `GET /health from /docs: ${health.body} ${trouble.join("; ")}`);
-    assert.match(health.body, /"status":\s*"ok"/);
-    assert.equal(health.url, `${apiURL}/health`, "the page calls the API it came from, base path included");
-
-    // The server the page calls is the one serving it, base path included.
-    const servers = await page.$$eval(".servers select option", (els) => els.map((el) => (el as HTMLOptionElement).value));
-    assert.deepEqual(servers, [apiURL], "the Servers box names the API serving the page");
-
-    // The demo customer logs in from the page, with the example body it
-    // offers on this machine...
-    const login = await tryOut(page, find("post", "/login"));
-    const editor = await login.waitForSelector("textarea.body-param__text");
-    assert.ok(editor, "POST /login on /docs has a body editor");
-    const example = JSON.parse(await editor.evaluate((el) => (el as HTMLTextAreaElement).value)) as unknown;
-    assert.deepEqual(example, { email: customer.email, password: customer.password }, "POST /login's example body on this machine is the demo customer's login");
-    const answer = await execute(login);
-    assert.equal(answer.status, 200, `POST /login from /docs: ${answer.body} ${trouble.join("; ")}`);
-    const token = (JSON.parse(answer.body) as { access_token: string }).access_token;
-    assert.ok(token, "the login shown on /docs has an access token");
-
-    // ...which authorizes the page with its access token...
-    await page.waitForSelector(".auth-wrapper .btn.authorize.locked", { timeout: 5_000 }).catch(() => {
-      assert.fail("a login from /docs did not authorize the page (its Authorize button is not locked)");
-    });
-
-    // ...and reads her own user with it, in the version's
-    // representation.
-    const read = await tryOut(page, find("get", `/api/v${version}/users/{id}`));
-    const id = await read.waitForSelector('tr[data-param-name="id"] input');
-    assert.ok(id, "GET /users/{id} on /docs has an id field");
-    await fill(page, id, String(customer.id));
-    const user = await execute(read);
-    assert.equal(user.status, 200, `GET /api/v${version}/users/1 from /docs: ${user.body} ${trouble.join("; ")}`);
-    const got = JSON.parse(user.body) as { email: string; name?: string; first_name?: string };
-    assert.equal(got.email, customer.email);
-    assert.equal(version === 2 ? got.name !== undefined : got.first_name !== undefined, true, `a v${version} user: ${user.body}`);
-    assert.equal(user.url, `${apiURL}/api/v${version}/users/${customer.id}`);
   }
 
   // The page's Content-Security-Policy lets Swagger UI do all of that, and
