@@ -44,6 +44,7 @@ func mustStart(t *testing.T, opts Options) *Server {
 // TestInMemory starts one server in memory, the way make run and the tests
 // start it: it starts empty, answers this machine alone, and stops.
 func TestInMemory(t *testing.T) {
+	t.Parallel() // beside TestDataDirKeepsTables: each waits for its JVM
 	s := mustStart(t, Options{})
 	t.Run("starts empty", func(t *testing.T) {
 		out, err := newClient(t, s.Endpoint()).ListTables(t.Context(), &dynamodb.ListTablesInput{})
@@ -146,6 +147,7 @@ func stops(t *testing.T, s *Server) {
 }
 
 func TestDataDirKeepsTables(t *testing.T) {
+	t.Parallel() // beside TestInMemory: each waits for its JVMs
 	data := filepath.Join(t.TempDir(), "data")
 	names := dynamo.PrefixedTableNames("persist_")
 
