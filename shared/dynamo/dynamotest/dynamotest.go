@@ -158,8 +158,8 @@ func Endpoint(tb testing.TB) string {
 // A set a test has finished with goes back to the binary's pool, and the
 // next test that asks takes it emptied: scanning and clearing a set of
 // tables with the demo data costs DynamoDB Local about a third of the CPU
-// of creating one and deleting it. Main
-// deletes the pool's tables when the tests end.
+// of creating one and deleting it. Main deletes the pool's tables when the
+// tests end.
 func New(tb testing.TB) (*dynamodb.Client, dynamo.TableNames) {
 	tb.Helper()
 	db, err := dynamo.NewClient(dynamo.Config{Endpoint: Endpoint(tb)})
@@ -229,8 +229,7 @@ func (p *pool) drain(endpoint string) {
 	p.made, p.free = nil, nil
 }
 
-// empty deletes every item of the tables names, one table at a time each
-// side by side.
+// empty deletes every item of the tables names, the tables side by side.
 func empty(ctx context.Context, db *dynamodb.Client, names dynamo.TableNames) error {
 	var clears []func() error
 	for _, t := range dynamo.Tables() {
