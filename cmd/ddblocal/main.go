@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/quireapi/quire/shared/ddblocal"
+	"github.com/quireapi/quire/shared/quire"
 )
 
 func main() {
@@ -44,17 +45,31 @@ func main() {
 // run starts n servers, runs args with their endpoints, stops the servers
 // and returns the command's exit code (1 when it could not run).
 func run(n int, args []string) (int, error) {
-	var endpoints []string
-	for range n {
-		srv, err := ddblocal.Start(context.Background(), ddblocal.Options{})
-		if err != nil {
-			return 1, err
+	// The servers start side by side: each JVM waits on its own start.
+	servers := make([]*ddblocal.Server, n)
+	starts := make([]func() error, n)
+	for i := range starts {
+		starts[i] = func() (err error) {
+			servers[i], err = ddblocal.Start(context.Background(), ddblocal.Options{})
+			return err
 		}
-		defer func() {
+	}
+	err := quire.Concurrently(starts...)
+	defer func() {
+		for _, srv := range servers {
+			if srv == nil {
+				continue
+			}
 			if err := srv.Stop(); err != nil {
 				fmt.Fprintln(os.Stderr, "ddblocal:", err)
 			}
-		}()
+		}
+	}()
+	if err != nil {
+		return 1, err
+	}
+	var endpoints []string
+	for _, srv := range servers {
 		endpoints = append(endpoints, srv.Endpoint())
 	}
 	cmd := exec.Command(args[0], args[1:]...)
@@ -62,7 +77,7 @@ func run(n int, args []string) (int, error) {
 	cmd.Env = append(os.Environ(), "DYNAMODB_ENDPOINT="+strings.Join(endpoints, " "))
 	// Ctrl-C reaches the command too; the servers stop once it has ended.
 	signal.Ignore(os.Interrupt)
-	err := cmd.Run()
+	err = cmd.Run()
 	if exit, ok := errors.AsType[*exec.ExitError](err); ok {
 		return max(exit.ExitCode(), 1), nil
 	}
