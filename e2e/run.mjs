@@ -141,9 +141,28 @@ function tail(file, lines) {
   }
 }
 
+/** Runs a command to completion, its output held and printed whole when it ends; true when it succeeded. */
+function runHeld(cmd, args) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: root, env: process.env });
+    const held = [];
+    child.stdout.on("data", (b) => held.push(b));
+    child.stderr.on("data", (b) => held.push(b));
+    child.on("error", (err) => {
+      fail(`${cmd}: ${err.message}`);
+      resolve(false);
+    });
+    child.on("close", (code) => {
+      process.stdout.write(Buffer.concat(held));
+      resolve(code === 0);
+    });
+  });
+}
+
 /**
  * Reads each version's OpenAPI document from the API at apiURL, lints it
- * and generates its client's types (e2e/generated/v<N>.d.ts).
+ * and generates its client's types (e2e/generated/v<N>.d.ts): the versions
+ * side by side, each one's output printed whole.
  */
 async function generate(apiURL) {
   const newest = await fetch(`${apiURL}/openapi.json`);
@@ -151,7 +170,7 @@ async function generate(apiURL) {
     throw new Error(`GET /openapi.json answered ${newest.status}`);
   }
   const versions = Number((await newest.json()).info.version);
-  for (let v = 1; v <= versions; v++) {
+  const one = async (v) => {
     const path = `/api/v${v}/openapi.json`;
     const doc = await fetch(`${apiURL}${path}`);
     if (doc.status !== 200) {
@@ -159,15 +178,19 @@ async function generate(apiURL) {
     }
     const spec = join(out, `openapi-v${v}.json`);
     writeFileSync(spec, Buffer.from(await doc.arrayBuffer()));
-    step(`linting ${relative(root, spec)} with Redocly's recommended rules (redocly.yaml)`);
-    if (!run(join(bin, "redocly"), ["lint", spec, "--config", join(root, "redocly.yaml")])) {
+    const types = join(generated, `v${v}.d.ts`);
+    step(`linting ${relative(root, spec)} with Redocly's recommended rules (redocly.yaml), then generating version ${v}'s client types into ${relative(root, types)}`);
+    if (!(await runHeld(join(bin, "redocly"), ["lint", spec, "--config", join(root, "redocly.yaml")]))) {
       throw new Error(`Redocly's lint finds errors in version ${v}'s OpenAPI document (see above)`);
     }
-    const types = join(generated, `v${v}.d.ts`);
-    step(`generating version ${v}'s client types from GET ${path} into ${relative(root, types)}`);
-    if (!run(join(bin, "openapi-typescript"), [spec, "--output", types])) {
+    if (!(await runHeld(join(bin, "openapi-typescript"), [spec, "--output", types]))) {
       throw new Error(`openapi-typescript could not generate the client from version ${v}'s document`);
     }
+  };
+  const results = await Promise.allSettled(Array.from({ length: versions }, (_, i) => one(i + 1)));
+  const failed = results.find((r) => r.status === "rejected");
+  if (failed) {
+    throw failed.reason;
   }
 }
 
