@@ -158,9 +158,8 @@ func sessionKeys(ctx context.Context, db *dynamodb.Client, table string, id quir
 	return out.Items, out.LastEvaluatedKey != nil, nil
 }
 
-// endSessions deletes the sessions of user id from table: Query pages of their keys,
-// each deleted in BatchWriteItem requests of up to 25, again for
-// unprocessed ones.
+// endSessions deletes the sessions of user id from table: Query pages of
+// their keys, each deleted by DeleteKeys.
 func endSessions(ctx context.Context, db *dynamodb.Client, table string, id quire.ID) error {
 	in := &dynamodb.QueryInput{
 		TableName: &table, KeyConditionExpression: aws.String("pk = :pk"),
@@ -172,21 +171,8 @@ func endSessions(ctx context.Context, db *dynamodb.Client, table string, id quir
 		if err != nil {
 			return fmt.Errorf("list sessions of user %d: %w", id, err)
 		}
-		for page := out.Items; len(page) > 0; {
-			var batch []types.WriteRequest
-			for _, key := range page[:min(len(page), 25)] {
-				batch = append(batch, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
-			}
-			page = page[len(batch):]
-			for attempt := 1; len(batch) > 0; attempt++ {
-				res, err := db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{table: batch}})
-				if err != nil {
-					return fmt.Errorf("delete sessions of user %d: %w", id, err)
-				}
-				if batch = res.UnprocessedItems[table]; len(batch) > 0 && attempt == maxWriteAttempts {
-					return fmt.Errorf("delete sessions of user %d: %d left unprocessed", id, len(batch))
-				}
-			}
+		if err := DeleteKeys(ctx, db, table, out.Items); err != nil {
+			return fmt.Errorf("delete sessions of user %d: %w", id, err)
 		}
 		if out.LastEvaluatedKey == nil {
 			return nil

@@ -22,6 +22,28 @@ import (
 // leaves unprocessed.
 const maxWriteAttempts = 5
 
+// DeleteKeys deletes the items of keys from table, in BatchWriteItem
+// requests of up to 25, each sent again for the keys DynamoDB leaves
+// unprocessed, at most maxWriteAttempts times.
+func DeleteKeys(ctx context.Context, db *dynamodb.Client, table string, keys []map[string]types.AttributeValue) error {
+	for chunk := range slices.Chunk(keys, 25) {
+		var batch []types.WriteRequest
+		for _, key := range chunk {
+			batch = append(batch, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
+		}
+		for attempt := 1; len(batch) > 0; attempt++ {
+			res, err := db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{table: batch}})
+			if err != nil {
+				return err
+			}
+			if batch = res.UnprocessedItems[table]; len(batch) > 0 && attempt == maxWriteAttempts {
+				return fmt.Errorf("%d left unprocessed", len(batch))
+			}
+		}
+	}
+	return nil
+}
+
 // tx is a transaction whose items are known by name ("buyer", "cart"): a
 // cancelled one says by name, not by position, what was not as read.
 type tx struct {

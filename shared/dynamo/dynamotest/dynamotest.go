@@ -22,7 +22,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -30,7 +29,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/quireapi/quire/shared/ddblocal"
 	"github.com/quireapi/quire/shared/dynamo"
@@ -239,7 +237,7 @@ func empty(ctx context.Context, db *dynamodb.Client, names dynamo.TableNames) er
 }
 
 // clear deletes every item of t, named name: a consistent scan of its keys,
-// deleted 25 at a time.
+// deleted by dynamo.DeleteKeys.
 func clear(ctx context.Context, db *dynamodb.Client, t dynamo.Table, name string) error {
 	keys := []string{t.PartitionKey.Name}
 	if t.SortKey != nil {
@@ -254,19 +252,8 @@ func clear(ctx context.Context, db *dynamodb.Client, t dynamo.Table, name string
 		if err != nil {
 			return fmt.Errorf("empty table %s: %w", name, err)
 		}
-		for batch := range slices.Chunk(page.Items, 25) {
-			var deletes []types.WriteRequest
-			for _, key := range batch {
-				deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
-			}
-			requests := map[string][]types.WriteRequest{name: deletes}
-			for len(requests) > 0 {
-				out, err := db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: requests})
-				if err != nil {
-					return fmt.Errorf("empty table %s: %w", name, err)
-				}
-				requests = out.UnprocessedItems
-			}
+		if err := dynamo.DeleteKeys(ctx, db, name, page.Items); err != nil {
+			return fmt.Errorf("empty table %s: %w", name, err)
 		}
 	}
 	return nil
