@@ -1,0 +1,149 @@
+package quire
+
+// What a change decides besides its own fields: the time it is written at
+// (WriteTime), the content hash its ETag is made from (ContentHash), what a
+// conditional write requires of the stored state (Precondition), and the
+// event a system downstream acts on (NewEvent).
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// HashLen is the length of a content hash: 128 bits of SHA-256 in
+// unpadded base64url.
+const HashLen = 22
+
+// HashBytes returns the content hash of b.
+func HashBytes(b []byte) string {
+	sum := sha256.Sum256(b)
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
+}
+
+// ContentHash returns the content hash of v: the hash of its JSON encoding,
+// which is the same for equal values (struct fields in order, map keys
+// sorted). Every stored resource carries the hash of its content, and its
+// ETag is made from it. It panics when v cannot be marshalled, which is a
+// bug: it is only called on Quire's own domain values.
+func ContentHash(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("quire: content hash of %T: %v", v, err))
+	}
+	return HashBytes(b)
+}
+
+// WriteTime is the updated_at of a write at now over a resource last
+// written at prev: now to the millisecond, in UTC, and always after prev.
+func WriteTime(now, prev time.Time) time.Time {
+	t := now.UTC().Truncate(time.Millisecond)
+	if !t.After(prev) {
+		t = prev.Add(time.Millisecond)
+	}
+	return t
+}
+
+// Precondition is what a conditional write requires of the stored state of
+// its resource, from the request's If-Match and If-None-Match headers. The
+// zero Precondition requires nothing.
+type Precondition struct {
+	// Match lists the content hashes the stored resource may have
+	// (If-Match with entity tags); empty requires none.
+	Match []string
+	// Exists requires that the resource exists (If-Match: *).
+	Exists bool
+	// Absent requires that it does not (If-None-Match: *): a create-only
+	// write.
+	Absent bool
+	// NoneOf lists content hashes the resource must not have
+	// (If-None-Match with entity tags).
+	NoneOf []string
+}
+
+// Check returns an EPRECONDITION error when a resource whose stored content
+// hash is hash ("" when it does not exist) fails p, and nil otherwise.
+func (p Precondition) Check(hash string) error {
+	exists := hash != ""
+	switch {
+	case p.Absent && exists:
+		return Errorf(EPRECONDITION, "The resource exists already, and If-None-Match: * asked to create it only.")
+	case p.Exists && !exists:
+		return Errorf(EPRECONDITION, "The resource does not exist, and If-Match: * asked for one that does.")
+	case len(p.Match) > 0 && (!exists || !slices.Contains(p.Match, hash)):
+		return Errorf(EPRECONDITION, "The resource changed since the ETag in If-Match was sent; nothing was changed. GET it again and retry.")
+	case exists && slices.Contains(p.NoneOf, hash):
+		return Errorf(EPRECONDITION, "The resource has an ETag listed in If-None-Match; nothing was changed.")
+	}
+	return nil
+}
+
+// An Event is a change of the shop that a system downstream acts on: an
+// order placed, a deposit, a closed account, a changed book. The domain
+// decides it with the change it reports, and the store writes it in the
+// change's own transaction (its outbox), so that it is published if and
+// only if the change committed. What a consumer receives is its JSON.
+type Event struct {
+	// ID is the event's stable id, by which a consumer deduplicates:
+	// delivery is at least once, and the outbox keeps the id a change
+	// committed with. It is derived from the type, the subject, the
+	// content hash of the state the change wrote and the time it was
+	// decided: a resource that comes back to a state it had (a price
+	// changed, then changed back) is a change with an id of its own.
+	ID string `json:"id"`
+	// Type names what happened, "order.placed" (see the Event constants).
+	Type string `json:"type"`
+	// Subject is the path of the resource it happened to, "/orders/42".
+	Subject string `json:"subject"`
+	// Time is when the change was decided, to the millisecond, in UTC.
+	Time time.Time `json:"time"`
+	// Data is what a consumer needs of the change: ids and what changed,
+	// never a password, a token or an email.
+	Data json.RawMessage `json:"data"`
+}
+
+// CompareEvents orders events by their time, then their id: the order the
+// stores list their outboxes in.
+func CompareEvents(a, b Event) int {
+	if c := a.Time.Compare(b.Time); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// The types of Quire's events.
+const (
+	EventOrderPlaced     = "order.placed"
+	EventUserFunded      = "user.funded"
+	EventUserClosed      = "user.closed"
+	EventUserDeleted     = "user.deleted"
+	EventProductCreated  = "product.created"
+	EventProductChanged  = "product.changed"
+	EventProductArchived = "product.archived"
+)
+
+// EventTypes lists every type of event, in the order the documents show
+// them.
+var EventTypes = []string{
+	EventOrderPlaced, EventUserFunded, EventUserClosed, EventUserDeleted,
+	EventProductCreated, EventProductChanged, EventProductArchived,
+}
+
+// NewEvent returns the event typ of subject at now carrying data, for the
+// change that wrote the state whose content hash is hash (see Event.ID). It panics when
+// data cannot be marshalled, which is a bug, as ContentHash does.
+func NewEvent(typ, subject, hash string, now time.Time, data any) Event {
+	b, err := json.Marshal(data)
+	if err != nil {
+		panic("quire: event " + typ + ": " + err.Error())
+	}
+	now = now.UTC().Truncate(time.Millisecond)
+	return Event{
+		ID:   HashBytes([]byte(typ + " " + subject + " " + hash + " " + now.Format(time.RFC3339Nano))),
+		Type: typ, Subject: subject, Time: now, Data: b,
+	}
+}
