@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	_ "embed"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -111,6 +112,28 @@ func (e Env) Transport(endpoint string, dialer *net.Dialer, handshake time.Durat
 		t.DialContext = dial
 	}
 	return t
+}
+
+// KeepConnections wraps t for an AWS SDK client so that a request's
+// connection goes back to t's pool once its answer is read, whoever ran
+// first. The SDK closes a request's body as soon as the answer is read, and
+// that body's WriteTo then fails with io.EOF. net/http drains a body after
+// writing its Content-Length bytes, with WriteTo when the body has one:
+// when the answer came first (the goroutine writing the request paused
+// between the two, as it may at a fraction of a CPU), it takes that EOF for
+// a failed write and closes the connection, and the next request dials and
+// handshakes again. A body without WriteTo ends the drain as a Read that
+// returns io.EOF ends any copy.
+func KeepConnections(t http.RoundTripper) http.RoundTripper { return keepConnections{t} }
+
+type keepConnections struct{ next http.RoundTripper }
+
+func (k keepConnections) RoundTrip(r *http.Request) (*http.Response, error) {
+	if _, ok := r.Body.(io.WriterTo); ok {
+		r = r.WithContext(r.Context()) // a copy: a RoundTripper leaves its request as it was
+		r.Body = struct{ io.ReadCloser }{r.Body}
+	}
+	return k.next.RoundTrip(r)
 }
 
 // warmUps are the connections to open ahead that have not started.

@@ -1,6 +1,7 @@
 package awsenv
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -231,5 +233,75 @@ func TestTransportWarmUpNeverAnswered(t *testing.T) {
 	start = time.Now()
 	if _, err := tr.RoundTrip(req); err == nil || time.Since(start) > 2*time.Second {
 		t.Errorf("the next request: %v after %v, want a handshake timeout of its own within its bound", err, time.Since(start))
+	}
+}
+
+// sdkBody is a request body as the AWS SDK hands it to net/http: once the
+// SDK has closed it, on reading the answer, its WriteTo fails with io.EOF.
+// Here WriteTo waits for that close, as the goroutine writing a request
+// does when it pauses between writing the body and draining it.
+type sdkBody struct {
+	r      *bytes.Reader
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newSDKBody(s string) *sdkBody {
+	return &sdkBody{r: bytes.NewReader([]byte(s)), closed: make(chan struct{})}
+}
+
+func (b *sdkBody) Read(p []byte) (int, error) {
+	select {
+	case <-b.closed:
+		return 0, io.EOF
+	default:
+		return b.r.Read(p)
+	}
+}
+
+func (b *sdkBody) WriteTo(io.Writer) (int64, error) {
+	<-b.closed
+	return 0, io.EOF
+}
+
+func (b *sdkBody) Close() error {
+	b.once.Do(func() { close(b.closed) })
+	return nil
+}
+
+// Requests through KeepConnections, one after another, share one
+// connection even when the SDK closes a body before net/http has drained
+// it. Through net/http alone, each request after such a close opens one.
+func TestKeepConnections(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		wrap  func(http.RoundTripper) http.RoundTripper
+		conns int32
+	}{
+		{"net/http alone", func(rt http.RoundTripper) http.RoundTripper { return rt }, 3},
+		{"KeepConnections", KeepConnections, 1},
+	} {
+		s := newServer(t, "localhost", false)
+		tr := &http.Transport{}
+		rt := c.wrap(tr)
+		for range 3 {
+			body := newSDKBody(`{"TableName":"users"}`)
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL+"/", body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.ContentLength = int64(body.r.Len())
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			body.Close() // as the SDK does once it has read the answer
+		}
+		if n := s.conns.Load(); n != c.conns {
+			t.Errorf("%s: 3 requests one after another opened %d connections, want %d", c.name, n, c.conns)
+		}
+		tr.CloseIdleConnections()
 	}
 }

@@ -65,7 +65,7 @@ func NewClient(c Config, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, e
 	opts := dynamodb.Options{
 		Region:      c.AWS.Region,
 		Credentials: c.AWS.Credentials(),
-		HTTPClient:  &http.Client{Timeout: AttemptTimeout, Transport: transport},
+		HTTPClient:  &http.Client{Timeout: AttemptTimeout, Transport: awsenv.KeepConnections(transport)},
 		Retryer:     retryer(),
 		APIOptions:  []func(*middleware.Stack) error{classify, observe},
 	}

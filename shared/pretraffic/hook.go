@@ -64,9 +64,9 @@ func HookFromEnv(getenv func(string) string) (*Hook, error) {
 		return nil, errors.New("pretraffic: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set")
 	}
 	h := &Hook{
-		CodeDeploy: codedeploy.New(codedeploy.Options{Region: env.Region, Credentials: env.Credentials(), HTTPClient: &http.Client{Timeout: 5 * time.Second}}),
+		CodeDeploy: codedeploy.New(codedeploy.Options{Region: env.Region, Credentials: env.Credentials(), HTTPClient: &http.Client{Timeout: 5 * time.Second, Transport: awsenv.KeepConnections(http.DefaultTransport)}}),
 		// An invocation of a new version is a cold start.
-		Lambda: lambda.New(lambda.Options{Region: env.Region, Credentials: env.Credentials(), HTTPClient: &http.Client{Timeout: 15 * time.Second}}),
+		Lambda: lambda.New(lambda.Options{Region: env.Region, Credentials: env.Credentials(), HTTPClient: &http.Client{Timeout: 15 * time.Second, Transport: awsenv.KeepConnections(http.DefaultTransport)}}),
 	}
 	if err := json.Unmarshal([]byte(getenv(VersionsEnv)), &h.Versions); err != nil || len(h.Versions) == 0 {
 		return nil, fmt.Errorf("pretraffic: %s: want a JSON object of versions by group: %v", VersionsEnv, err)
