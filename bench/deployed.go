@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/quireapi/quire/shared/awsenv/awsenvtest"
@@ -26,6 +27,9 @@ import (
 // CPU, over TLS to DynamoDB.
 const (
 	deployedRuns = 21
+	// warmRequests is how many warm requests follow a function's first,
+	// counting the connections they open.
+	warmRequests = 200
 	// lambdaFullCPU is the memory at which Lambda gives a function a whole
 	// vCPU; below it, its share is memory / lambdaFullCPU.
 	lambdaFullCPU = 1769
@@ -37,6 +41,8 @@ const (
 	systemBundle = "/etc/ssl/certs/ca-certificates.crt"
 	maxColdRatio = 1.5
 	maxFirstCPU  = 3 * time.Millisecond
+	// asDeployed is how a function that calls DynamoDB runs as deployed.
+	asDeployed = "as deployed: AWS's roots; connects as init ends"
 )
 
 // deployedRow is one function's cold requests as deployed.
@@ -45,6 +51,7 @@ type deployedRow struct {
 	memoryMB  int
 	first     []time.Duration // exec to first answer
 	cpu       []time.Duration // the process's CPU from its first /next to its answer
+	newConns  int             // connections warmRequests more requests opened; -1 when not counted
 }
 
 // deployedVariant is a way of running a function in the deployed measure.
@@ -108,7 +115,7 @@ func coldAsDeployed(ctx context.Context, fns []*function, floor *function, endpo
 
 	var variants []deployedVariant
 	add := func(f *function, name, how string, memoryMB int, env []string) {
-		row := &deployedRow{name: name, how: how, memoryMB: memoryMB}
+		row := &deployedRow{name: name, how: how, memoryMB: memoryMB, newConns: -1}
 		variants = append(variants, deployedVariant{row: row, binary: f.binary, env: env, event: f.event, check: f.check})
 	}
 	add(floor, floor.name, "the system's roots; connects on its first request", 256, with("system", secure))
@@ -123,7 +130,7 @@ func coldAsDeployed(ctx context.Context, fns []*function, floor *function, endpo
 				memory = g.MemoryMB
 			}
 		}
-		how := "as deployed: AWS's roots; connects as init ends"
+		how := asDeployed
 		if f.name == "authorizer" {
 			how = "as deployed: calls no AWS service"
 		}
@@ -152,8 +159,66 @@ func coldAsDeployed(ctx context.Context, fns []*function, floor *function, endpo
 	rows := make([]*deployedRow, len(variants))
 	for i, v := range variants {
 		rows[i] = v.row
+		if v.row.how != asDeployed {
+			continue
+		}
+		argv, err := quota.wrap(v.row.memoryMB, v.binary)
+		if err != nil {
+			return nil, "", err
+		}
+		if v.row.newConns, err = warmConnections(ctx, argv, v.env, v.event, v.check, front); err != nil {
+			return nil, "", fmt.Errorf("%s (warm connections): %w", v.row.name, err)
+		}
 	}
 	return rows, how, nil
+}
+
+// warmConnections starts argv against a fresh Runtime API, sends it event,
+// then warmRequests more one after another, checking each answer, and
+// returns how many connections to front the warm ones opened. It counts
+// from the first answer, once the connection the function opens as its
+// init ends is open: a route that calls no DynamoDB (auth's JWKS) may
+// answer before it is.
+func warmConnections(ctx context.Context, argv, env []string, event []byte, check func(result) error, front *httpsServer) (int, error) {
+	api := &runtimeAPI{events: make(chan []byte, 1), asked: make(chan time.Time, warmRequests+2), responses: make(chan result, 1)}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	srv := &http.Server{Handler: api}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(env, "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String())
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	var before int64
+	start := front.conns.Load()
+	for i := range warmRequests + 1 {
+		api.events <- event
+		select {
+		case res := <-api.responses:
+			if err := check(res); err != nil {
+				return 0, err
+			}
+		case <-time.After(30 * time.Second):
+			return 0, fmt.Errorf("%s did not answer request %d", argv, i+1)
+		}
+		for i == 0 && front.conns.Load() == start {
+			select {
+			case <-front.opened:
+			case <-time.After(5 * time.Second):
+				return 0, fmt.Errorf("%s opened no connection ahead", argv)
+			}
+		}
+		if i == 0 {
+			before = front.conns.Load()
+		}
+	}
+	return int(front.conns.Load() - before), nil
 }
 
 // tlsFront serves endpoint over TLS on a loopback port, with a certificate
@@ -175,17 +240,30 @@ func tlsFront(endpoint string) (*httpsServer, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	srv := &http.Server{
+	front := &httpsServer{Listener: ln, opened: make(chan struct{}, 1)}
+	front.Server = &http.Server{
 		Handler:   httputil.NewSingleHostReverseProxy(target),
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
+		ConnState: func(_ net.Conn, state http.ConnState) {
+			if state == http.StateNew {
+				front.conns.Add(1)
+				select {
+				case front.opened <- struct{}{}:
+				default:
+				}
+			}
+		},
 	}
-	go func() { _ = srv.ServeTLS(ln, "", "") }() // ErrServerClosed once Close stops it
-	return &httpsServer{Server: srv, Listener: ln}, ca.PEM, nil
+	go func() { _ = front.ServeTLS(ln, "", "") }() // ErrServerClosed once Close stops it
+	return front, ca.PEM, nil
 }
 
+// httpsServer is the TLS front, counting the connections it accepts.
 type httpsServer struct {
 	*http.Server
 	Listener net.Listener
+	conns    atomic.Int64
+	opened   chan struct{} // a token for each connection accepted, while none waits
 }
 
 // cpuQuota runs processes in a CPU cgroup per memory size, whose quota is
@@ -324,9 +402,10 @@ func printDeployed(w io.Writer, rows []*deployedRow, how string) {
 		"The process loads that root with the roots it trusts: AWS's five for Quire's functions, as their embedded pool "+
 		"holds them, and the system's %s for the floor, a plain SDK function making one GetItem. Medians of %d starts "+
 		"each, the functions by turns. First request CPU is the process's CPU from its first call for an event to its "+
-		"answer.\n\n", how, systemBundle, deployedRuns)
-	fmt.Fprintln(w, "| function | memory | how | first answer | / floor | first request CPU |")
-	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|")
+		"answer. New connections: what %d more requests, one after another, open to the front after a started "+
+		"process's first, at the same share.\n\n", how, systemBundle, deployedRuns, warmRequests)
+	fmt.Fprintf(w, "| function | memory | how | first answer | / floor | first request CPU | new connections in %d warm requests |\n", warmRequests)
+	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|")
 	floor := median(rows[0].first)
 	for _, r := range rows {
 		ratio, cpu := float64(median(r.first))/float64(floor), ms(median(r.cpu))
@@ -337,8 +416,12 @@ func printDeployed(w io.Writer, rows []*deployedRow, how string) {
 				cpuMark = " " + mark(median(r.cpu) <= maxFirstCPU)
 			}
 		}
-		fmt.Fprintf(w, "| %s | %d MB | %s | %s | %.2fx%s | %s%s |\n", r.name, r.memoryMB, r.how, ms(median(r.first)), ratio, ratioMark, cpu, cpuMark)
+		conns := ""
+		if r.newConns >= 0 {
+			conns = fmt.Sprintf("%d %s", r.newConns, mark(r.newConns == 0))
+		}
+		fmt.Fprintf(w, "| %s | %d MB | %s | %s | %.2fx%s | %s%s | %s |\n", r.name, r.memoryMB, r.how, ms(median(r.first)), ratio, ratioMark, cpu, cpuMark, conns)
 	}
 	fmt.Fprintf(w, "\nTargets: each function's first answer within %.1fx the floor's; the first request's CPU of a route that makes one "+
-		"GetItem (health's) at most %s.\n", maxColdRatio, ms(maxFirstCPU))
+		"GetItem (health's) at most %s; no new connection in warm requests to an unchanged endpoint.\n", maxColdRatio, ms(maxFirstCPU))
 }

@@ -125,16 +125,21 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// As deployed, login has the private keys and the authorizer the
-	// public ones.
-	keyEnv := []string{"SIGNING_KEYS=" + keys, "JWKS=" + string(jwks), pretraffic.VersionsEnv + "=" + newVersions()}
+	// Login has the private keys and the authorizer the public ones. As
+	// deployed, login reads its keys from their secret, in the background
+	// (SIGNING_KEY_SECRET); the requests here have no Secrets Manager, and
+	// get them in SIGNING_KEYS.
+	deployedEnv := []string{"JWKS=" + string(jwks), pretraffic.VersionsEnv + "=" + newVersions()}
+	keyEnv := append([]string{"SIGNING_KEYS=" + keys}, deployedEnv...)
 
 	// Inits are timed first, in rounds of their own, before DynamoDB Local
 	// starts: no JVM shares the two cores with them. A function's init
 	// makes no request, so each gets the environment of a deployed one,
-	// with no DYNAMODB_ENDPOINT. Each round takes the functions in a new
-	// order, so that none always follows the same one.
-	initEnv := append(lambdaEnv(dynamo.Config{Tables: cfg.DynamoDB.Tables}), keyEnv...)
+	// with no DYNAMODB_ENDPOINT, and login the secret of its keys. Each
+	// round takes the functions in a new order, so that none always
+	// follows the same one.
+	initEnv := append(lambdaEnv(dynamo.Config{Tables: cfg.DynamoDB.Tables}),
+		append(deployedEnv, "SIGNING_KEY_SECRET=arn:aws:secretsmanager:us-east-1:123456789012:secret:quire-signing-keys")...)
 	for range initRuns {
 		for _, i := range rand.Perm(len(fns)) {
 			r, err := measure(ctx, fns[i].binary, initEnv, nil, nil)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/awsenv"
 	"github.com/quireapi/quire/shared/password"
 	"github.com/quireapi/quire/shared/password/argon2id"
 	"github.com/quireapi/quire/shared/rest"
@@ -68,11 +69,11 @@ func authGroup(c service.Config, open OpenSecret) (http.Handler, error) {
 			}
 			return auth.ParseKeySet(data)
 		}
-		// Once per cold start, beside the rest of init. Before the
-		// stack's first deployment has written a key set the secret
-		// holds a placeholder: login then answers 503 and tries again on
-		// its next request.
-		h.LoadInBackground(5 * time.Second)
+		// Once per cold start, as init ends. Before the stack's first
+		// deployment has written a key set the secret holds a
+		// placeholder: login then answers 503 and tries again on its
+		// next request.
+		awsenv.WarmUp(h.LoadInBackground(5 * time.Second))
 		return router, nil
 	default:
 		return nil, errors.New("auth: set SIGNING_KEYS or SIGNING_KEY_SECRET")

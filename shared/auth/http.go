@@ -34,10 +34,11 @@ type Handlers struct {
 	// signer holds the keys; nil until SetKeys (a stack whose first key is
 	// not written yet), and login is then 503.
 	signer atomic.Pointer[signer]
-	// loading, when set, is closed once the read LoadInBackground started
-	// has ended.
-	loading <-chan struct{}
-	now     func() time.Time // time.Now; tests set it
+	// loading, when set, is closed once the read LoadInBackground
+	// prepared has ended, and startLoading starts that read.
+	loading      <-chan struct{}
+	startLoading func()
+	now          func() time.Time // time.Now; tests set it
 }
 
 func (h *Handlers) clock() time.Time {

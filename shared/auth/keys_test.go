@@ -176,9 +176,11 @@ func FuzzParseKeySet(f *testing.F) {
 	})
 }
 
-// The keys read in the background during init: a login that comes while
-// the read lasts waits for it rather than reading again, and one whose
-// deadline ends first is 503.
+// The keys read in the background as init ends: nothing is read until the
+// read starts, a login that comes before then starts it, a login that
+// comes while it lasts waits for it rather than reading again, one whose
+// deadline ends first is 503, and the start that init's end makes then
+// reads nothing more.
 func TestLoadInBackground(t *testing.T) {
 	key, err := GenerateKey(time.Now())
 	if err != nil {
@@ -191,7 +193,10 @@ func TestLoadInBackground(t *testing.T) {
 		<-release
 		return KeySet{Keys: []Key{key}}, nil
 	}}
-	h.LoadInBackground(time.Minute)
+	start := h.LoadInBackground(time.Minute)
+	if n := reads.Load(); n != 0 {
+		t.Fatalf("the keys were read %d times before the read started", n)
+	}
 
 	early, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
 	defer cancel()
@@ -214,6 +219,7 @@ func TestLoadInBackground(t *testing.T) {
 			t.Errorf("a login that waited for the keys: %v", err)
 		}
 	}
+	start() // as init ends, after the first login
 	if n := reads.Load(); n != 1 {
 		t.Errorf("the keys were read %d times, want once: the logins waited for the read init started", n)
 	}

@@ -101,9 +101,7 @@ func (e Env) Transport(endpoint string, dialer *net.Dialer, handshake time.Durat
 			port = map[bool]string{true: "443", false: "80"}[secure]
 		}
 		w := &warmConn{addr: net.JoinHostPort(host, port), next: dial, done: make(chan struct{})}
-		warmUps.Lock()
-		warmUps.pending = append(warmUps.pending, w)
-		warmUps.Unlock()
+		WarmUp(w.start)
 		dial = w.dial
 	}
 	if secure {
@@ -136,10 +134,21 @@ func (k keepConnections) RoundTrip(r *http.Request) (*http.Response, error) {
 	return k.next.RoundTrip(r)
 }
 
-// warmUps are the connections to open ahead that have not started.
+// warmUps are the warm-ups that have not started.
 var warmUps struct {
 	sync.Mutex
-	pending []*warmConn
+	pending []func()
+}
+
+// WarmUp has start called once StartWarmUps is, warmUpDelay later: work a
+// function's first request needs (a connection, a secret), begun as init
+// ends. start must begin its work in the background, once however often
+// it is called: a first request that needs the work before then starts it
+// itself.
+func WarmUp(start func()) {
+	warmUps.Lock()
+	warmUps.pending = append(warmUps.pending, start)
+	warmUps.Unlock()
 }
 
 // warmUpDelay is how long after StartWarmUps the warm-ups start: long
@@ -148,20 +157,19 @@ var warmUps struct {
 // by 0.05 to 0.1 of the hello-world floor's.
 const warmUpDelay = 2 * time.Millisecond
 
-// StartWarmUps starts opening, warmUpDelay later, the connections that
-// transports built to warm up have registered: a function calls it as its
-// init ends, as it starts serving, so that the dials do not share init's
-// CPU, and an environment initialised ahead of traffic has its connection
-// open before its first request. A transport whose warm-up has not started
-// when its first request dials starts it then.
+// StartWarmUps starts, warmUpDelay later, the warm-ups registered with
+// WarmUp (the connections transports built to warm up open ahead among
+// them): a function calls it as its init ends, as it starts serving, so
+// that they do not share init's CPU, and an environment initialised ahead
+// of traffic has them done before its first request.
 func StartWarmUps() {
 	warmUps.Lock()
 	pending := warmUps.pending
 	warmUps.pending = nil
 	warmUps.Unlock()
 	time.AfterFunc(warmUpDelay, func() {
-		for _, w := range pending {
-			w.start()
+		for _, start := range pending {
+			start()
 		}
 	})
 }

@@ -198,6 +198,19 @@ func TestTransportWarmUp(t *testing.T) {
 	}
 }
 
+// A warm-up registered with WarmUp starts once StartWarmUps is called, as a
+// function's init ends.
+func TestWarmUp(t *testing.T) {
+	started := make(chan struct{})
+	WarmUp(func() { close(started) })
+	StartWarmUps()
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the warm-up did not start once StartWarmUps was called")
+	}
+}
+
 // An endpoint that accepts a connection and never answers the handshake
 // holds the first request, which starts the warm-up no StartWarmUps has,
 // no longer than its own deadline; once the handshake's bound has passed,
