@@ -10,7 +10,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -181,20 +180,11 @@ func coldAsDeployed(ctx context.Context, fns []*function, floor *function, endpo
 // answer before it is.
 func warmConnections(ctx context.Context, argv, env []string, event []byte, check func(result) error, front *httpsServer) (int, error) {
 	api := &runtimeAPI{events: make(chan []byte, 1), asked: make(chan time.Time, warmRequests+2), responses: make(chan result, 1)}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	_, _, stop, err := api.start(ctx, argv, env)
 	if err != nil {
 		return 0, err
 	}
-	srv := &http.Server{Handler: api}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(env, "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String())
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	defer stop()
 	var before int64
 	start := front.conns.Load()
 	for i := range warmRequests + 1 {
@@ -343,22 +333,12 @@ func firstAnswer(ctx context.Context, argv, env []string, event []byte, check fu
 	var atNext time.Duration
 	api.onNext = func() { atNext = cpuOf(pid) }
 	api.events <- event
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	cmd, start, stop, err := api.start(ctx, argv, env)
 	if err != nil {
 		return 0, 0, err
 	}
-	srv := &http.Server{Handler: api}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(env, "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String())
-	cmd.Stderr = os.Stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return 0, 0, err
-	}
+	defer stop()
 	pid = cmd.Process.Pid
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	select {
 	case <-api.asked:
 	case <-time.After(30 * time.Second):

@@ -346,7 +346,7 @@ func lambdaEnv(cfg dynamo.Config) []string {
 		"AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "AWS_SESSION_TOKEN=bench",
 		"AWS_LAMBDA_FUNCTION_NAME=bench", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=256", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
-		"_HANDLER=bootstrap", "DYNAMODB_ENDPOINT=" + cfg.Endpoint,
+		"_HANDLER=bootstrap", "TZ=:UTC", "DYNAMODB_ENDPOINT=" + cfg.Endpoint,
 		// As the stack sets them: JSON lines with metrics, from INFO up.
 		"AWS_LAMBDA_LOG_FORMAT=JSON", "AWS_LAMBDA_LOG_LEVEL=INFO", "METRICS_NAMESPACE=Quire/bench",
 	}

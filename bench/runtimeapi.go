@@ -64,6 +64,30 @@ func (a *runtimeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// start serves a on a port of its own and starts argv against it with
+// env. It returns the process, when it started, and what stops both.
+func (a *runtimeAPI) start(ctx context.Context, argv, env []string) (*exec.Cmd, time.Time, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, time.Time{}, nil, err
+	}
+	srv := &http.Server{Handler: a}
+	go func() { _ = srv.Serve(ln) }() // ErrServerClosed once Close stops it
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(env, "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String())
+	cmd.Stderr = os.Stderr
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		srv.Close()
+		return nil, time.Time{}, nil, err
+	}
+	return cmd, started, func() {
+		_ = cmd.Process.Kill() // the function measured, killed: its exit says nothing
+		_ = cmd.Wait()
+		srv.Close()
+	}, nil
+}
+
 // coldStart is one measured cold start of a function.
 type coldStart struct {
 	init, cold, warm time.Duration
@@ -75,22 +99,11 @@ type coldStart struct {
 // stops the process once init is timed.
 func measure(ctx context.Context, binary string, env []string, event []byte, check func(result) error) (coldStart, error) {
 	api := &runtimeAPI{events: make(chan []byte, 1), asked: make(chan time.Time, 4), responses: make(chan result, 4)}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	_, start, stop, err := api.start(ctx, []string{binary}, env)
 	if err != nil {
 		return coldStart{}, err
 	}
-	srv := &http.Server{Handler: api}
-	go func() { _ = srv.Serve(ln) }() // ErrServerClosed once Close stops it
-	defer srv.Close()
-
-	cmd := exec.CommandContext(ctx, binary)
-	cmd.Env = append(env, "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String())
-	cmd.Stderr = os.Stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return coldStart{}, err
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }() // the function measured, killed: its exit says nothing
+	defer stop()
 
 	timeout := time.After(30 * time.Second)
 	// next waits for the function to ask for an event.
