@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
 	"github.com/quireapi/quire/shared/awsenv/awsenvtest"
 )
 
@@ -280,6 +282,27 @@ func (b *sdkBody) WriteTo(io.Writer) (int64, error) {
 func (b *sdkBody) Close() error {
 	b.once.Do(func() { close(b.closed) })
 	return nil
+}
+
+// The SDK's request body, once closed, fails WriteTo with io.EOF, as
+// sdkBody does: what KeepConnections is for. Should this fail, the SDK has
+// changed, and KeepConnections may no longer be needed.
+func TestSDKBodyAfterClose(t *testing.T) {
+	const json = `{"TableName":"users"}`
+	stack, err := smithyhttp.NewStackRequest().(*smithyhttp.Request).SetStream(strings.NewReader(json))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stack.ContentLength = int64(len(json))
+	body := stack.Build(t.Context()).Body
+	w, ok := body.(io.WriterTo)
+	if !ok {
+		t.Fatalf("the SDK's request body (%T) has no WriteTo", body)
+	}
+	body.Close()
+	if _, err := w.WriteTo(io.Discard); err != io.EOF {
+		t.Errorf("WriteTo of the SDK's request body once closed: %v, want io.EOF", err)
+	}
 }
 
 // Requests through KeepConnections, one after another, share one
