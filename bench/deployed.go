@@ -40,8 +40,13 @@ const (
 	systemBundle = "/etc/ssl/certs/ca-certificates.crt"
 	maxColdRatio = 1.5
 	maxFirstCPU  = 3 * time.Millisecond
-	// asDeployed is how a function that calls DynamoDB runs as deployed.
-	asDeployed = "as deployed: AWS's roots; connects as init ends"
+	// How a function runs: asDeployed, as one that calls DynamoDB is
+	// deployed; health also with the system's roots and over plain HTTP,
+	// and the floor over plain HTTP, to show where the time goes.
+	asDeployed  = "as deployed: AWS's roots; connects as init ends"
+	systemRoots = "the system's roots"
+	plainHTTP   = "plain HTTP: no handshake"
+	floorPlain  = "plain HTTP: the runtime and the SDK alone"
 )
 
 // deployedRow is one function's cold requests as deployed.
@@ -118,7 +123,7 @@ func coldAsDeployed(ctx context.Context, fns []*function, floor *function, endpo
 		variants = append(variants, deployedVariant{row: row, binary: f.binary, env: env, event: f.event, check: f.check})
 	}
 	add(floor, floor.name, "the system's roots; connects on its first request", 256, with("system", secure))
-	add(floor, floor.name, "plain HTTP: the runtime and the SDK alone", 256, with("system", endpoint))
+	add(floor, floor.name, floorPlain, 256, with("system", endpoint))
 	for _, f := range fns {
 		if f.event == nil || f.name == floorFunction || f.name == hookName {
 			continue
@@ -135,8 +140,8 @@ func coldAsDeployed(ctx context.Context, fns []*function, floor *function, endpo
 		}
 		add(f, f.name, how, memory, with("aws", secure))
 		if f.name == routes.GroupHealth {
-			add(f, f.name, "the system's roots", memory, with("system", secure))
-			add(f, f.name, "plain HTTP: no handshake", memory, with("aws", endpoint))
+			add(f, f.name, systemRoots, memory, with("system", secure))
+			add(f, f.name, plainHTTP, memory, with("aws", endpoint))
 		}
 	}
 
@@ -402,6 +407,21 @@ func printDeployed(w io.Writer, rows []*deployedRow, how string) {
 		}
 		fmt.Fprintf(w, "| %s | %d MB | %s | %s | %.2fx%s | %s%s | %s |\n", r.name, r.memoryMB, r.how, ms(median(r.first)), ratio, ratioMark, cpu, cpuMark, conns)
 	}
+	cpu := func(name, how string) time.Duration {
+		for _, r := range rows {
+			if r.name == name && r.how == how {
+				return median(r.cpu)
+			}
+		}
+		return 0
+	}
+	sdk, health := cpu(rows[0].name, floorPlain), routes.GroupHealth
+	fmt.Fprintf(w, "\nWhere health's first request CPU goes, from the medians above: %s for the runtime and one GetItem through "+
+		"the SDK (the floor over plain HTTP); %s for health's own handling beyond that (health over plain HTTP, less the "+
+		"floor's); %s for the connection, its TLS handshake and AWS's roots (as deployed, less plain HTTP); %s more to "+
+		"load the system's roots instead (the system's roots, less as deployed).\n",
+		ms(sdk), ms(cpu(health, plainHTTP)-sdk), ms(cpu(health, asDeployed)-cpu(health, plainHTTP)),
+		ms(cpu(health, systemRoots)-cpu(health, asDeployed)))
 	fmt.Fprintf(w, "\nTargets: each function's first answer within %.1fx the floor's; the first request's CPU of a route that makes one "+
 		"GetItem (health's) at most %s; no new connection in warm requests to an unchanged endpoint.\n", maxColdRatio, ms(maxFirstCPU))
 }
