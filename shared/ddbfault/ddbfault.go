@@ -49,8 +49,10 @@ import (
 // Kind is a fault the proxy injects.
 type Kind string
 
-// The faults. Throttle, Throughput, Internal and TransactionThrottle answer
-// at once with DynamoDB's own error responses and never reach DynamoDB; Delay
+// The faults. Throttle, Throughput, Internal, TransactionThrottle and
+// ExpiredIterator (for a stream's GetRecords: DynamoDB Local's iterators do
+// not expire) answer at once with DynamoDB's own error responses and never
+// reach DynamoDB; Delay
 // waits, then forwards; Reset drops the connection before forwarding; Lost
 // forwards (DynamoDB applies the call) and then drops the connection before
 // the answer; Stale answers an eventually consistent GetItem or
@@ -68,16 +70,18 @@ const (
 	Lost                Kind = "lost"        // forwarded and applied, then the connection reset
 	Stale               Kind = "stale"       // an eventually consistent read answered as if no item were there yet
 	Conflict            Kind = "conflict"    // 400 TransactionConflictException, or TransactionCanceledException with TransactionConflict
+	ExpiredIterator     Kind = "expired"     // 400 ExpiredIteratorException: a stream's iterator unused for 15 minutes
 	noFault             Kind = ""            // forwarded as it is
 )
 
 const (
-	maxBody = 16 << 20             // DynamoDB's largest request is a 4 MB transaction
-	target  = "DynamoDB_20120810." // the X-Amz-Target prefix of every operation
+	maxBody       = 16 << 20                    // DynamoDB's largest request is a 4 MB transaction
+	target        = "DynamoDB_20120810."        // the X-Amz-Target prefix of every operation
+	streamsTarget = "DynamoDBStreams_20120810." // and of every operation on a stream
 )
 
 // Kinds lists every fault a rule can name.
-var Kinds = []Kind{Throttle, Throughput, Internal, TransactionThrottle, Delay, Reset, Lost, Stale, Conflict}
+var Kinds = []Kind{Throttle, Throughput, Internal, TransactionThrottle, Delay, Reset, Lost, Stale, Conflict, ExpiredIterator}
 
 // Rule says which calls get a fault. A call matches when Operation is "" or
 // its operation ("GetItem"), and Table is "" or a suffix of one of the
@@ -301,7 +305,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the client went away
 	}
-	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), target)
+	op := strings.TrimPrefix(strings.TrimPrefix(r.Header.Get("X-Amz-Target"), target), streamsTarget)
 	tables, items := parse(body)
 	fault, delay := p.choose(op, tables, bytes.Contains(body, []byte(`"ConsistentRead":true`)))
 	switch fault {
@@ -322,6 +326,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeError(w, http.StatusBadRequest, "TransactionCanceledException",
 			"Transaction cancelled, please refer cancellation reasons for specific reasons [ThrottlingError]", reasons)
+		return
+	case ExpiredIterator:
+		writeError(w, http.StatusBadRequest, "ExpiredIteratorException", "Iterator expired. The iterator was created more than 15 minutes ago.", nil)
 		return
 	case Reset:
 		reset(w)

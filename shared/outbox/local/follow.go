@@ -30,13 +30,17 @@ type Follower struct {
 	// iterators holds the next iterator of each shard being read, by
 	// shard id; a shard read to its end has none, and is not read again.
 	iterators map[string]*string
-	done      map[string]bool
+	// last holds the sequence number of the last record read of each
+	// shard being read: an iterator that expired (the machine slept for
+	// 15 minutes) is taken again after it.
+	last map[string]string
+	done map[string]bool
 }
 
 // NewFollower returns a Follower of the stream arn whose records start
 // now: every event committed after it returns is delivered, none before.
 func NewFollower(ctx context.Context, streams *dynamodbstreams.Client, arn string) (*Follower, error) {
-	f := &Follower{streams: streams, arn: arn, iterators: map[string]*string{}, done: map[string]bool{}}
+	f := &Follower{streams: streams, arn: arn, iterators: map[string]*string{}, last: map[string]string{}, done: map[string]bool{}}
 	if err := f.discover(ctx, types.ShardIteratorTypeLatest); err != nil {
 		return nil, err
 	}
@@ -99,13 +103,19 @@ func (f *Follower) Run(ctx context.Context, deliver func(quire.Event)) {
 func (f *Follower) poll(ctx context.Context, deliver func(quire.Event)) error {
 	for id, it := range f.iterators {
 		out, err := f.streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it})
+		if _, expired := errors.AsType[*types.ExpiredIteratorException](err); expired {
+			err = f.resume(ctx, id)
+		}
 		if err != nil {
-			if _, expired := errors.AsType[*types.ExpiredIteratorException](err); expired {
-				delete(f.iterators, id) // read again from its start: discover
-			}
 			return fmt.Errorf("read the outbox's stream, shard %s: %w", id, err)
 		}
+		if out == nil {
+			continue // resumed: read on the next poll
+		}
 		for _, r := range out.Records {
+			if r.Dynamodb != nil && r.Dynamodb.SequenceNumber != nil {
+				f.last[id] = *r.Dynamodb.SequenceNumber
+			}
 			if r.EventName != types.OperationTypeInsert || r.Dynamodb == nil {
 				continue // an event's item expiring
 			}
@@ -123,10 +133,31 @@ func (f *Follower) poll(ctx context.Context, deliver func(quire.Event)) error {
 		}
 		if out.NextShardIterator == nil {
 			delete(f.iterators, id)
+			delete(f.last, id)
 			f.done[id] = true
 		} else {
 			f.iterators[id] = out.NextShardIterator
 		}
 	}
 	return f.discover(ctx, types.ShardIteratorTypeTrimHorizon)
+}
+
+// resume takes shard id's expired iterator again after the last record
+// read, so that no event is delivered twice. With none read, discover reads
+// the shard again from its start: an event may then come twice, and none is
+// lost.
+func (f *Follower) resume(ctx context.Context, id string) error {
+	delete(f.iterators, id)
+	seq, ok := f.last[id]
+	if !ok {
+		return nil
+	}
+	it, err := f.streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
+		StreamArn: &f.arn, ShardId: &id, ShardIteratorType: types.ShardIteratorTypeAfterSequenceNumber, SequenceNumber: &seq,
+	})
+	if err != nil {
+		return err
+	}
+	f.iterators[id] = it.ShardIterator
+	return nil
 }

@@ -1,0 +1,94 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
+	"github.com/quireapi/quire/shared/ddbfault"
+	"github.com/quireapi/quire/shared/dynamo/dynamotest"
+	"github.com/quireapi/quire/shared/outbox"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/routes"
+)
+
+func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+// A Follower whose iterator expires (the machine slept for 15 minutes;
+// DynamoDB Local's iterators never expire, so the fault proxy answers the
+// GetRecords with ExpiredIteratorException) reads on after the last record
+// it read: the event it had delivered does not come again, and the next
+// one comes once.
+func TestFollowerAfterAnExpiredIterator(t *testing.T) {
+	db, tables := dynamotest.New(t)
+	p, err := ddbfault.Start(dynamotest.Endpoint(t), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	table := tables.Physical(routes.TableEvents)
+	desc, err := db.DescribeTable(t.Context(), &dynamodb.DescribeTableInput{TableName: &table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams := dynamodbstreams.New(dynamodbstreams.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(p.URL()),
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "local", SecretAccessKey: "local"}, nil
+		}),
+	})
+	f, err := NewFollower(t.Context(), streams, *desc.Table.LatestStreamArn)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var delivered []string
+	deliver := func(ev quire.Event) { delivered = append(delivered, ev.Subject) }
+	publish := func(subject string) {
+		t.Helper()
+		ev := quire.NewEvent(quire.EventUserFunded, subject, "hash", time.Now(), map[string]int{"user_id": 7})
+		b, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = db.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: "event#" + ev.ID}, outbox.Attribute: &types.AttributeValueMemberS{Value: string(b)},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// pollFor polls until want events have come, and a few times more.
+	pollFor := func(want int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); len(delivered) < want && time.Now().Before(deadline); {
+			if err := f.poll(t.Context(), deliver); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 3 {
+			if err := f.poll(t.Context(), deliver); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	publish("/users/1")
+	pollFor(1)
+	p.Set(ddbfault.Rule{Fault: ddbfault.ExpiredIterator, Operation: "GetRecords", Count: 1})
+	publish("/users/2")
+	pollFor(2)
+	if n := p.Injected()[ddbfault.ExpiredIterator]; n != 1 {
+		t.Fatalf("%d iterators expired, want 1", n)
+	}
+	if want := []string{"/users/1", "/users/2"}; !slices.Equal(delivered, want) {
+		t.Errorf("delivered %v, want %v: each event once, in order", delivered, want)
+	}
+}
