@@ -304,7 +304,7 @@ func (h *Handlers) Reload(ctx context.Context) error {
 // timeout, in the background, and returns what starts it. A function's
 // main hands that to awsenv.WarmUp, so that the read (the connection to
 // the secret's store and its TLS handshake included) begins as init ends:
-// begun beside init, it lengthened init by a tenth of the floor's. A login
+// begun beside init, it lengthened init past its budget. A login
 // that comes before the read has started starts it; one that comes before
 // it has ended waits for it rather than reading again. Call it before the
 // handlers serve.
