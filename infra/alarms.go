@@ -75,12 +75,15 @@ var thresholds = struct {
 	HealthMinutes:     3,
 }
 
-var minute = awscdk.Duration_Minutes(jsii.Number(1))
+// minute is the alarms' and the dashboard's period. A function, not a
+// variable: a jsii call made as the package loads would need Node before
+// any test could skip without it.
+func minute() awscdk.Duration { return awscdk.Duration_Minutes(jsii.Number(1)) }
 
 // perMinute is statistic over one-minute periods, the alarms' and the
 // dashboard's.
 func perMinute(statistic string) *awscloudwatch.MetricOptions {
-	return &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String(statistic)}
+	return &awscloudwatch.MetricOptions{Period: minute(), Statistic: jsii.String(statistic)}
 }
 
 // alarms are the stack's alarms, each telling the topic when it goes off
@@ -196,7 +199,7 @@ func rate(class string, api awsapigateway.RestApi, errors awscloudwatch.Metric) 
 	requests, errs := "requests"+class, "errors"+class
 	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 		Label:        jsii.String(class + " rate"),
-		Period:       minute,
+		Period:       minute(),
 		Expression:   jsii.String(fmt.Sprintf("IF(%[1]s >= %[3]v, %[2]s / %[1]s, 0)", requests, errs, thresholds.MinRequests)),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{requests: api.MetricCount(perMinute("Sum")), errs: errors},
 	})
@@ -242,7 +245,7 @@ func authorizerFailures(stack awscdk.Stack, fn awslambda.Function, namespace str
 	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 		Label:      jsii.String("authorizer failures"),
 		Expression: jsii.String("errors - FILL(refusals, 0)"),
-		Period:     minute,
+		Period:     minute(),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{
 			"errors":   fn.MetricErrors(perMinute("Sum")),
 			"refusals": refusals.Metric(perMinute("Sum")),
@@ -304,7 +307,7 @@ func tableAlarms(name string, table awsdynamodb.Table) []alarmSpec {
 		}
 		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 			Namespace: jsii.String("AWS/DynamoDB"), MetricName: jsii.String(name), DimensionsMap: &d,
-			Period: minute, Statistic: jsii.String("Sum"),
+			Period: minute(), Statistic: jsii.String("Sum"),
 		})
 	}
 	// Metric ids are unique across tables, whose metrics share graphs.
@@ -334,7 +337,7 @@ func tableAlarms(name string, table awsdynamodb.Table) []alarmSpec {
 		{
 			id: name + "-table-throttles",
 			metric: awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-				Label: jsii.String(name + " throttle events"), Period: minute,
+				Label: jsii.String(name + " throttle events"), Period: minute(),
 				Expression:   jsii.String(strings.Join(throttleTerms, " + ")),
 				UsingMetrics: &throttles,
 			}),
@@ -346,7 +349,7 @@ func tableAlarms(name string, table awsdynamodb.Table) []alarmSpec {
 		{
 			id: name + "-table-errors",
 			metric: awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-				Label: jsii.String(name + " system errors"), Period: minute,
+				Label: jsii.String(name + " system errors"), Period: minute(),
 				Expression: jsii.String(strings.Join(terms, " + ")), UsingMetrics: &errors,
 			}),
 			threshold: thresholds.TableSystemErrors, of: 2, in: 3,
@@ -367,7 +370,7 @@ func functionSum(namespace, metric, label string) awscloudwatch.IMetric {
 		terms = append(terms, "FILL("+id+", 0)")
 	}
 	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Label: jsii.String(label), Period: minute, Expression: jsii.String(strings.Join(terms, " + ")), UsingMetrics: &using,
+		Label: jsii.String(label), Period: minute(), Expression: jsii.String(strings.Join(terms, " + ")), UsingMetrics: &using,
 	})
 }
 
@@ -376,7 +379,7 @@ func quireMetric(namespace, metric, dimension, value, statistic string) awscloud
 	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 		Namespace: jsii.String(namespace), MetricName: jsii.String(metric),
 		DimensionsMap: &map[string]*string{dimension: jsii.String(value)},
-		Period:        minute, Statistic: jsii.String(statistic),
+		Period:        minute(), Statistic: jsii.String(statistic),
 	})
 }
 
@@ -401,7 +404,7 @@ func healthAlarm(namespace string) alarmSpec {
 	return alarmSpec{
 		id: "health-check",
 		metric: awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-			Label: jsii.String("successful health checks"), Period: minute,
+			Label: jsii.String("successful health checks"), Period: minute(),
 			Expression: jsii.String("FILL(requests, 0) - FILL(failures, 0) - FILL(refused, 0)"),
 			UsingMetrics: &map[string]awscloudwatch.IMetric{
 				"requests": quireMetric(namespace, telemetry.Requests, telemetry.DimensionRoute, healthRoute, "Sum"),

@@ -14,6 +14,7 @@ import (
 // method would not serve it as the GET, with the GET's function and
 // access.
 func TestBrowserMethods(t *testing.T) {
+	needsNode(t)
 	_, res := template(t)
 	got := map[string]string{} // "METHOD /path" -> function and whether the authorizer runs
 	for _, m := range methods(res) {
@@ -53,6 +54,7 @@ func TestBrowserMethods(t *testing.T) {
 // CORS_ORIGINS, and API Gateway's own answers carry the CORS headers: the
 // origin itself for one, the request's Origin for several, none without.
 func TestCORSContext(t *testing.T) {
+	needsNode(t)
 	for _, tc := range []struct {
 		context        map[string]any
 		origins, allow string

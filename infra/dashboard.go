@@ -53,7 +53,7 @@ func newDashboard(stack awscdk.Stack, name string, api awsapigateway.RestApi, fn
 		return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 			Expression: jsii.String(fmt.Sprintf(`SEARCH('{%s,%s} MetricName="%s"', '%s', 60)`, namespace, dimension, metric, statistic)),
 			Label:      jsii.String(""),
-			Period:     minute,
+			Period:     minute(),
 		})
 	}
 	dash.AddWidgets(

@@ -35,6 +35,7 @@ import (
 // rate needs, the statistic, whether no data breaches; and every alarm
 // judges one-minute periods, as the page says.
 func TestDocsAlarms(t *testing.T) {
+	needsNode(t)
 	_, res := opsTemplate(t)
 	alarms := map[string]map[string]any{} // by id: the name after "Quire-"
 	for _, a := range ofType(res, "AWS::CloudWatch::Alarm") {
@@ -202,6 +203,7 @@ func alarmDisagreements(when string, p map[string]any) []string {
 // with every documented default set makes the same stack as deploying
 // without them, so each default is what the stack does unset.
 func TestDocsContextKeys(t *testing.T) {
+	needsNode(t)
 	read := contextKeys(t)
 	documented := map[string]markdown.Row{}
 	defaults := map[string]string{} // only keys that have one
@@ -364,6 +366,7 @@ type gatewayAnswer struct {
 // code of shared/rest has its row is docs/tables_test.go's
 // TestProblemTypes.)
 func TestDocsGatewayProblems(t *testing.T) {
+	needsNode(t)
 	rows := map[string]markdown.Row{}
 	statuses := map[string][]int{}
 	for _, r := range markdown.MustTable(t, filepath.Join("..", "docs", "conventions.md"), "`type`", "status", "`Retry-After`", "meaning", "what a client should do") {
@@ -483,6 +486,7 @@ func TestDocsGatewayProblems(t *testing.T) {
 // TestDocsNestedStack: docs/deploying.md gives the nested operations
 // stack's number of resources.
 func TestDocsNestedStack(t *testing.T) {
+	needsNode(t)
 	_, res := opsTemplate(t)
 	page, err := os.ReadFile(filepath.Join("..", "docs", "deploying.md"))
 	if err != nil {
@@ -496,6 +500,7 @@ func TestDocsNestedStack(t *testing.T) {
 // TestDocsWebACLCost: docs/deploying.md prices the web ACL the stack makes,
 // at $5.00 a month and $1.00 per rule before requests.
 func TestDocsWebACLCost(t *testing.T) {
+	needsNode(t)
 	_, acl := webACL(t)
 	page, err := os.ReadFile(filepath.Join("..", "docs", "deploying.md"))
 	if err != nil {

@@ -112,7 +112,7 @@ func newEvents(stack awscdk.Stack, outbox awsdynamodb.Table, assetDir string) (d
 func deadLetterAlarm(q awssqs.Queue) alarmSpec {
 	return alarmSpec{
 		id: "events-dead-letters", threshold: 1, of: 1, in: 1,
-		metric: q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
+		metric: q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute(), Statistic: jsii.String("Maximum")}),
 		check: "The events pipe gave up events it could not put on the bus (the bus refused them, or the events function " +
 			"failed): they are in the dead-letter queue, EventsDeadLetterQueueUrl. Fix the cause (the events function's " +
 			"log group, the pipe's metrics), then replay them as docs/operating.md says.",

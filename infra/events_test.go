@@ -14,6 +14,7 @@ import (
 // its dead-letter queue. Its role may do that and nothing else; the bus's
 // name and ARN, and the queue, are outputs.
 func TestEventsPipe(t *testing.T) {
+	needsNode(t)
 	s := synthesized(t)
 	res := resourcesOf(t, s.main)
 	pipe := single(t, res, "AWS::Pipes::Pipe").Properties

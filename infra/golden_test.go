@@ -14,6 +14,7 @@ import (
 // deployment changes: a change to either shows in review as a change of its
 // file in testdata/, which `go test ./infra -run Golden -update` rewrites.
 func TestGoldenTemplates(t *testing.T) {
+	needsNode(t)
 	s := synthesized(t)
 	templates := map[string]assertions.Template{
 		"Quire.template.json":                  s.main,

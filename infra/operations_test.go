@@ -73,6 +73,7 @@ func jsonOf(v any) string {
 // lines from WARN), is traced, and the groups' write their metrics to the
 // stack's own namespace.
 func TestFunctionsObserved(t *testing.T) {
+	needsNode(t)
 	_, res := template(t)
 	fns := ofType(res, "AWS::Lambda::Function")
 	if len(fns) != len(servedFunctions())+3 { // and the keys function, the hook and the events function
@@ -98,6 +99,7 @@ func TestFunctionsObserved(t *testing.T) {
 // an operator searches by and nothing personal, logs errors, keeps
 // detailed metrics, traces, and never logs bodies.
 func TestStageLogs(t *testing.T) {
+	needsNode(t)
 	_, res := template(t)
 	p := single(t, res, "AWS::ApiGateway::Stage").Properties
 	if p["TracingEnabled"] != true {
@@ -140,6 +142,7 @@ func TestStageLogs(t *testing.T) {
 // TestExecutionLogs: the stack owns the log group of the stage's execution
 // logs, with a retention, rather than API Gateway keeping them forever.
 func TestExecutionLogs(t *testing.T) {
+	needsNode(t)
 	tmpl, _ := template(t)
 	tmpl.HasResourceProperties(jsii.String("AWS::Logs::LogGroup"), map[string]any{
 		"LogGroupName": map[string]any{"Fn::Join": []any{"", []any{
@@ -153,6 +156,7 @@ func TestExecutionLogs(t *testing.T) {
 // logging role and keeps it when deleted; quire:apiGatewayAccountRole=false
 // leaves the account's setting alone, and the stage logs all the same.
 func TestAccountLogRole(t *testing.T) {
+	needsNode(t)
 	_, res := template(t)
 	if a := single(t, res, "AWS::ApiGateway::Account"); a.DeletionPolicy != "Retain" || res[ref(a.Properties["CloudWatchRoleArn"])].Type != "AWS::IAM::Role" {
 		t.Errorf("account setting %+v", a)
@@ -200,6 +204,7 @@ func wantAlarms() []string {
 // first, and tells the topic when it goes off and when it recovers; the
 // topic takes TLS only.
 func TestAlarms(t *testing.T) {
+	needsNode(t)
 	tmpl, res := opsTemplate(t)
 	var topic string
 	for id := range ofType(res, "AWS::SNS::Topic") {
@@ -273,6 +278,7 @@ func metricStats(p map[string]any) []string {
 // every operation Quire calls; a health check that stops is the alarm's
 // worst case, not a quiet one.
 func TestAlarmMetrics(t *testing.T) {
+	needsNode(t)
 	_, res := opsTemplate(t)
 	ns := telemetry.DefaultNamespace + "/Quire"
 
@@ -378,6 +384,7 @@ func TestAlarmMetrics(t *testing.T) {
 
 // TestAlarmEmail: quire:alarmEmail subscribes its address to the topic.
 func TestAlarmEmail(t *testing.T) {
+	needsNode(t)
 	s, err := synthStacks(tunedA) // quire:alarmEmail=oncall@example.com
 	if err != nil {
 		t.Fatal(err)
@@ -394,6 +401,7 @@ func TestAlarmEmail(t *testing.T) {
 // to the next one as a canary, rolling back on the function's alarms and
 // the API's.
 func TestDeployments(t *testing.T) {
+	needsNode(t)
 	_, res := template(t)
 	groups := ofType(res, "AWS::CodeDeploy::DeploymentGroup")
 	aliases := ofType(res, "AWS::Lambda::Alias")
@@ -450,6 +458,7 @@ func TestDeployments(t *testing.T) {
 // environment names each group's new version, and it is updated (policy
 // first) before any alias, whose update runs it.
 func TestPreTrafficHook(t *testing.T) {
+	needsNode(t)
 	_, res := template(t)
 	hookID := exportName(hookName) + "Function"
 	hook, ok := res[hookID]
@@ -553,6 +562,7 @@ func dependsOn(r resource) []string {
 // TestDeploymentContext: quire:deployment takes CodeDeploy's predefined
 // Lambda configurations, AllAtOnce for a development stack.
 func TestDeploymentContext(t *testing.T) {
+	needsNode(t)
 	for _, context := range []map[string]any{tunedA, tunedB} {
 		name := context[contextDeployment].(string)
 		tmpl, err := synthWith(context)
@@ -571,6 +581,7 @@ func TestDeploymentContext(t *testing.T) {
 // TestDashboard: one dashboard shows every alarm, each route's and each
 // function's metrics, and each table; the stack outputs its address.
 func TestDashboard(t *testing.T) {
+	needsNode(t)
 	tmpl, res := opsTemplate(t)
 	tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Dashboard"), jsii.Number(1))
 	var body string
@@ -601,6 +612,7 @@ func TestDashboard(t *testing.T) {
 // TestQueries: docs/operating.md's Logs Insights queries are saved, over the
 // access log and every served function's log group.
 func TestQueries(t *testing.T) {
+	needsNode(t)
 	_, res := opsTemplate(t)
 	got := map[string]string{}
 	for _, q := range ofType(res, "AWS::Logs::QueryDefinition") {
@@ -621,6 +633,7 @@ func TestQueries(t *testing.T) {
 // TestHealthCheck: Route 53 polls GET /health on the stage, unless
 // quire:healthCheck=false says something else does.
 func TestHealthCheck(t *testing.T) {
+	needsNode(t)
 	tmpl, _ := opsTemplate(t)
 	tmpl.HasResourceProperties(jsii.String("AWS::Route53::HealthCheck"), map[string]any{
 		"HealthCheckConfig": assertions.Match_ObjectLike(&map[string]any{
@@ -640,6 +653,7 @@ func TestHealthCheck(t *testing.T) {
 // without its suppressions, or a topic that takes plain HTTP in the nested
 // stack, is a finding that fails the synth.
 func TestChecksFindViolations(t *testing.T) {
+	needsNode(t)
 	dir := t.TempDir()
 	_, stack, err := newApp(dir, nil)
 	if err != nil {

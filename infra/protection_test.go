@@ -80,6 +80,7 @@ func wantThrottles(rate, burst float64, routeLimits map[string][2]float64) map[s
 // second (burst 200), login and token refresh 10 (burst 20), sign-up 2
 // (burst 5), in every version the route is served in.
 func TestMethodThrottles(t *testing.T) {
+	needsNode(t)
 	_, res := template(t)
 	for _, key := range []string{"POST /login", "POST /users"} {
 		if len(routePaths(key)) == 0 {
@@ -120,6 +121,7 @@ func TestPublicPostsAreLimited(t *testing.T) {
 // stage's default, which caps the costly routes' own; a value out of
 // bounds, or not a number, fails the synth and names the key.
 func TestThrottleContext(t *testing.T) {
+	needsNode(t)
 	for _, tc := range []struct {
 		context map[string]any
 		want    map[string][2]float64
@@ -168,6 +170,7 @@ func TestThrottleContext(t *testing.T) {
 // production one with quire:waf=false; API Gateway's answer to a request a
 // web ACL blocks is a problem all the same.
 func TestNoWebACLOnADevelopmentStage(t *testing.T) {
+	needsNode(t)
 	tmpl, _ := template(t)
 	dev, err := synthWith(map[string]any{contextStage: "dev"})
 	if err != nil {
@@ -234,6 +237,7 @@ func rules(acl map[string]any) map[string]map[string]any {
 
 // TestWebACLAssociation: one regional web ACL, on the API's stage.
 func TestWebACLAssociation(t *testing.T) {
+	needsNode(t)
 	res, acl := webACL(t)
 	if acl["Scope"] != "REGIONAL" || !cmp.Equal(acl["DefaultAction"], map[string]any{"Allow": map[string]any{}}) {
 		t.Errorf("web ACL scope %v, default action %v", acl["Scope"], acl["DefaultAction"])
@@ -267,6 +271,7 @@ func TestWebACLAssociation(t *testing.T) {
 // rule over 5 minutes, on POST to the route's paths with or without the
 // stage's name before them, answered 429 problem+json with Retry-After.
 func TestWebACLRateRules(t *testing.T) {
+	needsNode(t)
 	_, acl := webACL(t)
 	byName := rules(acl)
 	for _, tc := range []struct {
@@ -356,6 +361,7 @@ func TestWebACLRateRules(t *testing.T) {
 // limit and past the per-token one, is the problem a client gets from API
 // Gateway's own throttling, with a detail that says which limit.
 func TestWebACLThrottledBody(t *testing.T) {
+	needsNode(t)
 	_, acl := webACL(t)
 	bodies := acl["CustomResponseBodies"].(map[string]any)
 	for key, who := range map[string]string{"throttled": "from this address", "throttled-token": "with this bearer token"} {
@@ -382,6 +388,7 @@ func TestWebACLThrottledBody(t *testing.T) {
 // (PUT /admin/config) is up to 2 MiB. The ACL's fixed cost is $5 a month
 // and $1 per rule.
 func TestWebACLCommonRuleSet(t *testing.T) {
+	needsNode(t)
 	_, acl := webACL(t)
 	byName := rules(acl)
 	crs, ok := byName["common-rule-set"]
@@ -427,6 +434,7 @@ func TestWebACLCommonRuleSet(t *testing.T) {
 // TestQuotasWithWebACL: the web ACL's resources keep the stack inside
 // CloudFormation's 500.
 func TestQuotasWithWebACL(t *testing.T) {
+	needsNode(t)
 	res, _ := webACL(t)
 	if len(res) > 500 {
 		t.Errorf("%d resources with the web ACL (at most 500)", len(res))
@@ -450,6 +458,7 @@ func tokenRuleOf(t *testing.T, acl map[string]any) map[string]any {
 // problem+json with Retry-After, as an address past its limit is, until its
 // count falls below the limit.
 func TestWebACLTokenRule(t *testing.T) {
+	needsNode(t)
 	_, acl := webACL(t)
 	rule := tokenRuleOf(t, acl)
 	want := map[string]any{"RateBasedStatement": map[string]any{
@@ -492,6 +501,7 @@ func TestWebACLTokenRule(t *testing.T) {
 // take (below 10, above 2,000,000,000, not whole, not a number) fails the
 // synth and names the key, whether the web ACL is on or off.
 func TestPerTokenLimitContext(t *testing.T) {
+	needsNode(t)
 	for _, tc := range []struct {
 		value any
 		want  int // 0: refused
@@ -624,6 +634,7 @@ func statementWCU(s map[string]any) (int, error) {
 // units the price includes, the per-token rule's custom key (30 units)
 // included.
 func TestWebACLCapacity(t *testing.T) {
+	needsNode(t)
 	_, acl := webACL(t)
 	total := 0
 	byRule := map[string]int{}

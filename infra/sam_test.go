@@ -106,6 +106,7 @@ func makeRun(t *testing.T, endpoint string) service.Config {
 // Local at and the tables `make run` creates; without it, it gets none and
 // the tables' logical ids, as the SAM CLI gives them.
 func TestSAMEnvironment(t *testing.T) {
+	needsNode(t)
 	_, res := template(t)
 	run := makeRun(t, "http://127.0.0.1:41999")
 	file, err := api.SAMEnv(run)

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -92,6 +93,15 @@ var (
 	synthesesMu sync.Mutex
 	syntheses   = map[string]*synthesis{}
 )
+
+// needsNode skips t, saying what to install, where the CDK app cannot run:
+// jsii runs it in Node, which go test alone does not need.
+func needsNode(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("the CDK app runs in Node (jsii), and node is not on PATH: install Node 20 or later (make test needs it too)")
+	}
+}
 
 // synthesisKey names what the app is defined from: the CDK context values
 // (none and empty alike) and the route table as it is (routes.Grow changes
@@ -403,6 +413,7 @@ func isTracing(s map[string]any) bool {
 }
 
 func TestRoutes(t *testing.T) {
+	needsNode(t)
 	_, res := template(t)
 	got := map[string]string{} // "METHOD /path" -> function
 	for _, r := range res {
@@ -440,6 +451,7 @@ func TestRoutes(t *testing.T) {
 // alias through one permission on this API's stage, however many methods
 // lead to it.
 func TestInvokePermissions(t *testing.T) {
+	needsNode(t)
 	_, res := template(t)
 	var api string
 	for id, r := range res {
@@ -470,6 +482,7 @@ func TestInvokePermissions(t *testing.T) {
 }
 
 func TestFunctions(t *testing.T) {
+	needsNode(t)
 	tmpl, res := template(t)
 	for _, g := range routes.Groups() {
 		id := exportName(g.Name) + "Function"
@@ -523,6 +536,7 @@ func TestRetriesEndBeforeTheDeadline(t *testing.T) {
 // partition keys have one or two values, take no write when a balance, a
 // profile or a content hash changes, and hold no personal data.
 func TestUsersIndexesProjectKeysOnly(t *testing.T) {
+	needsNode(t)
 	_, res := template(t)
 	found := 0
 	for _, r := range res {
@@ -552,6 +566,7 @@ func TestUsersIndexesProjectKeysOnly(t *testing.T) {
 // per author, keeps whole products so that an author's books are one
 // Query.
 func TestCatalogIndexesProjection(t *testing.T) {
+	needsNode(t)
 	_, res := template(t)
 	want := map[string]string{"kind": "KEYS_ONLY", "featured": "KEYS_ONLY", "by_author": "ALL"}
 	got := map[string]string{}
@@ -574,6 +589,7 @@ func TestCatalogIndexesProjection(t *testing.T) {
 }
 
 func TestTables(t *testing.T) {
+	needsNode(t)
 	tmpl, _ := template(t)
 	tmpl.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), jsii.Number(len(dynamo.Tables())))
 	for _, tb := range dynamo.Tables() {
@@ -617,6 +633,7 @@ func TestTables(t *testing.T) {
 // TestPreTrafficHook checks the hook's role and CodeDeploy's, and
 // TestEventsPipe the events pipe's.
 func TestLeastPrivilege(t *testing.T) {
+	needsNode(t)
 	_, res := template(t)
 	roles := map[string]string{} // role logical id -> function logical id
 	for id, r := range res {
@@ -705,6 +722,7 @@ func asList(v any) []any {
 }
 
 func TestGatewayResponses(t *testing.T) {
+	needsNode(t)
 	tmpl, _ := template(t)
 	for typ, status := range map[string]string{
 		"UNAUTHORIZED": "401", "ACCESS_DENIED": "403",
@@ -740,6 +758,7 @@ func TestGatewayResponses(t *testing.T) {
 // TestUnauthorizedResponse: API Gateway's 401 carries the bearer challenge
 // and the same problem body as the local gateway's.
 func TestUnauthorizedResponse(t *testing.T) {
+	needsNode(t)
 	tmpl, _ := template(t)
 	for typ, want := range map[string]struct {
 		code, detail string
@@ -783,6 +802,7 @@ func methods(res map[string]resource) []method {
 // REQUEST authorizer, on the Authorization header, cached no longer than a
 // token lives.
 func TestAuthorizer(t *testing.T) {
+	needsNode(t)
 	tmpl, res := template(t)
 	tmpl.ResourceCountIs(jsii.String("AWS::ApiGateway::Authorizer"), jsii.Number(1))
 	var authorizerID string
@@ -852,6 +872,7 @@ func env(res map[string]resource, fn string) map[string]any {
 // TestSigningKeySecret: one secret, which only the keys function may write,
 // and the auth function only read; the authorizer may touch nothing.
 func TestSigningKeySecret(t *testing.T) {
+	needsNode(t)
 	tmpl, res := template(t)
 	tmpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(1))
 	var secretID string
@@ -911,6 +932,7 @@ func TestSigningKeySecret(t *testing.T) {
 // whose public keys the authorizer verifies with; it, the authorizer and
 // the auth function share the token settings.
 func TestSigningKeyResource(t *testing.T) {
+	needsNode(t)
 	_, res := template(t)
 	var keysID string
 	for id, r := range res {
@@ -942,6 +964,7 @@ func TestSigningKeyResource(t *testing.T) {
 // TestTokenLifetimeContext: quire:tokenLifetime sets the lifetime and the
 // authorizer's cache; an invalid one fails the synth.
 func TestTokenLifetimeContext(t *testing.T) {
+	needsNode(t)
 	for _, tc := range []struct {
 		context map[string]any
 		ttl     float64
@@ -973,6 +996,7 @@ func TestTokenLifetimeContext(t *testing.T) {
 // and may do only what serving and replacing the document takes, on that
 // table and its indexes alone.
 func TestConfigFunction(t *testing.T) {
+	needsNode(t)
 	_, res := template(t)
 	fn, ok := res["ConfigFunction"]
 	if !ok {
@@ -1026,11 +1050,13 @@ func TestConfigFunction(t *testing.T) {
 // decodes a function's base64 body (the gzip-compressed configuration
 // document) whatever the client's Accept header.
 func TestBinaryMediaTypes(t *testing.T) {
+	needsNode(t)
 	tmpl, _ := template(t)
 	tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::RestApi"), map[string]any{"BinaryMediaTypes": []any{"*/*"}})
 }
 
 func TestOutputs(t *testing.T) {
+	needsNode(t)
 	tmpl, _ := template(t)
 	tmpl.HasOutput(jsii.String("ApiUrl"), map[string]any{})
 	tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::RestApi"), map[string]any{"Name": "quire"})
@@ -1069,6 +1095,7 @@ func footprint(t *testing.T, s stacks) map[string]int {
 // CloudFormation's 500 resources a stack, and the API inside API Gateway's
 // 300 resources a REST API: at most half of each.
 func TestQuotas(t *testing.T) {
+	needsNode(t)
 	for name, n := range footprint(t, synthesized(t)) {
 		if limit := limits()[name]; n > limit/2 {
 			t.Errorf("%s: %d of %d, want at most half", name, n, limit)
@@ -1087,6 +1114,7 @@ var readmeHeadroom = regexp.MustCompile(`room for (\d+) more routes`)
 // limit well inside (at most two thirds); the README says what the stack
 // takes and the room in routes that the tightest limit leaves.
 func TestAVersionCostsNothing(t *testing.T) {
+	needsNode(t)
 	base := footprint(t, synthesized(t))
 	count := func(versions []int, more []routes.Route) map[string]int {
 		restore := routes.Grow(versions, more)
@@ -1137,6 +1165,7 @@ func TestAVersionCostsNothing(t *testing.T) {
 // makes a new one, while a change of nothing it serves (a third version,
 // served by the same methods) does not.
 func TestDeploymentFollowsRoutes(t *testing.T) {
+	needsNode(t)
 	deployment := func(s stacks) (string, []string) {
 		t.Helper()
 		res := resourcesOf(t, s.main)

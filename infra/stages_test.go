@@ -62,6 +62,7 @@ func names(t *testing.T, res map[string]resource) map[string]string {
 // TestStagesSideBySide: two stages are two stacks, Quire-dev and
 // Quire-prod, with no name in common.
 func TestStagesSideBySide(t *testing.T) {
+	needsNode(t)
 	all := map[string]map[string]string{}
 	for _, stage := range []string{"dev", "prod"} {
 		s, err := synthStacks(map[string]any{contextStage: stage})
@@ -90,6 +91,7 @@ func TestStagesSideBySide(t *testing.T) {
 // TestStageNames: a stage names the stack; a name that is not a stage's
 // fails the synth, naming the key.
 func TestStageNames(t *testing.T) {
+	needsNode(t)
 	for stage, want := range map[string]string{"": "Quire", "dev": "Quire-dev", "pr-42": "Quire-pr-42"} {
 		stack, err := defined(map[string]any{contextStage: stage})
 		if err != nil {
@@ -118,6 +120,7 @@ func TestStageNames(t *testing.T) {
 // web ACL, a month of logs, tables kept and protected, and termination
 // protection; each value of a preset yields to its own key.
 func TestPresets(t *testing.T) {
+	needsNode(t)
 	type want struct {
 		deployment string
 		waf        bool
