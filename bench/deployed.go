@@ -190,27 +190,30 @@ func warmConnections(ctx context.Context, argv, env []string, event []byte, chec
 		return 0, err
 	}
 	defer stop()
-	var before int64
-	start := front.conns.Load()
-	for i := range warmRequests + 1 {
+	invoke := func(n int) error {
 		api.events <- event
 		select {
 		case res := <-api.responses:
-			if err := check(res); err != nil {
-				return 0, err
-			}
+			return check(res)
 		case <-time.After(30 * time.Second):
-			return 0, fmt.Errorf("%s did not answer request %d", argv, i+1)
+			return fmt.Errorf("%s did not answer request %d", argv, n)
 		}
-		for i == 0 && front.conns.Load() == start {
-			select {
-			case <-front.opened:
-			case <-time.After(5 * time.Second):
-				return 0, fmt.Errorf("%s opened no connection ahead", argv)
-			}
+	}
+	start := front.conns.Load()
+	if err := invoke(1); err != nil {
+		return 0, err
+	}
+	for front.conns.Load() == start {
+		select {
+		case <-front.opened:
+		case <-time.After(5 * time.Second):
+			return 0, fmt.Errorf("%s opened no connection ahead", argv)
 		}
-		if i == 0 {
-			before = front.conns.Load()
+	}
+	before := front.conns.Load()
+	for n := range warmRequests {
+		if err := invoke(n + 2); err != nil {
+			return 0, err
 		}
 	}
 	return int(front.conns.Load() - before), nil
