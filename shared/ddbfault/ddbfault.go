@@ -52,14 +52,14 @@ type Kind string
 // The faults. Throttle, Throughput, Internal, TransactionThrottle and
 // ExpiredIterator (for a stream's GetRecords: DynamoDB Local's iterators do
 // not expire) answer at once with DynamoDB's own error responses and never
-// reach DynamoDB; Delay
-// waits, then forwards; Reset drops the connection before forwarding; Lost
-// forwards (DynamoDB applies the call) and then drops the connection before
-// the answer; Stale answers an eventually consistent GetItem or
-// BatchGetItem without its items, as a read just after their write may be;
-// Conflict answers a call that meets a transaction in flight as DynamoDB
-// does (see the package comment), and a call that meets none is forwarded
-// (a TransactWriteItems after Rule.Delay).
+// reach DynamoDB; Delay waits, then forwards; Reset drops the connection
+// before forwarding; Lost forwards (DynamoDB applies the call) and then
+// drops the connection before the answer; Stale answers an eventually
+// consistent GetItem or BatchGetItem without its items, as a read just
+// after their write may be; Conflict answers a call that meets a
+// transaction in flight as DynamoDB does (see the package comment), and a
+// call that meets none is forwarded (a TransactWriteItems after
+// Rule.Delay).
 const (
 	Throttle            Kind = "throttle"    // 400 ThrottlingException
 	Throughput          Kind = "throughput"  // 400 ProvisionedThroughputExceededException
