@@ -163,6 +163,7 @@ func mapEnv(env map[string]string) func(string) string {
 // container reaches DynamoDB Local, which listens on 127.0.0.1 only, when
 // it shares the machine's network: --docker-network host.
 func TestSAMRecipe(t *testing.T) {
+	needsNode(t)
 	endpoint := dynamotest.Endpoint(t)
 	_, res := template(t)
 	run := makeRun(t, endpoint)

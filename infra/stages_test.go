@@ -208,6 +208,7 @@ func TestDestroyRefusesProduction(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make:", err)
 	}
+	needsNode(t) // make runs the CDK app
 	makefile, err := filepath.Abs(filepath.Join("..", "Makefile"))
 	if err != nil {
 		t.Fatal(err)
