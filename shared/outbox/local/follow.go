@@ -145,11 +145,12 @@ func (f *Follower) poll(ctx context.Context, deliver func(quire.Event)) error {
 // resume takes shard id's expired iterator again after the last record
 // read, so that no event is delivered twice. With none read, discover reads
 // the shard again from its start: an event may then come twice, and none is
-// lost.
+// lost. When the new iterator cannot be had, the expired one stays, and the
+// next poll resumes again.
 func (f *Follower) resume(ctx context.Context, id string) error {
-	delete(f.iterators, id)
 	seq, ok := f.last[id]
 	if !ok {
+		delete(f.iterators, id)
 		return nil
 	}
 	it, err := f.streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{

@@ -24,8 +24,8 @@ func TestMain(m *testing.M) { dynamotest.Main(m) }
 // A Follower whose iterator expires (the machine slept for 15 minutes;
 // DynamoDB Local's iterators never expire, so the fault proxy answers the
 // GetRecords with ExpiredIteratorException) reads on after the last record
-// it read: the event it had delivered does not come again, and the next
-// one comes once.
+// it read, even when getting the new iterator fails at first: the event it
+// had delivered does not come again, and the next one comes once.
 func TestFollowerAfterAnExpiredIterator(t *testing.T) {
 	db, tables := dynamotest.New(t)
 	p, err := ddbfault.Start(dynamotest.Endpoint(t), 1)
@@ -39,7 +39,8 @@ func TestFollowerAfterAnExpiredIterator(t *testing.T) {
 		t.Fatal(err)
 	}
 	streams := dynamodbstreams.New(dynamodbstreams.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(p.URL()),
+		// One attempt a call: a fault reaches the Follower as it is.
+		Region: "us-east-1", BaseEndpoint: aws.String(p.URL()), Retryer: aws.NopRetryer{},
 		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 			return aws.Credentials{AccessKeyID: "local", SecretAccessKey: "local"}, nil
 		}),
@@ -65,28 +66,35 @@ func TestFollowerAfterAnExpiredIterator(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// pollFor polls until want events have come, and a few times more.
-	pollFor := func(want int) {
+	// pollFor polls until want events have come, and a few times more,
+	// polling again after an error as Run does; it returns the errors.
+	pollFor := func(want int) (failed int) {
 		t.Helper()
 		for deadline := time.Now().Add(10 * time.Second); len(delivered) < want && time.Now().Before(deadline); {
-			if err := f.poll(t.Context(), deliver); err != nil {
-				t.Fatal(err)
+			if f.poll(t.Context(), deliver) != nil {
+				failed++
 			}
 		}
 		for range 3 {
-			if err := f.poll(t.Context(), deliver); err != nil {
-				t.Fatal(err)
+			if f.poll(t.Context(), deliver) != nil {
+				failed++
 			}
 		}
+		return failed
 	}
 
 	publish("/users/1")
-	pollFor(1)
-	p.Set(ddbfault.Rule{Fault: ddbfault.ExpiredIterator, Operation: "GetRecords", Count: 1})
+	if n := pollFor(1); n != 0 {
+		t.Fatalf("%d polls failed with no fault", n)
+	}
+	p.Set(ddbfault.Rule{Fault: ddbfault.ExpiredIterator, Operation: "GetRecords", Count: 1},
+		ddbfault.Rule{Fault: ddbfault.Internal, Operation: "GetShardIterator", Count: 1})
 	publish("/users/2")
-	pollFor(2)
-	if n := p.Injected()[ddbfault.ExpiredIterator]; n != 1 {
-		t.Fatalf("%d iterators expired, want 1", n)
+	if n := pollFor(2); n != 1 {
+		t.Errorf("%d polls failed, want the one whose new iterator could not be had", n)
+	}
+	if got := p.Injected(); got[ddbfault.ExpiredIterator] != 1 || got[ddbfault.Internal] != 1 {
+		t.Fatalf("faults injected %v, want 1 expired iterator and 1 internal error", got)
 	}
 	if want := []string{"/users/1", "/users/2"}; !slices.Equal(delivered, want) {
 		t.Errorf("delivered %v, want %v: each event once, in order", delivered, want)
