@@ -22,15 +22,20 @@ import (
 // leaves unprocessed.
 const maxWriteAttempts = 5
 
-// DeleteKeys deletes the items of keys from table, in BatchWriteItem
-// requests of up to 25, each sent again for the keys DynamoDB leaves
-// unprocessed, at most maxWriteAttempts times.
+// DeleteKeys deletes the items of keys from table (see BatchWrite).
 func DeleteKeys(ctx context.Context, db *dynamodb.Client, table string, keys []map[string]types.AttributeValue) error {
-	for chunk := range slices.Chunk(keys, 25) {
-		var batch []types.WriteRequest
-		for _, key := range chunk {
-			batch = append(batch, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
-		}
+	reqs := make([]types.WriteRequest, len(keys))
+	for i, key := range keys {
+		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}}
+	}
+	return BatchWrite(ctx, db, table, reqs)
+}
+
+// BatchWrite makes the writes reqs to table, in BatchWriteItem requests of
+// up to 25, each sent again for the writes DynamoDB leaves unprocessed, at
+// most maxWriteAttempts times.
+func BatchWrite(ctx context.Context, db *dynamodb.Client, table string, reqs []types.WriteRequest) error {
+	for batch := range slices.Chunk(reqs, 25) {
 		for attempt := 1; len(batch) > 0; attempt++ {
 			res, err := db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{table: batch}})
 			if err != nil {

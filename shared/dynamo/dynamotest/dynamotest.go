@@ -29,6 +29,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/quireapi/quire/shared/ddblocal"
 	"github.com/quireapi/quire/shared/dynamo"
@@ -243,20 +244,68 @@ func clear(ctx context.Context, db *dynamodb.Client, t dynamo.Table, name string
 	if t.SortKey != nil {
 		keys = append(keys, t.SortKey.Name)
 	}
-	projection := strings.Join(keys, ", ")
-	scan := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{
-		TableName: aws.String(name), ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String(projection),
+	err := scan(ctx, db, name, strings.Join(keys, ", "), func(items []map[string]types.AttributeValue) error {
+		return dynamo.DeleteKeys(ctx, db, name, items)
 	})
-	for scan.HasMorePages() {
-		page, err := scan.NextPage(ctx)
+	if err != nil {
+		return fmt.Errorf("empty table %s: %w", name, err)
+	}
+	return nil
+}
+
+// scan reads the table name consistently, the attributes of projection
+// (all when empty), and hands f each page of items.
+func scan(ctx context.Context, db *dynamodb.Client, name, projection string, f func([]map[string]types.AttributeValue) error) error {
+	in := &dynamodb.ScanInput{TableName: aws.String(name), ConsistentRead: aws.Bool(true)}
+	if projection != "" {
+		in.ProjectionExpression = aws.String(projection)
+	}
+	for pages := dynamodb.NewScanPaginator(db, in); pages.HasMorePages(); {
+		page, err := pages.NextPage(ctx)
 		if err != nil {
-			return fmt.Errorf("empty table %s: %w", name, err)
+			return err
 		}
-		if err := dynamo.DeleteKeys(ctx, db, name, page.Items); err != nil {
-			return fmt.Errorf("empty table %s: %w", name, err)
+		if err := f(page.Items); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// Items are the items of a set of Quire's tables, by table
+// (dynamo.Table.Name).
+type Items map[string][]map[string]types.AttributeValue
+
+// Read returns every item of the tables names.
+func Read(ctx context.Context, db *dynamodb.Client, names dynamo.TableNames) (Items, error) {
+	var mu sync.Mutex
+	items := Items{}
+	var reads []func() error
+	for _, t := range dynamo.Tables() {
+		reads = append(reads, func() error {
+			return scan(ctx, db, names.Physical(t.Name), "", func(page []map[string]types.AttributeValue) error {
+				mu.Lock()
+				defer mu.Unlock()
+				items[t.Name] = append(items[t.Name], page...)
+				return nil
+			})
+		})
+	}
+	return items, quire.Concurrently(reads...)
+}
+
+// Write stores items in the tables names, in BatchWriteItem requests, the
+// tables side by side.
+func (items Items) Write(ctx context.Context, db *dynamodb.Client, names dynamo.TableNames) error {
+	var writes []func() error
+	for table, its := range items {
+		puts := make([]types.WriteRequest, len(its))
+		for i, it := range its {
+			puts[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}
+		}
+		writes = append(writes, func() error { return dynamo.BatchWrite(ctx, db, names.Physical(table), puts) })
+	}
+	return quire.Concurrently(writes...)
 }
 
 // Unreachable returns the URL of an endpoint nothing listens on, for tests of
