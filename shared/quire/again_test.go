@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -25,26 +26,38 @@ func TestAgain(t *testing.T) {
 		{"run again after a collision", []error{collided, &Stale{"buyer"}, nil}, 3, nil},
 		{"collided every time", []error{collided}, MaxAttempts, collided},
 	} {
+		// In a bubble, the pauses between attempts take no real time, and
+		// each is measured exactly.
 		t.Run(tc.name, func(t *testing.T) {
-			n := 0
-			err := Again(context.Background(), func(attempt int) error {
-				n++
-				if attempt != n {
-					t.Fatalf("attempt %d numbered %d", n, attempt)
+			synctest.Test(t, func(t *testing.T) {
+				var at []time.Time // of each attempt
+				err := Again(context.Background(), func(attempt int) error {
+					at = append(at, time.Now())
+					if attempt != len(at) {
+						t.Fatalf("attempt %d numbered %d", len(at), attempt)
+					}
+					return tc.outcomes[min(len(at), len(tc.outcomes))-1]
+				})
+				if len(at) != tc.attempts {
+					t.Errorf("%d attempts, want %d", len(at), tc.attempts)
 				}
-				return tc.outcomes[min(n, len(tc.outcomes))-1]
-			})
-			if n != tc.attempts {
-				t.Errorf("%d attempts, want %d", n, tc.attempts)
-			}
-			var stale *Stale
-			if errors.As(tc.want, &stale) {
-				if got, ok := errors.AsType[*Stale](err); !ok || got.What != stale.What {
+				var stale *Stale
+				if errors.As(tc.want, &stale) {
+					if got, ok := errors.AsType[*Stale](err); !ok || got.What != stale.What {
+						t.Errorf("Again = %v, want %v", err, tc.want)
+					}
+				} else if err != tc.want {
 					t.Errorf("Again = %v, want %v", err, tc.want)
 				}
-			} else if err != tc.want {
-				t.Errorf("Again = %v, want %v", err, tc.want)
-			}
+				// Each pause is 5 ms longer than the one before, up to 25
+				// ms, and up to 19 ms more at random.
+				for n := 1; n < len(at); n++ {
+					least := time.Duration(min(n, 5)*5) * time.Millisecond
+					if d := at[n].Sub(at[n-1]); d < least || d > least+19*time.Millisecond {
+						t.Errorf("the pause after attempt %d took %v, want %v to %v", n, d, least, least+19*time.Millisecond)
+					}
+				}
+			})
 		})
 	}
 	// A context that ends stops the pauses.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/quireapi/quire/shared/idempotency"
@@ -51,21 +52,23 @@ func TestApply(t *testing.T) {
 		{"a dependency's failure", []error{quire.Errorf(quire.EUNAVAILABLE, "busy")}, quire.EUNAVAILABLE, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &store{commits: tc.commits}
-			answered := 0
-			ch, err := users.Apply(t.Context(), s, 0, 7, credit, s.CommitDeposit, func(ch users.Change) (*idempotency.Record, error) {
-				answered++
-				return &idempotency.Record{Scope: "key", Response: idempotency.Response{Status: 200}}, nil
+			synctest.Test(t, func(t *testing.T) { // the pauses between reads take no real time
+				s := &store{commits: tc.commits}
+				answered := 0
+				ch, err := users.Apply(t.Context(), s, 0, 7, credit, s.CommitDeposit, func(ch users.Change) (*idempotency.Record, error) {
+					answered++
+					return &idempotency.Record{Scope: "key", Response: idempotency.Response{Status: 200}}, nil
+				})
+				if quire.ErrorCode(err) != tc.code || s.reads != tc.reads || answered != tc.reads || len(s.got) != tc.reads {
+					t.Fatalf("Apply = %v after %d reads, %d answers, %d commits; want %q after %d", err, s.reads, answered, len(s.got), tc.code, tc.reads)
+				}
+				if _, ok := errors.AsType[*quire.Stale](err); ok {
+					t.Errorf("Apply returned the stale read itself: %v", err)
+				}
+				if tc.code == "" && (ch.User.Balance != 15_00 || s.got[len(s.got)-1] == nil) {
+					t.Errorf("change %+v committed with record %v", ch, s.got)
+				}
 			})
-			if quire.ErrorCode(err) != tc.code || s.reads != tc.reads || answered != tc.reads || len(s.got) != tc.reads {
-				t.Fatalf("Apply = %v after %d reads, %d answers, %d commits; want %q after %d", err, s.reads, answered, len(s.got), tc.code, tc.reads)
-			}
-			if _, ok := errors.AsType[*quire.Stale](err); ok {
-				t.Errorf("Apply returned the stale read itself: %v", err)
-			}
-			if tc.code == "" && (ch.User.Balance != 15_00 || s.got[len(s.got)-1] == nil) {
-				t.Errorf("change %+v committed with record %v", ch, s.got)
-			}
 		})
 	}
 }
@@ -121,25 +124,27 @@ func TestReplace(t *testing.T) {
 		{name: "a user that keeps changing", u: renamed, commits: []error{&quire.Stale{What: users.StaleUser}}, code: quire.ECONFLICT, committed: quire.MaxAttempts},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &revisions{read: read, commits: tc.commits}
-			proved := 0
-			var prove func(users.Credentials) error
-			if tc.own {
-				prove = func(c users.Credentials) error {
-					proved++
-					if c != (users.Credentials{Email: read.User.Email, PasswordHash: read.PasswordHash}) {
-						t.Errorf("proof asked of %+v, want the stored credentials", c)
+			synctest.Test(t, func(t *testing.T) { // the pauses between reads take no real time
+				s := &revisions{read: read, commits: tc.commits}
+				proved := 0
+				var prove func(users.Credentials) error
+				if tc.own {
+					prove = func(c users.Credentials) error {
+						proved++
+						if c != (users.Credentials{Email: read.User.Email, PasswordHash: read.PasswordHash}) {
+							t.Errorf("proof asked of %+v, want the stored credentials", c)
+						}
+						return tc.proof
 					}
-					return tc.proof
 				}
-			}
-			got, err := users.Replace(t.Context(), s, 0, tc.u, map[bool]string{true: "new-hash"}[tc.password != ""], tc.pre, prove)
-			if quire.ErrorCode(err) != tc.code || proved != tc.proved || len(s.committed) != tc.committed {
-				t.Fatalf("= %v (%s), proof asked %d times, %d commits; want %q, %d, %d", err, quire.ErrorCode(err), proved, len(s.committed), tc.code, tc.proved, tc.committed)
-			}
-			if tc.code == "" && (got.Email != tc.u.Email || got.FirstName != tc.u.FirstName || s.committed[len(s.committed)-1].Proved != (tc.proved > 0)) {
-				t.Errorf("stored %+v (proved %v), want %+v", got, s.committed[len(s.committed)-1].Proved, tc.u)
-			}
+				got, err := users.Replace(t.Context(), s, 0, tc.u, map[bool]string{true: "new-hash"}[tc.password != ""], tc.pre, prove)
+				if quire.ErrorCode(err) != tc.code || proved != tc.proved || len(s.committed) != tc.committed {
+					t.Fatalf("= %v (%s), proof asked %d times, %d commits; want %q, %d, %d", err, quire.ErrorCode(err), proved, len(s.committed), tc.code, tc.proved, tc.committed)
+				}
+				if tc.code == "" && (got.Email != tc.u.Email || got.FirstName != tc.u.FirstName || s.committed[len(s.committed)-1].Proved != (tc.proved > 0)) {
+					t.Errorf("stored %+v (proved %v), want %+v", got, s.committed[len(s.committed)-1].Proved, tc.u)
+				}
+			})
 		})
 	}
 }
