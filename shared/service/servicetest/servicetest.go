@@ -242,8 +242,8 @@ func (a *API) PutProduct(tb testing.TB, p catalog.Product, rank int) {
 	}
 }
 
-// LoadDemo stores all the demo data around the functions, as demo.Load
-// does in DynamoDB.
+// LoadDemo stores all the demo data around the functions, on the API's
+// fresh store, as demo.Load does in DynamoDB.
 func (a *API) LoadDemo(tb testing.TB) {
 	tb.Helper()
 	if a.DB != nil {
