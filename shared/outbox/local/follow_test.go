@@ -1,7 +1,6 @@
 package local
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
+	"github.com/quireapi/quire/shared/awsenv"
 	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/outbox"
@@ -41,9 +41,7 @@ func TestFollowerAfterAnExpiredIterator(t *testing.T) {
 	streams := dynamodbstreams.New(dynamodbstreams.Options{
 		// One attempt a call: a fault reaches the Follower as it is.
 		Region: "us-east-1", BaseEndpoint: aws.String(p.URL()), Retryer: aws.NopRetryer{},
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: "local", SecretAccessKey: "local"}, nil
-		}),
+		Credentials: awsenv.Env{}.Credentials(), // DynamoDB Local's, as make run's follower has them
 	})
 	f, err := NewFollower(t.Context(), streams, *desc.Table.LatestStreamArn)
 	if err != nil {
