@@ -29,10 +29,16 @@ TOOLS := $(GOLANGCI_LINT) $(ACTIONLINT) $(OASDIFF)
 GO_VERSION := $(shell go env GOVERSION)
 tool = .cache/bin/$(GO_VERSION)/$(notdir $(1))
 
+# GO_LINK links a main package into the file its last argument names. go
+# run keeps what it links in Go's build cache, where go build -o links it
+# again every time: a new clone (CI's checkout) copies the tools and the
+# bootstraps (-exec cp) that another clone linked from the same sources.
+GO_LINK := go run -exec cp
+
 .cache/bin/$(GO_VERSION)/%:
-	@rm -rf $@.tmp && mkdir -p $@.tmp
-	GOBIN=$(abspath $@.tmp) go install $(filter %/$*,$(TOOLS))
-	@mv $@.tmp/$(firstword $(subst @, ,$*)) $@ && rmdir $@.tmp
+	@mkdir -p $(@D)
+	$(GO_LINK) $(filter %/$*,$(TOOLS)) $@.tmp
+	@mv $@.tmp $@
 
 help: ## list the targets
 	@grep -E '^[a-z0-9]+:.*## ' $(firstword $(MAKEFILE_LIST)) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -85,7 +91,7 @@ BOOTSTRAP_FILES := {{if and .Module .Module.Main}}{{.Dir}}{{range .GoFiles}} {{$
 build/%/bootstrap: build/%/bootstrap.d $(DOCS_ASSETS) go.mod go.sum Makefile build/go-version
 	@mkdir -p $(@D)
 	@touch $@.began
-	$(BOOTSTRAP_ENV) go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $@ ./functions/$*
+	$(BOOTSTRAP_ENV) $(GO_LINK) -tags lambda.norpc -trimpath -ldflags='-s -w' ./functions/$* $@
 	@files=$$($(BOOTSTRAP_ENV) go list -tags lambda.norpc -deps -f '$(BOOTSTRAP_FILES)' ./functions/$*) && \
 	  files=$$(for f in $$files; do echo "$$f"; [[ -d "$$f" ]] || dirname "$$f"; done | sort -u) && \
 	  { echo "$@:" $$files; for f in $$files; do echo "$$f:"; done; } > $@.d
@@ -138,14 +144,17 @@ development-stage:
 	  *) refuse "quire:stageKind=$$kind";; \
 	esac
 
-# make test runs the Go tests alone (beside anything else, two cores are too
-# few for the contention tests' deadlines), against two DynamoDB Local
-# servers warmed once for every test binary (cmd/ddblocal); their binaries
-# are linked without the symbol table and DWARF (-s -w), which no
-# test reads, in less time. Then the synthesized templates' checks run beside
-# the end-to-end tests, which leave a core mostly idle (two at a time, or as
-# make -j says), each one's output printed whole when it ends.
-test: deps build lint $(call tool,$(OASDIFF)) ## lint, unit, integration (DynamoDB Local), infra, events, template lint and end to end
+# make test builds the bootstraps, while npm installs its packages, and
+# lints once node_modules is a module of its own (above). Then it runs the
+# Go tests alone (beside anything else, two cores are too few for the
+# contention tests' deadlines), against two DynamoDB Local servers warmed
+# once for every test binary (cmd/ddblocal); their binaries are linked
+# without the symbol table and DWARF (-s -w), which no test reads, in less
+# time. Then the synthesized templates' checks run beside the end-to-end
+# tests (two at a time, or as make -j says), each one's output printed
+# whole when it ends.
+test: deps build $(call tool,$(OASDIFF)) $(call tool,$(GOLANGCI_LINT)) $(call tool,$(ACTIONLINT)) ## lint, unit, integration (DynamoDB Local), infra, events, template lint and end to end
+	$(MAKE) --no-print-directory lint
 	QUIRE_REQUIRE_DYNAMODB_LOCAL=1 go run ./cmd/ddblocal go test -count=1 -ldflags='-s -w' ./...
 	$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j2) --output-sync=target template-lint e2e
 

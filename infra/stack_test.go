@@ -1128,10 +1128,7 @@ func TestAVersionCostsNothing(t *testing.T) {
 	if n := count([]int{3}, nil); !maps.Equal(n, base) {
 		t.Errorf("a third version takes the stack from %v to %v, want nothing more", base, n)
 	}
-	var more []routes.Route
-	for i := range 10 {
-		more = append(more, routes.Route{Method: "GET", Path: fmt.Sprintf("/shelves%d/{id}", i), Group: routes.GroupCatalog, Access: routes.User})
-	}
+	more := tenRoutesMore()
 	grown := count([]int{3}, more)
 	room := math.MaxInt
 	for name, limit := range limits() {
@@ -1159,9 +1156,20 @@ func TestAVersionCostsNothing(t *testing.T) {
 	}
 }
 
+// tenRoutesMore are ten routes the route table does not have, each of a
+// path of its own: TestAVersionCostsNothing and TestDeploymentFollowsRoutes
+// read one synthesis of the table grown by them and a third version.
+func tenRoutesMore() []routes.Route {
+	var more []routes.Route
+	for i := range 10 {
+		more = append(more, routes.Route{Method: "GET", Path: fmt.Sprintf("/shelves%d/{id}", i), Group: routes.GroupCatalog, Access: routes.User})
+	}
+	return more
+}
+
 // TestDeploymentFollowsRoutes: the API's deployment waits for the stacks of
 // its routes, and a change of what API Gateway takes only with a new
-// deployment (a route more, in a nested stack; the authorizer's cache)
+// deployment (routes more, in a nested stack; the authorizer's cache)
 // makes a new one, while a change of nothing it serves (a third version,
 // served by the same methods) does not.
 func TestDeploymentFollowsRoutes(t *testing.T) {
@@ -1192,7 +1200,8 @@ func TestDeploymentFollowsRoutes(t *testing.T) {
 		context  map[string]any
 		changed  bool
 	}{
-		{name: "a route more", more: []routes.Route{{Method: "GET", Path: "/shelves/{id}", Group: routes.GroupCatalog, Access: routes.User}}, changed: true},
+		// With the third version, which changes nothing by itself (below).
+		{name: "ten routes more", versions: []int{3}, more: tenRoutesMore(), changed: true},
 		{name: "the authorizer's cache", context: map[string]any{contextTokenLifetime: "2m"}, changed: true},
 		{name: "a third version", versions: []int{3}},
 	} {

@@ -44,21 +44,19 @@ const (
 // state is the DynamoDB of this test binary, set once by Main before any
 // test runs and only read afterwards.
 var state struct {
-	main     bool   // Main was called
-	endpoint string // DYNAMODB_ENDPOINT, or the URL of the server Main started
-	skip     string // why there is no DynamoDB, when there is none
+	main     bool                   // Main was called
+	endpoint func() (string, error) // DYNAMODB_ENDPOINT, or the URL of the server started for the binary
 }
 
 // Main runs the tests of a package against one DynamoDB and exits with their
 // status. It uses $DYNAMODB_ENDPOINT when set (exiting with status 1 when
 // nothing listens there; when it names several, separated by spaces, the
 // test binary takes one no other binary holds, as cmd/ddblocal gives them
-// to `make test`), and otherwise starts DynamoDB
-// Local in memory before the tests and stops it after them. When DynamoDB
-// Local is not installed, the tests that need it skip, saying why; with
-// QUIRE_REQUIRE_DYNAMODB_LOCAL=1 Main prints why and exits with status 1
-// instead. It also exits with status 1 when an installed DynamoDB Local
-// fails to start.
+// to `make test`), and otherwise starts DynamoDB Local in memory when the
+// first test asks for it (a run of tests that need none starts none), and
+// stops it after the tests. When DynamoDB Local is not installed, the tests
+// that need it skip, saying why; with QUIRE_REQUIRE_DYNAMODB_LOCAL=1 they
+// fail instead, as they do when an installed DynamoDB Local fails to start.
 func Main(m *testing.M) {
 	os.Exit(Run(m))
 }
@@ -77,28 +75,24 @@ func Run(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "dynamotest: %s=%s: %v\n", envEndpoint, ep, err)
 			return 1
 		}
-		state.endpoint = ep
+		state.endpoint = func() (string, error) { return ep, nil }
 		defer tables.drain(ep)
 		return m.Run()
 	}
-	srv, err := ddblocal.Start(context.Background(), ddblocal.Options{})
-	if err != nil {
-		if errors.Is(err, ddblocal.ErrNotInstalled) && os.Getenv(envRequire) != "1" {
-			state.skip = err.Error()
-			return m.Run()
+	var srv *ddblocal.Server // started by the first test that asks
+	state.endpoint = sync.OnceValues(func() (string, error) {
+		s, err := ddblocal.Start(context.Background(), ddblocal.Options{})
+		if err != nil {
+			return "", err
 		}
-		fmt.Fprintf(os.Stderr, "dynamotest: %v\n", err)
-		return 1
-	}
-	defer func() {
+		srv = s
+		return s.Endpoint(), nil
+	})
+	code := m.Run()
+	if srv != nil {
 		if err := srv.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "dynamotest: DynamoDB Local did not stop cleanly:", err)
 		}
-	}()
-	state.endpoint = srv.Endpoint()
-	code := m.Run()
-	if err := srv.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "dynamotest: %v\n", err)
 	}
 	return code
 }
@@ -143,10 +137,14 @@ func Endpoint(tb testing.TB) string {
 	if !state.main {
 		tb.Fatal("dynamotest: call dynamotest.Main(m) from this package's TestMain")
 	}
-	if state.skip != "" {
-		tb.Skip("no DynamoDB to test against: " + state.skip)
+	ep, err := state.endpoint()
+	if errors.Is(err, ddblocal.ErrNotInstalled) && os.Getenv(envRequire) != "1" {
+		tb.Skip("no DynamoDB to test against: " + err.Error())
 	}
-	return state.endpoint
+	if err != nil {
+		tb.Fatalf("dynamotest: %v", err)
+	}
+	return ep
 }
 
 // New returns a client of the test binary's DynamoDB and the names of a
