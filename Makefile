@@ -32,8 +32,11 @@ tool = .cache/bin/$(GO_VERSION)/$(notdir $(1))
 # GO_LINK links a main package into the file its last argument names. go
 # run keeps what it links in Go's build cache, where go build -o links it
 # again every time: a new clone (CI's checkout) copies the tools and the
-# bootstraps (-exec cp) that another clone linked from the same sources.
-GO_LINK := go run -exec cp
+# bootstraps that another clone linked from the same sources, and make run
+# and the end-to-end tests the local server as it was last linked. cp -f
+# replaces a file that is running (a make run in another terminal), which
+# a plain cp cannot open.
+GO_LINK := go run -exec 'cp -f'
 
 .cache/bin/$(GO_VERSION)/%:
 	@mkdir -p $(@D)
@@ -73,7 +76,7 @@ $(DDB_LOCAL): scripts/install-dynamodb-local.sh shared/ddblocal/Loopback.java
 # README's examples.
 run: $(DDB_LOCAL) $(DOCS_ASSETS) ## serve the whole API on PORT (default 8080) with DynamoDB Local
 	@scripts/apt-install.sh curl jq
-	@go build -o build/quire-local ./cmd/local
+	@$(GO_LINK) ./cmd/local build/quire-local
 	@build/quire-local
 
 build: $(BOOTSTRAPS) ## build every function's bootstrap for Lambda (linux/arm64)
@@ -166,7 +169,7 @@ template-lint: deps build
 .PHONY: e2e
 e2e: deps ## the generated TypeScript client and the browser tests (headless Chromium) against the local server
 	scripts/install-chromium.sh
-	go build -o build/quire-local ./cmd/local
+	$(GO_LINK) ./cmd/local build/quire-local
 	node e2e/run.mjs
 
 # The URL of the stage STAGE that make deploy wrote, when BASE_URL is not given.
