@@ -21,8 +21,7 @@ import (
 // demo data, to the caller it names.
 func TestCacheControl(t *testing.T) {
 	rows := markdown.MustTable(t, "conventions.md", "route", "caller", "Cache-Control")
-	api := servicetest.New(t)
-	api.LoadDemo(t)
+	api := servicetest.New(t, servicetest.Option{Demo: true})
 	callers := map[string]*servicetest.Client{
 		"anyone":   api.Bearer(""),
 		"customer": api.As(t, 2, quire.RoleCustomer),

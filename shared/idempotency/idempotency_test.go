@@ -25,8 +25,7 @@ func TestMain(m *testing.M) { servicetest.Main(m) }
 // books (24.49) and one order; Alan (id 3) has 50.00.
 func shop(t *testing.T, opts ...servicetest.Option) (*servicetest.API, *servicetest.Client) {
 	t.Helper()
-	api := servicetest.New(t, opts...)
-	api.LoadDemo(t)
+	api := servicetest.New(t, append(opts, servicetest.Option{Demo: true})...)
 	return api, api.As(t, 2, quire.RoleCustomer)
 }
 

@@ -17,8 +17,7 @@ import (
 // shopAt is Quire with the demo data, served under base (none when "").
 func shopAt(t *testing.T, base string) *servicetest.API {
 	t.Helper()
-	api := servicetest.New(t, servicetest.Option{BasePath: base})
-	api.LoadDemo(t)
+	api := servicetest.New(t, servicetest.Option{BasePath: base, Demo: true})
 	return api
 }
 

@@ -18,8 +18,7 @@ func TestMain(m *testing.M) { servicetest.Main(m) }
 // admin (id 1) and customer Grace (id 2).
 func shop(t *testing.T, opts ...servicetest.Option) (admin, grace *servicetest.Client) {
 	t.Helper()
-	api := servicetest.New(t, opts...)
-	api.LoadDemo(t)
+	api := servicetest.New(t, append(opts, servicetest.Option{Demo: true})...)
 	return api.As(t, 1, quire.RoleAdmin), api.As(t, 2, quire.RoleCustomer)
 }
 

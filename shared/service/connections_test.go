@@ -21,8 +21,7 @@ import (
 func TestWarmRequestsKeepTheirConnections(t *testing.T) {
 	const warmRequests = 20
 	p, faults := servicetest.Faults(t)
-	api := servicetest.New(t, faults)
-	api.LoadDemo(t)
+	api := servicetest.New(t, faults, servicetest.Option{Demo: true})
 	customer, admin := api.As(t, 2, quire.RoleCustomer), api.As(t, 1, quire.RoleAdmin)
 	for _, c := range []struct {
 		who          *servicetest.Client

@@ -42,8 +42,7 @@ func scanCount(t *testing.T, db *dynamodb.Client, table string) int {
 // email's failed logins and its cart. Its orders stay, as the shop's
 // records, readable by an admin.
 func TestDeleteRemovesWhatBelongsToTheAccount(t *testing.T) {
-	api := servicetest.New(t, servicetest.Option{DynamoDB: true}) // counts DynamoDB's items
-	api.LoadDemo(t)
+	api := servicetest.New(t, servicetest.Option{DynamoDB: true, Demo: true}) // counts DynamoDB's items
 	admin := api.As(t, 1, quire.RoleAdmin)
 	login := func(password string) (int, string) {
 		body, _ := json.Marshal(map[string]string{"email": demo.CustomerEmail, "password": password})
@@ -98,8 +97,7 @@ func TestDeleteRemovesWhatBelongsToTheAccount(t *testing.T) {
 // token changes no book, author, configuration or account (401). Each
 // answer is the domain's problem, and the tables are as they were.
 func TestGoneAccountWritesNothing(t *testing.T) {
-	api := servicetest.New(t, servicetest.Option{DynamoDB: true}) // counts DynamoDB's items
-	api.LoadDemo(t)
+	api := servicetest.New(t, servicetest.Option{DynamoDB: true, Demo: true}) // counts DynamoDB's items
 	admin := api.As(t, 1, quire.RoleAdmin)
 	grace := api.Gone(t, 2, quire.RoleCustomer)
 	admin.Expect(t, "DELETE", "/users/2", "", http.StatusNoContent)

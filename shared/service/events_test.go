@@ -16,8 +16,7 @@ import (
 // idempotency key, it publishes nothing more; a PUT that changes nothing
 // publishes nothing. Every event is as its webhook describes it.
 func TestEventsOfEachWrite(t *testing.T) {
-	api := servicetest.New(t)
-	api.LoadDemo(t)
+	api := servicetest.New(t, servicetest.Option{Demo: true})
 	admin, grace := api.As(t, 1, quire.RoleAdmin), api.As(t, 2, quire.RoleCustomer)
 	alan := api.As(t, 3, quire.RoleCustomer)
 	const frankenstein = `{"name": "Frankenstein", "price": 12.99, "status": "AVAILABLE", "author_id": 1}`

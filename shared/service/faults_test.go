@@ -20,8 +20,7 @@ import (
 func faultyShop(t *testing.T) (p *ddbfault.Proxy, api *servicetest.API, admin, grace *servicetest.Client) {
 	t.Helper()
 	p, opt := servicetest.Faults(t)
-	api = servicetest.New(t, opt)
-	api.LoadDemo(t)
+	api = servicetest.New(t, opt, servicetest.Option{Demo: true})
 	return p, api, api.As(t, 1, quire.RoleAdmin), api.As(t, 2, quire.RoleCustomer)
 }
 

@@ -29,8 +29,7 @@ func retire(t *testing.T, v int, r routes.Retirement) {
 
 // demoAPI is Quire with the demo data.
 func demoAPI(t *testing.T) *servicetest.API {
-	api := servicetest.New(t)
-	api.LoadDemo(t)
+	api := servicetest.New(t, servicetest.Option{Demo: true})
 	return api
 }
 

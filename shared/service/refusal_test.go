@@ -26,8 +26,7 @@ type refusalShop struct {
 // newRefusalShop runs Quire with the demo data, on the store o says.
 func newRefusalShop(t *testing.T, o servicetest.Option) refusalShop {
 	t.Helper()
-	api := servicetest.New(t, o)
-	api.LoadDemo(t)
+	api := servicetest.New(t, o, servicetest.Option{Demo: true})
 	return refusalShop{api: api, admin: api.As(t, 1, quire.RoleAdmin), grace: api.As(t, 2, quire.RoleCustomer)}
 }
 

@@ -78,8 +78,7 @@ func TestEveryRouteLogs(t *testing.T) {
 // the request that met it.
 func TestMetricsCountWhatHappened(t *testing.T) {
 	p, conflicts := servicetest.Conflicts(t)
-	api := servicetest.New(t, conflicts)
-	api.LoadDemo(t)
+	api := servicetest.New(t, conflicts, servicetest.Option{Demo: true})
 	metric := func(r servicetest.Response, name string) float64 {
 		t.Helper()
 		v, _ := servicetest.Line(t, r.Header.Get("X-Amzn-Requestid"))[name].(float64)

@@ -67,8 +67,21 @@ type demoStores struct {
 // Local with a new signing key, with the client and the tables.
 func Config(tb testing.TB) (service.Config, *dynamodb.Client, dynamo.TableNames) {
 	tb.Helper()
+	return config(tb, nil)
+}
+
+// config is Config on tables holding items (dynamotest.NewHolding), or
+// empty when items is nil.
+func config(tb testing.TB, items dynamotest.Items) (service.Config, *dynamodb.Client, dynamo.TableNames) {
+	tb.Helper()
 	captureLogs()
-	db, tables := dynamotest.New(tb)
+	var db *dynamodb.Client
+	var tables dynamo.TableNames
+	if items != nil {
+		db, tables = dynamotest.NewHolding(tb, items)
+	} else {
+		db, tables = dynamotest.New(tb)
+	}
 	return service.Config{
 		DynamoDB:         dynamo.Config{Endpoint: dynamotest.Endpoint(tb), Tables: tables},
 		Tokens:           tokens(tb),
@@ -133,6 +146,9 @@ type Option struct {
 	// does (its requests, their capacity, its items, faults between it
 	// and the functions). Without it the API runs on memory.
 	DynamoDB bool
+	// Demo stores all the demo data around the functions before the test
+	// starts, as demo.Load does in DynamoDB.
+	Demo bool
 }
 
 // On runs test on each store, as subtests named after them: on memory,
@@ -151,14 +167,20 @@ func On(t *testing.T, test func(t *testing.T, o Option)) {
 // The server stops when the test ends.
 func New(tb testing.TB, opts ...Option) *API {
 	tb.Helper()
-	onDynamoDB := false
+	onDynamoDB, withDemo := false, false
 	for _, o := range opts {
-		onDynamoDB = onDynamoDB || o.DynamoDB
+		onDynamoDB, withDemo = onDynamoDB || o.DynamoDB, withDemo || o.Demo
 	}
 	var a API
 	var cfg service.Config
+	demoLoaded := false
 	if onDynamoDB {
-		cfg, a.DB, a.Tables = Config(tb)
+		var items dynamotest.Items
+		if withDemo {
+			items = loadedDemo()
+		}
+		cfg, a.DB, a.Tables = config(tb, items)
+		demoLoaded = items != nil
 		s, err := cfg.OpenStores("tests")
 		if err != nil {
 			tb.Fatal(err)
@@ -201,6 +223,9 @@ func New(tb testing.TB, opts ...Option) *API {
 	srv := httptest.NewServer(gw)
 	tb.Cleanup(srv.Close)
 	a.URL, a.Keys, a.issuer, a.base = srv.URL+gw.BasePath, keys, issuer, gw.BasePath
+	if withDemo && !demoLoaded {
+		a.loadDemo(tb)
+	}
 	return &a
 }
 
@@ -242,9 +267,9 @@ func (a *API) PutProduct(tb testing.TB, p catalog.Product, rank int) {
 	}
 }
 
-// LoadDemo stores all the demo data around the functions, on the API's
+// loadDemo stores all the demo data around the functions, on the API's
 // fresh store, as demo.Load does in DynamoDB.
-func (a *API) LoadDemo(tb testing.TB) {
+func (a *API) loadDemo(tb testing.TB) {
 	tb.Helper()
 	if a.DB != nil {
 		loadDemoTables(tb, a.DB, a.Tables)
@@ -290,6 +315,10 @@ func DemoOptions() demo.Options {
 func DemoConfig(tb testing.TB, o Option) service.Config {
 	tb.Helper()
 	if o.DynamoDB {
+		if items := loadedDemo(); items != nil {
+			cfg, _, _ := config(tb, items)
+			return cfg
+		}
 		cfg, db, tables := Config(tb)
 		loadDemoTables(tb, db, tables)
 		return cfg
@@ -306,11 +335,21 @@ var demoItems struct {
 	items dynamotest.Items
 }
 
+// loadedDemo returns the items of the demo data once a test of the binary
+// has loaded them with loadDemoTables, and nil before.
+func loadedDemo() dynamotest.Items {
+	demoItems.Lock()
+	defer demoItems.Unlock()
+	return demoItems.items
+}
+
 // loadDemoTables stores the demo data in tables, fresh, as demo.Load does.
 // The first call in a test binary runs demo.Load and reads back what it
 // stored; every later one writes those items, in BatchWriteItem requests:
 // the same items at a fraction of DynamoDB Local's CPU, where demo.Load
-// writes through the stores' transactions.
+// writes through the stores' transactions. Once they are read, New and
+// DemoConfig take tables holding them (dynamotest.NewHolding): a set that a
+// test with the demo data left is brought back to them by difference.
 func loadDemoTables(tb testing.TB, db *dynamodb.Client, tables dynamo.TableNames) {
 	tb.Helper()
 	ctx := tb.Context()
