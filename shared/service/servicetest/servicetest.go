@@ -173,14 +173,12 @@ func New(tb testing.TB, opts ...Option) *API {
 	}
 	var a API
 	var cfg service.Config
-	demoLoaded := false
 	if onDynamoDB {
-		var items dynamotest.Items
 		if withDemo {
-			items = loadedDemo()
+			cfg, a.DB, a.Tables = demoConfig(tb)
+		} else {
+			cfg, a.DB, a.Tables = Config(tb)
 		}
-		cfg, a.DB, a.Tables = config(tb, items)
-		demoLoaded = items != nil
 		s, err := cfg.OpenStores("tests")
 		if err != nil {
 			tb.Fatal(err)
@@ -223,8 +221,8 @@ func New(tb testing.TB, opts ...Option) *API {
 	srv := httptest.NewServer(gw)
 	tb.Cleanup(srv.Close)
 	a.URL, a.Keys, a.issuer, a.base = srv.URL+gw.BasePath, keys, issuer, gw.BasePath
-	if withDemo && !demoLoaded {
-		a.loadDemo(tb)
+	if withDemo && !onDynamoDB {
+		loadDemo(tb, a.Stores, a.demo)
 	}
 	return &a
 }
@@ -267,17 +265,6 @@ func (a *API) PutProduct(tb testing.TB, p catalog.Product, rank int) {
 	}
 }
 
-// loadDemo stores all the demo data around the functions, on the API's
-// fresh store, as demo.Load does in DynamoDB.
-func (a *API) loadDemo(tb testing.TB) {
-	tb.Helper()
-	if a.DB != nil {
-		loadDemoTables(tb, a.DB, a.Tables)
-		return
-	}
-	loadDemo(tb, a.Stores, a.demo)
-}
-
 // loadDemo stores all the demo data in s and d, as demo.Load does in
 // DynamoDB.
 func loadDemo(tb testing.TB, s service.Stores, d demoStores) {
@@ -315,12 +302,7 @@ func DemoOptions() demo.Options {
 func DemoConfig(tb testing.TB, o Option) service.Config {
 	tb.Helper()
 	if o.DynamoDB {
-		if items := loadedDemo(); items != nil {
-			cfg, _, _ := config(tb, items)
-			return cfg
-		}
-		cfg, db, tables := Config(tb)
-		loadDemoTables(tb, db, tables)
+		cfg, _, _ := demoConfig(tb)
 		return cfg
 	}
 	cfg, mem := MemoryConfig(tb)
@@ -335,21 +317,28 @@ var demoItems struct {
 	items dynamotest.Items
 }
 
-// loadedDemo returns the items of the demo data once a test of the binary
-// has loaded them with loadDemoTables, and nil before.
-func loadedDemo() dynamotest.Items {
+// demoConfig is Config on tables holding the demo data: tables brought
+// back to its items by difference (dynamotest.NewHolding) once a test of
+// the binary has read them, or else fresh ones loadDemoTables fills.
+func demoConfig(tb testing.TB) (service.Config, *dynamodb.Client, dynamo.TableNames) {
+	tb.Helper()
 	demoItems.Lock()
-	defer demoItems.Unlock()
-	return demoItems.items
+	items := demoItems.items
+	demoItems.Unlock()
+	if items != nil {
+		return config(tb, items)
+	}
+	cfg, db, tables := Config(tb)
+	loadDemoTables(tb, db, tables)
+	return cfg, db, tables
 }
 
 // loadDemoTables stores the demo data in tables, fresh, as demo.Load does.
 // The first call in a test binary runs demo.Load and reads back what it
 // stored; every later one writes those items, in BatchWriteItem requests:
 // the same items at a fraction of DynamoDB Local's CPU, where demo.Load
-// writes through the stores' transactions. Once they are read, New and
-// DemoConfig take tables holding them (dynamotest.NewHolding): a set that a
-// test with the demo data left is brought back to them by difference.
+// writes through the stores' transactions. Once they are read, demoConfig
+// takes tables holding them instead.
 func loadDemoTables(tb testing.TB, db *dynamodb.Client, tables dynamo.TableNames) {
 	tb.Helper()
 	ctx := tb.Context()
