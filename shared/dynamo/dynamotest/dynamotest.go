@@ -160,18 +160,7 @@ func Endpoint(tb testing.TB) string {
 // tests end.
 func New(tb testing.TB) (*dynamodb.Client, dynamo.TableNames) {
 	tb.Helper()
-	db, err := dynamo.NewClient(dynamo.Config{Endpoint: Endpoint(tb)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	names, err := tables.take(ctx, db)
-	if err != nil {
-		tb.Fatalf("dynamotest: %v", err)
-	}
-	tb.Cleanup(func() { tables.put(names) })
-	return db, names
+	return NewHolding(tb, nil)
 }
 
 // NewHolding is New with tables that hold items and nothing else. A set
@@ -187,11 +176,9 @@ func NewHolding(tb testing.TB, items Items) (*dynamodb.Client, dynamo.TableNames
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	names, reused, err := tables.takeAsIs(ctx, db)
-	if err == nil && reused {
+	names, err := tables.take(ctx, db)
+	if err == nil {
 		err = items.Reset(ctx, db, names)
-	} else if err == nil {
-		err = items.Write(ctx, db, names)
 	}
 	if err != nil {
 		tb.Fatalf("dynamotest: %v", err)
@@ -209,31 +196,23 @@ type pool struct {
 	free, made []dynamo.TableNames
 }
 
-// take returns a free set, emptied, or else a new one.
+// take returns a free set as the last test left it, or else a new, empty
+// one.
 func (p *pool) take(ctx context.Context, db *dynamodb.Client) (dynamo.TableNames, error) {
-	names, reused, err := p.takeAsIs(ctx, db)
-	if err == nil && reused {
-		err = empty(ctx, db, names)
-	}
-	return names, err
-}
-
-// takeAsIs returns a free set as the last test left it (reused), or else a
-// new, empty one.
-func (p *pool) takeAsIs(ctx context.Context, db *dynamodb.Client) (names dynamo.TableNames, reused bool, err error) {
 	p.mu.Lock()
+	var names dynamo.TableNames
 	if n := len(p.free); n > 0 {
 		names, p.free = p.free[n-1], p.free[:n-1]
 	}
 	p.mu.Unlock()
 	if names != nil {
-		return names, true, nil
+		return names, nil
 	}
 	names = dynamo.PrefixedTableNames(fmt.Sprintf("test-%08x-", rand.Uint32()))
 	p.mu.Lock()
 	p.made = append(p.made, names)
 	p.mu.Unlock()
-	return names, false, dynamo.CreateTables(ctx, db, names)
+	return names, dynamo.CreateTables(ctx, db, names)
 }
 
 // put gives a set back to the pool.
@@ -260,31 +239,6 @@ func (p *pool) drain(endpoint string) {
 		}
 	}
 	p.made, p.free = nil, nil
-}
-
-// empty deletes every item of the tables names, the tables side by side.
-func empty(ctx context.Context, db *dynamodb.Client, names dynamo.TableNames) error {
-	var clears []func() error
-	for _, t := range dynamo.Tables() {
-		clears = append(clears, func() error { return clear(ctx, db, t, names.Physical(t.Name)) })
-	}
-	return quire.Concurrently(clears...)
-}
-
-// clear deletes every item of t, named name: a consistent scan of its keys,
-// deleted by dynamo.DeleteKeys.
-func clear(ctx context.Context, db *dynamodb.Client, t dynamo.Table, name string) error {
-	keys := []string{t.PartitionKey.Name}
-	if t.SortKey != nil {
-		keys = append(keys, t.SortKey.Name)
-	}
-	err := scan(ctx, db, name, strings.Join(keys, ", "), func(items []map[string]types.AttributeValue) error {
-		return dynamo.DeleteKeys(ctx, db, name, items)
-	})
-	if err != nil {
-		return fmt.Errorf("empty table %s: %w", name, err)
-	}
-	return nil
 }
 
 // scan reads the table name consistently, the attributes of projection
@@ -345,6 +299,7 @@ func (items Items) Write(ctx context.Context, db *dynamodb.Client, names dynamo.
 // Reset makes the tables names hold items and nothing else: it reads each
 // table, deletes the items that items does not have, and puts those of
 // items that the table does not hold as they are, the tables side by side.
+// A table that is to hold nothing is read by its keys alone.
 func (items Items) Reset(ctx context.Context, db *dynamodb.Client, names dynamo.TableNames) error {
 	var resets []func() error
 	for _, t := range dynamo.Tables() {
@@ -354,8 +309,16 @@ func (items Items) Reset(ctx context.Context, db *dynamodb.Client, names dynamo.
 				want[itemKey(t, it)] = it
 			}
 			name := names.Physical(t.Name)
+			projection := ""
+			if len(want) == 0 {
+				keys := []string{t.PartitionKey.Name}
+				if t.SortKey != nil {
+					keys = append(keys, t.SortKey.Name)
+				}
+				projection = strings.Join(keys, ", ")
+			}
 			var writes []types.WriteRequest
-			err := scan(ctx, db, name, "", func(page []map[string]types.AttributeValue) error {
+			err := scan(ctx, db, name, projection, func(page []map[string]types.AttributeValue) error {
 				for _, it := range page {
 					k := itemKey(t, it)
 					switch w, ok := want[k]; {
