@@ -169,6 +169,15 @@ func Apply(ctx context.Context, s Store, by, id quire.ID, decide func(User, time
 	return ch, err
 }
 
+// noSuchUser is the detail of ENOTFOUND for a user id.
+const noSuchUser = "No user has the id %d."
+
+// noUser says a store's ENOTFOUND for the user id in the users' words; any
+// other err stays as it is.
+func noUser(err error, id quire.ID) error {
+	return quire.Reword(err, quire.ENOTFOUND, noSuchUser, id)
+}
+
 // Fund credits amount to the account id in s (see Credit), as POST
 // /users/{id}/deposit does without an answer: for demo data and tests.
 func Fund(ctx context.Context, s Store, id quire.ID, amount quire.Money) (*User, error) {

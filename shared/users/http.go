@@ -83,7 +83,7 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request, _ *rest.Answer) 
 	default:
 		return err
 	}
-	return rest.JSON(w, r, http.StatusOK, representAll(r, us, embed))
+	return rest.JSON(w, r, http.StatusOK, representAll(r, c, us, embed))
 }
 
 // listAll answers every user in any status, a page at a time.
@@ -118,7 +118,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, q ListQuery, emb
 	if next != 0 {
 		rest.SetNext(w, r, next.String())
 	}
-	return rest.JSON(w, r, http.StatusOK, representAll(r, us, embed))
+	return rest.JSON(w, r, http.StatusOK, representAll(r, rest.CallerOf(r), us, embed))
 }
 
 // create signs a new customer up. The route is public: whatever the body
@@ -133,32 +133,28 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request, answer *rest.A
 		return err
 	}
 	_, err = Create(r.Context(), h.Store, *u, h.Passwords.Hash(*f.Password), func(u User) (*idempotency.Record, error) {
-		return answer.Created("/users/"+u.ID.String(), represent(r, &u, false))
+		return answer.Created("/users/"+u.ID.String(), represent(r, rest.CallerOf(r), &u, false))
 	})
 	return err
 }
 
-// ownID returns the id in the path when the caller (by) may act on that
-// user, and ENOTFOUND otherwise, so that other users' ids look unused.
-func ownID(r *http.Request) (id, by quire.ID, err error) {
-	if id, err = quire.ParseID(r.PathValue("id")); err != nil {
-		return 0, 0, err
+// ownID returns the id in the path and the caller, when the caller may act
+// on that user, and ENOTFOUND otherwise, so that other users' ids look
+// unused.
+func ownID(r *http.Request) (quire.ID, rest.Caller, error) {
+	id, err := quire.ParseID(r.PathValue("id"))
+	if err != nil {
+		return 0, rest.Caller{}, err
 	}
 	caller := rest.CallerOf(r)
 	if !caller.Owns(id) {
-		return 0, 0, noUser(quire.NotFound("another user"), id)
+		return 0, rest.Caller{}, quire.Errorf(quire.ENOTFOUND, noSuchUser, id)
 	}
-	return id, caller.ID, nil
-}
-
-// noUser says a store's ENOTFOUND for the user id in the users' words; any
-// other err stays as it is.
-func noUser(err error, id quire.ID) error {
-	return quire.Reword(err, quire.ENOTFOUND, "No user has the id %d.", id)
+	return id, caller, nil
 }
 
 func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	id, _, err := ownID(r)
+	id, caller, err := ownID(r)
 	if err != nil {
 		return err
 	}
@@ -171,14 +167,14 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) e
 		return noUser(err, id)
 	}
 	rest.SetETag(w, r, u.Hash)
-	return rest.JSON(w, r, http.StatusOK, represent(r, u, embed))
+	return rest.JSON(w, r, http.StatusOK, represent(r, caller, u, embed))
 }
 
 // replace stores the user's fields: email and names; a new password when
 // the body has one; role and status only from an admin. A change of one's
 // own email or password needs the current password (see proveIdentity).
 func (h *Handlers) replace(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	id, _, err := ownID(r)
+	id, caller, err := ownID(r)
 	if err != nil {
 		return err
 	}
@@ -186,7 +182,7 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request, _ *rest.Answe
 	if err := rest.Decode(r, &f); err != nil {
 		return err
 	}
-	u, err := f.user(rest.Version(r), rest.CallerOf(r).Admin())
+	u, err := f.user(rest.Version(r), caller.Admin())
 	if err != nil {
 		return err
 	}
@@ -195,7 +191,7 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request, _ *rest.Answe
 		return err
 	}
 	u.ID = id
-	if f.Password != nil && rest.CallerOf(r).ID == id && f.CurrentPassword == nil {
+	if f.Password != nil && caller.ID == id && f.CurrentPassword == nil {
 		return needCurrentPassword()
 	}
 	var hash string
@@ -203,15 +199,15 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request, _ *rest.Answe
 		hash = h.Passwords.Hash(*f.Password)
 	}
 	var prove func(Credentials) error
-	if rest.CallerOf(r).ID == id {
+	if caller.ID == id {
 		prove = func(c Credentials) error { return h.proveIdentity(r, f, c) }
 	}
-	stored, err := Replace(r.Context(), h.Store, rest.CallerOf(r).ID, *u, hash, pre, prove)
+	stored, err := Replace(r.Context(), h.Store, caller.ID, *u, hash, pre, prove)
 	if err != nil {
 		return err
 	}
 	rest.SetETag(w, r, stored.Hash)
-	return rest.JSON(w, r, http.StatusOK, represent(r, &stored, false))
+	return rest.JSON(w, r, http.StatusOK, represent(r, caller, &stored, false))
 }
 
 // proveIdentity asks for the current password when the caller changes the
@@ -281,7 +277,7 @@ func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request, _ *res
 // now. Only an admin may (the route table's access): a deposit is money the
 // shop received outside the API, recorded by its back office.
 func (h *Handlers) deposit(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
-	id, by, err := ownID(r)
+	id, caller, err := ownID(r)
 	if err != nil {
 		return err
 	}
@@ -293,28 +289,28 @@ func (h *Handlers) deposit(w http.ResponseWriter, r *http.Request, answer *rest.
 	if err != nil {
 		return err
 	}
-	_, err = Apply(r.Context(), h.Store, by, id, func(u User, now time.Time) (Change, error) { return Credit(u, amount, now) }, h.Store.CommitDeposit,
+	_, err = Apply(r.Context(), h.Store, caller.ID, id, func(u User, now time.Time) (Change, error) { return Credit(u, amount, now) }, h.Store.CommitDeposit,
 		func(ch Change) (*idempotency.Record, error) {
-			return answer.Render(http.StatusOK, represent(r, &ch.User, false))
+			return answer.Render(http.StatusOK, represent(r, caller, &ch.User, false))
 		})
 	return err
 }
 
 // close closes an active account; its balance stays, frozen.
 func (h *Handlers) close(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
-	id, by, err := ownID(r)
+	id, caller, err := ownID(r)
 	if err != nil {
 		return err
 	}
-	_, err = Apply(r.Context(), h.Store, by, id, CloseAccount, h.Store.CommitClose,
+	_, err = Apply(r.Context(), h.Store, caller.ID, id, CloseAccount, h.Store.CommitClose,
 		func(ch Change) (*idempotency.Record, error) {
-			return answer.Render(http.StatusOK, represent(r, &ch.User, false))
+			return answer.Render(http.StatusOK, represent(r, caller, &ch.User, false))
 		})
 	return err
 }
 
 func (h *Handlers) delete(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	id, by, err := ownID(r)
+	id, caller, err := ownID(r)
 	if err != nil {
 		return err
 	}
@@ -322,7 +318,7 @@ func (h *Handlers) delete(w http.ResponseWriter, r *http.Request, _ *rest.Answer
 	if err != nil {
 		return err
 	}
-	if err := Delete(r.Context(), h.Store, by, id, pre); err != nil {
+	if err := Delete(r.Context(), h.Store, caller.ID, id, pre); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -368,11 +364,11 @@ type V2 struct {
 	Links     Links       `json:"_links"`
 }
 
-// represent returns u as the version r asked for, with its profile when
-// embed is true.
-func represent(r *http.Request, u *User, embed bool) any {
+// represent returns u as the version r asked for, with the links caller may
+// follow, and with its profile when embed is true.
+func represent(r *http.Request, caller rest.Caller, u *User, embed bool) any {
 	var links Links
-	if caller := rest.CallerOf(r); u.Status == StatusActive {
+	if u.Status == StatusActive {
 		base := "/users/" + u.ID.String()
 		if caller.Admin() {
 			links.Deposit = rest.Path(r, base+"/deposit")
@@ -391,10 +387,10 @@ func represent(r *http.Request, u *User, embed bool) any {
 	return V1{u.ID, u.Email, u.FirstName, u.LastName, u.Role, u.Status, u.Balance, profile, u.CreatedAt, u.UpdatedAt, links}
 }
 
-func representAll(r *http.Request, us []User, embed bool) []any {
+func representAll(r *http.Request, caller rest.Caller, us []User, embed bool) []any {
 	out := make([]any, len(us))
 	for i := range us {
-		out[i] = represent(r, &us[i], embed)
+		out[i] = represent(r, caller, &us[i], embed)
 	}
 	return out
 }
