@@ -31,7 +31,8 @@
 // SMOKE_ADMIN_PASSWORD let it record the money its payment needs, and
 // SMOKE_ORIGIN names an origin the API allows, whose preflight it checks.
 //
-// Environment: CHROMIUM (the browser; default: chromium on PATH),
+// Environment: CHROMIUM (the browser; default: the one
+// scripts/install-chromium.sh finds or installs on PATH),
 // E2E_TIMEOUT (seconds for the whole run; default 300) and what
 // build/quire-local reads (DYNAMODB_ENDPOINT, DYNAMODB_LOCAL_DIR...).
 
@@ -74,13 +75,13 @@ function freePort() {
   });
 }
 
-/** The Chromium to drive: CHROMIUM, else chromium (or chromium-browser) on PATH. */
+/** The Chromium to drive: CHROMIUM, else chromium-headless-shell, chromium or chromium-browser on PATH. */
 function findChromium() {
   if (process.env.CHROMIUM) {
     return existsSync(process.env.CHROMIUM) ? process.env.CHROMIUM : undefined;
   }
   for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    for (const name of ["chromium", "chromium-browser"]) {
+    for (const name of ["chromium-headless-shell", "chromium", "chromium-browser"]) {
       if (dir && existsSync(join(dir, name))) {
         return join(dir, name);
       }

@@ -12,13 +12,15 @@ import { chromium } from "./env.mjs";
 
 /**
  * Launches the system Chromium headless (no sandbox: tests may run as root
- * in a container), closed when the test ends.
+ * in a container), closed when the test ends. "shell" passes --headless,
+ * which chromium-headless-shell takes as it is and the whole browser as its
+ * headless mode.
  */
 export async function launch(t: TestContext): Promise<Browser> {
   const browser = await puppeteer.launch({
     executablePath: chromium,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+    headless: "shell",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
     timeout: 30_000,
   });
   t.after(() => browser.close());
