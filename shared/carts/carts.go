@@ -131,11 +131,11 @@ func ETagHash(c *Cart, products map[quire.ID]catalog.Product) string {
 	return quire.HashBytes([]byte(strings.Join(hashes, " ")))
 }
 
-// rep is c as the API shows it at the prices of products.
-func rep(r *http.Request, c *Cart, products map[quire.ID]catalog.Product) Rep {
+// rep is c as version shows it, at the prices of products.
+func rep(r *http.Request, version int, c *Cart, products map[quire.ID]catalog.Product) Rep {
 	lines, total := Priced(c, products)
 	for i := range lines {
-		lines[i].Status = lines[i].Status.In(rest.Version(r))
+		lines[i].Status = lines[i].Status.In(version)
 		lines[i].Links = []catalog.Link{{Rel: "product", Href: rest.Path(r, "/products/"+lines[i].ProductID.String())}}
 	}
 	return Rep{Items: lines, Total: total}
@@ -151,7 +151,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) e
 		return err
 	}
 	rest.SetETag(w, r, ETagHash(c, products))
-	return rest.JSON(w, r, http.StatusOK, rep(r, c, products))
+	return rest.JSON(w, r, http.StatusOK, rep(r, rest.Version(r), c, products))
 }
 
 // Addition is the body of POST /cart.
@@ -199,7 +199,7 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request, answer *rest.Answ
 	if err := a.check(); err != nil {
 		return err
 	}
-	id := *a.ProductID
+	id, version := *a.ProductID, rest.Version(r)
 	var (
 		products map[quire.ID]catalog.Product
 		warm     = make(chan struct{})
@@ -217,9 +217,9 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request, answer *rest.Answ
 		if products, err = h.Products.ProductsByID(r.Context(), Books(c, id)); err != nil {
 			return Change{}, err
 		}
-		return Add(c, id, int(*a.Quantity), products, rest.Version(r))
+		return Add(c, id, int(*a.Quantity), products, version)
 	}, func(ch Change) (*idempotency.Record, error) {
-		return answer.Render(http.StatusOK, rep(r, &ch.Cart, products))
+		return answer.Render(http.StatusOK, rep(r, version, &ch.Cart, products))
 	})
 	return err
 }
