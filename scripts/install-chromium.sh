@@ -2,10 +2,10 @@
 # Installs Chromium for the browser tests (`make e2e`), which drive it
 # headless with puppeteer-core: Debian's chromium-headless-shell package,
 # Chromium's build for automation, lighter than the whole browser (see
-# docs/testing.md), or the chromium package where apt has none (Ubuntu), with apt-get, as root or through sudo. A Chromium that
-# already runs, on PATH or named by CHROMIUM, is kept as it is. npm packages
-# that download a browser of their own are not used: the system's is the
-# one kept up to date.
+# docs/testing.md), or the chromium package where apt has none (Ubuntu),
+# with apt-get, as root or through sudo. A Chromium that already runs, on
+# PATH or named by CHROMIUM, is kept as it is. npm packages that download a
+# browser of their own are not used: the system's is the one kept up to date.
 set -euo pipefail
 
 runs() { "$1" --version >/dev/null 2>&1; }
