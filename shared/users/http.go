@@ -1,6 +1,8 @@
 package users
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -148,10 +150,14 @@ func ownID(r *http.Request) (quire.ID, rest.Caller, error) {
 	}
 	caller := rest.CallerOf(r)
 	if !caller.Owns(id) {
-		return 0, rest.Caller{}, quire.Errorf(quire.ENOTFOUND, noSuchUser, id)
+		// The log says why: another user's id, not a missing user.
+		return 0, rest.Caller{}, &quire.Error{Code: quire.ENOTFOUND, Message: fmt.Sprintf(noSuchUser, id), Err: errAnotherUser}
 	}
 	return id, caller, nil
 }
+
+// errAnotherUser is the cause ownID logs when it hides another user's id.
+var errAnotherUser = errors.New("the id is another user's")
 
 func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 	id, caller, err := ownID(r)

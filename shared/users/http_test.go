@@ -374,10 +374,15 @@ func TestCustomersSeeOnlyThemselves(t *testing.T) {
 			t.Errorf("%s of another user says %q, of a missing one %q: they must look alike", tc.method, p.Detail, missing.Detail)
 		}
 	}
+	// The client cannot tell the two apart; the request's log line can.
+	r := c.Do(t, "GET", other, "")
+	if got, _ := servicetest.Line(t, r.Header.Get("X-Amzn-Requestid"))["error"].(string); !strings.Contains(got, "another user's") {
+		t.Errorf("the log line of GET of another user says error=%q, want why: another user's id", got)
+	}
 	if after := admin(t, api).Do(t, "GET", other, "").Body; after != before {
 		t.Errorf("another customer changed the user:\n%s\n%s", before, after)
 	}
-	r := c.Do(t, "GET", "/users", "")
+	r = c.Do(t, "GET", "/users", "")
 	if got := servicetest.Decode[[]user](t, r); r.StatusCode != 200 || len(got) != 1 || got[0].ID != grace.ID {
 		t.Errorf("GET /users as a customer = %d %s; want only their own user", r.StatusCode, r.Body)
 	}
