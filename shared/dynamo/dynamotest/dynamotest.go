@@ -282,20 +282,6 @@ func Read(ctx context.Context, db *dynamodb.Client, names dynamo.TableNames) (It
 	return items, quire.Concurrently(reads...)
 }
 
-// Write stores items in the tables names, in BatchWriteItem requests, the
-// tables side by side.
-func (items Items) Write(ctx context.Context, db *dynamodb.Client, names dynamo.TableNames) error {
-	var writes []func() error
-	for table, its := range items {
-		puts := make([]types.WriteRequest, len(its))
-		for i, it := range its {
-			puts[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}
-		}
-		writes = append(writes, func() error { return dynamo.BatchWrite(ctx, db, names.Physical(table), puts) })
-	}
-	return quire.Concurrently(writes...)
-}
-
 // Reset makes the tables names hold items and nothing else: it reads each
 // table, deletes the items that items does not have, and puts those of
 // items that the table does not hold as they are, the tables side by side.

@@ -70,18 +70,12 @@ func Config(tb testing.TB) (service.Config, *dynamodb.Client, dynamo.TableNames)
 	return config(tb, nil)
 }
 
-// config is Config on tables holding items (dynamotest.NewHolding), or
-// empty when items is nil.
+// config is Config on tables holding items and nothing else
+// (dynamotest.NewHolding).
 func config(tb testing.TB, items dynamotest.Items) (service.Config, *dynamodb.Client, dynamo.TableNames) {
 	tb.Helper()
 	captureLogs()
-	var db *dynamodb.Client
-	var tables dynamo.TableNames
-	if items != nil {
-		db, tables = dynamotest.NewHolding(tb, items)
-	} else {
-		db, tables = dynamotest.New(tb)
-	}
+	db, tables := dynamotest.NewHolding(tb, items)
 	return service.Config{
 		DynamoDB:         dynamo.Config{Endpoint: dynamotest.Endpoint(tb), Tables: tables},
 		Tokens:           tokens(tb),
@@ -311,55 +305,37 @@ func DemoConfig(tb testing.TB, o Option) service.Config {
 }
 
 // demoItems holds the items demo.Load stores, read back from the first set
-// of tables a test binary loads with it (see loadDemoTables).
+// of tables a test binary loads with it (see demoConfig).
 var demoItems struct {
 	sync.Mutex
 	items dynamotest.Items
 }
 
-// demoConfig is Config on tables holding the demo data: tables brought
-// back to its items by difference (dynamotest.NewHolding) once a test of
-// the binary has read them, or else fresh ones loadDemoTables fills.
+// demoConfig is Config on tables holding the demo data. The first call in
+// a test binary runs demo.Load on fresh tables and reads back what it
+// stored; every later one takes tables brought back to those items by
+// difference (dynamotest.NewHolding): the same items at a fraction of
+// DynamoDB Local's CPU, where demo.Load writes through the stores'
+// transactions.
 func demoConfig(tb testing.TB) (service.Config, *dynamodb.Client, dynamo.TableNames) {
 	tb.Helper()
 	demoItems.Lock()
-	items := demoItems.items
-	demoItems.Unlock()
-	if items != nil {
+	if items := demoItems.items; items != nil {
+		demoItems.Unlock()
 		return config(tb, items)
 	}
+	defer demoItems.Unlock()
 	cfg, db, tables := Config(tb)
-	loadDemoTables(tb, db, tables)
-	return cfg, db, tables
-}
-
-// loadDemoTables stores the demo data in tables, fresh, as demo.Load does.
-// The first call in a test binary runs demo.Load and reads back what it
-// stored; every later one writes those items, in BatchWriteItem requests:
-// the same items at a fraction of DynamoDB Local's CPU, where demo.Load
-// writes through the stores' transactions. Once they are read, demoConfig
-// takes tables holding them instead.
-func loadDemoTables(tb testing.TB, db *dynamodb.Client, tables dynamo.TableNames) {
-	tb.Helper()
 	ctx := tb.Context()
-	demoItems.Lock()
-	items := demoItems.items
-	if items == nil {
-		defer demoItems.Unlock()
-		_, err := demo.Load(ctx, db, tables, DemoOptions())
-		if err == nil {
-			demoItems.items, err = dynamotest.Read(ctx, db, tables)
-		}
-		if err != nil {
-			demoItems.items = nil
-			tb.Fatalf("load the demo data: %v", err)
-		}
-		return
+	_, err := demo.Load(ctx, db, tables, DemoOptions())
+	if err == nil {
+		demoItems.items, err = dynamotest.Read(ctx, db, tables)
 	}
-	demoItems.Unlock()
-	if err := items.Write(ctx, db, tables); err != nil {
+	if err != nil {
+		demoItems.items = nil
 		tb.Fatalf("load the demo data: %v", err)
 	}
+	return cfg, db, tables
 }
 
 // Client sends requests with a bearer token, or with none.
