@@ -74,10 +74,15 @@ $(DDB_LOCAL): scripts/install-dynamodb-local.sh shared/ddblocal/Loopback.java
 # make run installs only what it serves with: DynamoDB Local and Swagger
 # UI's files (the Go modules come with the build), and curl and jq for the
 # README's examples.
-run: $(DDB_LOCAL) $(DOCS_ASSETS) ## serve the whole API on PORT (default 8080) with DynamoDB Local
+run: $(DDB_LOCAL) $(DOCS_ASSETS) build/quire-local ## serve the whole API on PORT (default 8080) with DynamoDB Local
 	@scripts/apt-install.sh curl jq
-	@$(GO_LINK) ./cmd/local build/quire-local
 	@build/quire-local
+
+# The local server of make run and the end-to-end tests, linked again on
+# every make (from Go's build cache when nothing changed).
+build/quire-local: FORCE
+	@mkdir -p $(@D)
+	@$(GO_LINK) ./cmd/local $@
 
 build: $(BOOTSTRAPS) ## build every function's bootstrap for Lambda (linux/arm64)
 
@@ -167,9 +172,8 @@ template-lint: deps build
 	scripts/lint-template.sh
 
 .PHONY: e2e
-e2e: deps ## the generated TypeScript client and the browser tests (headless Chromium) against the local server
+e2e: deps build/quire-local ## the generated TypeScript client and the browser tests (headless Chromium) against the local server
 	scripts/install-chromium.sh
-	$(GO_LINK) ./cmd/local build/quire-local
 	node e2e/run.mjs
 
 # The URL of the stage STAGE that make deploy wrote, when BASE_URL is not given.
