@@ -152,16 +152,23 @@ development-stage:
 	  *) refuse "quire:stageKind=$$kind";; \
 	esac
 
-# make test builds the bootstraps, while npm installs its packages, and
-# lints once node_modules is a module of its own (above). Then it runs the
-# Go tests alone (beside anything else, two cores are too few for the
+# make test prints what it cost at its end, wall time and CPU-seconds
+# (scripts/cost.sh), whether it passed or not: every minute of it is paid on
+# every change.
+test: ## lint, unit, integration (DynamoDB Local), infra, events, template lint and end to end; then its wall time and CPU-seconds
+	@scripts/cost.sh "make test" $(MAKE) --no-print-directory checks
+
+# checks builds the bootstraps, while npm installs its packages, and lints
+# once node_modules is a module of its own (above). Then it runs the Go
+# tests alone (beside anything else, two cores are too few for the
 # contention tests' deadlines), against two DynamoDB Local servers warmed
 # once for every test binary (cmd/ddblocal); their binaries are linked
 # without the symbol table and DWARF (-s -w), which no test reads, in less
 # time. Then the synthesized templates' checks run beside the end-to-end
 # tests (two at a time, or as make -j says), each one's output printed
 # whole when it ends.
-test: deps build $(call tool,$(OASDIFF)) $(call tool,$(GOLANGCI_LINT)) $(call tool,$(ACTIONLINT)) ## lint, unit, integration (DynamoDB Local), infra, events, template lint and end to end
+.PHONY: checks
+checks: deps build $(call tool,$(OASDIFF)) $(call tool,$(GOLANGCI_LINT)) $(call tool,$(ACTIONLINT))
 	$(MAKE) --no-print-directory lint
 	QUIRE_REQUIRE_DYNAMODB_LOCAL=1 go run ./cmd/ddblocal go test -count=1 -ldflags='-s -w' ./...
 	$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j2) --output-sync=target template-lint e2e

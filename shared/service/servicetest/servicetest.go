@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"math/rand/v2"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -400,6 +402,33 @@ func (c *Client) Token() string { return c.token }
 func (c *Client) Do(tb testing.TB, method, path, body string, header ...string) Response {
 	tb.Helper()
 	return c.api.Do(tb, method, path, body, append([]string{"Authorization", "Bearer " + c.token}, header...)...)
+}
+
+// Tries is how many times Retry sends a request at most, as the clients
+// of the soak do (docs/faults.md#how-a-client-should-retry).
+const Tries = 8
+
+// Retry sends a request as Do does, and again while the answer says to, as
+// docs/faults.md tells a client: an answer 503 or with Retry-After (a 409
+// conflict, a 429) is sent again, with the same headers (an
+// Idempotency-Key among them), after what Retry-After says, at most a
+// second, plus up to 100 ms of jitter; Tries times at most. It returns the
+// last answer, and logs each one it retried.
+func (c *Client) Retry(tb testing.TB, method, path, body string, header ...string) Response {
+	tb.Helper()
+	for try := 1; ; try++ {
+		r := c.Do(tb, method, path, body, header...)
+		after := r.Header.Get("Retry-After")
+		if try == Tries || r.StatusCode != http.StatusServiceUnavailable && after == "" {
+			return r
+		}
+		tb.Logf("%s %s: try %d answered %d with Retry-After %q: sent again", method, path, try, r.StatusCode, after)
+		wait := time.Second
+		if s, err := strconv.Atoi(after); err == nil {
+			wait = min(time.Duration(s)*time.Second, wait)
+		}
+		time.Sleep(wait + rand.N(100*time.Millisecond))
+	}
 }
 
 // Expect sends a request as Do does and fails the test unless it answers
