@@ -77,6 +77,7 @@ var trafficMix = []mixEntry{
 	{"GET /", "", 0.1},
 	{"GET /docs", "", 0.5},
 	{"GET /docs/{file}", "Swagger UI's script", 1},
+	{"GET /favicon.ico", "", 0.5},
 }
 
 // spread says over how many values of a partition key class the load

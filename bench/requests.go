@@ -51,6 +51,7 @@ func cases() ([]requestCase, error) {
 		{"GET /", "", "GET", "/", "", "", 302, 0, nil},
 		{"GET /docs", "", "GET", "/docs", "", "", 200, 0, nil},
 		{"GET /docs/{file}", "Swagger UI's script", "GET", "/docs/swagger-ui-bundle.js", "", "", 200, 0, nil},
+		{"GET /favicon.ico", "", "GET", "/favicon.ico", "", "", 200, 0, nil},
 		{"POST /login", "success", "POST", "/login", login(demo.CustomerEmail, demo.CustomerPassword), "", 200, 3, nil},
 		{"POST /login", "wrong password", "POST", "/login", login(demo.CustomerEmail, "wrong password"), "", 401, 2, nil},
 		{"POST /login", "unknown email", "POST", "/login", login("nobody@quire.example", "wrong password"), "", 401, 2, nil},

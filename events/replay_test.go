@@ -318,14 +318,16 @@ func request(ev events.APIGatewayProxyRequest) *http.Request {
 }
 
 // successType is the Content-Type of a successful answer to ev: the
-// version's media type it asks for, the docs page's HTML and script, or
-// application/json.
+// version's media type it asks for, the docs page's HTML, script and
+// icon, or application/json.
 func successType(ev events.APIGatewayProxyRequest) string {
 	switch {
 	case ev.Resource == "/docs":
 		return "text/html; charset=utf-8"
 	case ev.Resource == "/docs/{file}" && strings.HasSuffix(ev.Path, ".js"):
 		return "text/javascript; charset=utf-8"
+	case ev.Resource == "/favicon.ico":
+		return "image/vnd.microsoft.icon"
 	}
 	if a := ev.Headers["Accept"]; strings.HasPrefix(a, "application/vnd.quire.") {
 		return a

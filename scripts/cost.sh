@@ -11,12 +11,16 @@ shift
 start=$EPOCHREALTIME
 "$@"
 status=$?
-# times prints the shell's own user and system time, then its children's.
-cpu=$(times | awk 'NR == 2 {
+# times prints the shell's own user and system time, then its children's;
+# into a file, as a subshell would have no children.
+times=$(mktemp)
+times >"$times"
+cpu=$(awk 'NR == 2 {
 	s = 0
 	for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] }
 	printf "%.0f", s
-}')
+}' "$times")
+rm -f "$times"
 wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
 echo "$name: $wall s wall, $cpu CPU-seconds$([[ $status == 0 ]] || echo ", failed ($status)")"
 exit "$status"

@@ -58,7 +58,7 @@ type operation struct {
 	revalidated bool
 	refusals    []string // the codes of the operation's 409s that no retry fixes (a write's 409 may also be ECONFLICT)
 	problems    []string // the codes of its 4xx problems that its route does not imply (see failures)
-	media       []string // the success body's media types when it is not JSON: text
+	media       []string // the success body's media types when it is not JSON: text, or an image's bytes
 }
 
 // operations documents every route, keyed as in the route table. It is a
@@ -72,6 +72,7 @@ func operations() map[string]operation {
 		"GET /":             {summary: "The API's address: a redirect (302) to its docs page", status: http.StatusFound, headers: []string{"Location", "Cache-Control"}},
 		"GET /docs":         {summary: "This document as a page to read and try in a browser (Swagger UI)", status: 200, media: []string{"text/html"}, headers: []string{"Cache-Control", "ETag"}, revalidated: true},
 		"GET /docs/{file}":  {summary: "A file of the docs page: its script or style sheet", status: 200, media: []string{"text/javascript", "text/css"}, headers: []string{"Cache-Control", "ETag"}, gzip: true, revalidated: true},
+		"GET /favicon.ico":  {summary: "The docs page's icon, which browsers ask of every site", status: 200, media: []string{"image/vnd.microsoft.icon"}, headers: []string{"Cache-Control", "ETag"}, revalidated: true},
 		"POST /login": {summary: "Trade an email and password for an access token and a refresh token: a new session",
 			note: fmt.Sprintf("A wrong email or password is 401. After %d failed logins of an email, counted for %d minutes "+
 				"from the first, the email is locked until those minutes are over: 429 with Retry-After (the seconds left), "+
@@ -173,13 +174,13 @@ func DocumentAt(path string) ([]byte, error) {
 func Contract() ([]byte, error) { return build(0, func(routes.Route) bool { return true }, ".") }
 
 // Describes reports whether version v's document describes route r: a
-// route outside versioning (but the docs page's own files), the resource
+// route outside versioning (but the docs page's own files and icon), the resource
 // routes under v's prefix, and v's document itself. The resource routes
 // without a prefix serve the same operations, the version chosen by
 // Accept, as the document's description says.
 func Describes(v int, r routes.Route) bool {
 	switch {
-	case r.Key() == "GET /docs/{file}":
+	case r.Key() == "GET /docs/{file}" || r.Key() == "GET /favicon.ico":
 		return false
 	case r.Versioned:
 		return r.Version == v
@@ -478,6 +479,9 @@ func (op operation) responses(r routes.Route, problems schema) schema {
 		body = schema{}
 		for _, m := range op.media {
 			body[m] = schema{"schema": schema{"type": "string"}}
+			if strings.HasPrefix(m, "image/") {
+				body[m] = schema{} // bytes: OpenAPI 3.1 gives them no schema
+			}
 		}
 	}
 	out := schema{

@@ -204,6 +204,7 @@ var plain = []Route{
 	{Method: "GET", Path: "/", Group: GroupHealth, Access: Public},
 	{Method: "GET", Path: "/docs", Group: GroupHealth, Access: Public},
 	{Method: "GET", Path: "/docs/{file}", Group: GroupHealth, Access: Public},
+	{Method: "GET", Path: "/favicon.ico", Group: GroupHealth, Access: Public},
 
 	{Method: "POST", Path: "/login", Group: GroupAuth, Access: Public, Body: true},
 	{Method: "POST", Path: "/tokens", Group: GroupAuth, Access: Public, Body: true},

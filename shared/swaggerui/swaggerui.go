@@ -2,7 +2,8 @@
 // pinned npm package swagger-ui-dist, built into the function, never fetched
 // from elsewhere at run time) over each version's OpenAPI document
 // (GET /api/v<N>/openapi.json), where a reader can log in and try every
-// route; GET /docs/{file} serves the page's files.
+// route; GET /docs/{file} serves the page's files, and GET /favicon.ico its
+// icon, which browsers ask of every site.
 package swaggerui
 
 import (
@@ -21,11 +22,13 @@ import (
 	"github.com/quireapi/quire/shared/rest"
 )
 
-// The page and its script are Quire's own; Swagger UI's script and style
-// sheet are written gzip-compressed into assets by `make deps`.
+// The page, its script and its icon are Quire's own; Swagger UI's script
+// and style sheet are written gzip-compressed into assets by `make deps`.
 var (
 	//go:embed page.html quire.js
 	own embed.FS
+	//go:embed favicon.ico
+	favicon []byte
 	//go:embed assets
 	assets embed.FS
 )
@@ -127,6 +130,7 @@ func Routes(demo *Login) rest.Handlers {
 		}
 		return withLogin(all[""], demo)
 	})
+	icon := sync.OnceValue(func() *file { return newFile(favicon, "image/vnd.microsoft.icon", false) })
 	return rest.Handlers{
 		"GET /": func(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
 			w.Header().Set("Location", rest.Path(r, "/docs")) // relative: the same for every host, so cached publicly
@@ -151,6 +155,9 @@ func Routes(demo *Login) rest.Handlers {
 				return serve(w, r, f, false)
 			}
 			return quire.Errorf(quire.ENOTFOUND, "The docs page has no file %q.", name)
+		},
+		"GET /favicon.ico": func(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+			return serve(w, r, icon(), false)
 		},
 	}
 }
