@@ -13,6 +13,7 @@ import (
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service/servicetest"
 	"github.com/quireapi/quire/shared/users"
 )
@@ -66,6 +67,38 @@ func TestBuyersOfOneBookDoNotContend(t *testing.T) {
 			"DynamoDB charges for and a retry that delays the answer", conflicted)
 	}
 	each(len(customers), setupWorkers, func(i int) { customers[i].paidOnce(t, answers[i]) })
+}
+
+// A purchase whose every DynamoDB answer is lost, as when DynamoDB Local on
+// a busy machine answers after the client's attempt timeout, is answered
+// 503 with Retry-After though it took effect. A buyer who sends it again as
+// docs/faults.md says (servicetest.Client.Retry), with the same key, is
+// answered the order it placed (a replay), debited once: for a book bought
+// outright and for a cart paid.
+func TestARetriedPurchaseIsServedOnce(t *testing.T) {
+	t.Parallel()
+	p, faults := servicetest.Faults(t)
+	api := servicetest.New(t, faults)
+	if err := demo.SeedCatalog(t.Context(), dynamo.NewCatalogStore(api.DB, api.Tables)); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range readers(t, api, 1, 1) {
+		p.Set(ddbfault.Rule{Fault: ddbfault.Lost, Operation: "TransactWriteItems", Count: dynamo.MaxAttempts})
+		lost := p.Injected()[ddbfault.Lost]
+		method, path, body := "POST", fmt.Sprintf("/products/%d/buy", book), `{"quantity": 1}`
+		if c.payer {
+			path, body = "/pay", ""
+		}
+		r := c.Retry(t, method, path, body, "Idempotency-Key", fmt.Sprint("lost-", i))
+		if n := p.Injected()[ddbfault.Lost] - lost; n != dynamo.MaxAttempts {
+			t.Fatalf("%s: %d answers lost, want every attempt's of the first request (%d)", path, n, dynamo.MaxAttempts)
+		}
+		// Only a request sent again replays.
+		if r.Header.Get(rest.ReplayedHeader) != "true" {
+			t.Errorf("%s = %d %v, want the first request's order, replayed", path, r.StatusCode, r.Header)
+		}
+		c.paidOnce(t, r)
+	}
 }
 
 // The book the readers buy, its price, what they are funded with and what
