@@ -174,8 +174,8 @@ func DocumentAt(path string) ([]byte, error) {
 func Contract() ([]byte, error) { return build(0, func(routes.Route) bool { return true }, ".") }
 
 // Describes reports whether version v's document describes route r: a
-// route outside versioning (but the docs page's own files and icon), the resource
-// routes under v's prefix, and v's document itself. The resource routes
+// route outside versioning (but the docs page's own files and icon), the
+// resource routes under v's prefix, and v's document itself. The resource routes
 // without a prefix serve the same operations, the version chosen by
 // Accept, as the document's description says.
 func Describes(v int, r routes.Route) bool {
