@@ -174,8 +174,10 @@ func optionalAttribute(k *dynamo.Key) *awsdynamodb.Attribute {
 }
 
 // newFunction defines a group's function with one IAM statement per grant,
-// with exactly the grant's actions on its table, and on the table's indexes
-// when they include a Query, the one action an index takes.
+// with exactly the grant's actions on its table, and one more with
+// routes.QueryAction alone on the table's indexes when the grant has it:
+// what routes.Group.Allows allows, which dynamo.Enforce holds the function
+// to outside AWS.
 func newFunction(stack awscdk.Stack, g routes.Group, tables map[string]awsdynamodb.Table, assetDir string) awslambda.Function {
 	env := map[string]*string{}
 	for _, gr := range g.Grants {
@@ -190,24 +192,23 @@ func newFunction(stack awscdk.Stack, g routes.Group, tables map[string]awsdynamo
 	}
 	fn := newLambda(stack, g.Name, g.Description, g.MemoryMB, env, filepath.Join(assetDir, g.Name))
 	for _, gr := range g.Grants {
+		table := tables[gr.Table]
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions:   jsii.Strings(gr.Actions...),
-			Resources: tableResources(tables[gr.Table], gr.Table, slices.Contains(gr.Actions, "dynamodb:Query")),
+			Resources: &[]*string{table.TableArn()},
 		}))
-	}
-	return fn
-}
-
-// tableResources are the ARNs of the table named name and, with indexes,
-// of each of its indexes.
-func tableResources(table awsdynamodb.Table, name string, indexes bool) *[]*string {
-	out := []*string{table.TableArn()}
-	if indexes {
-		for _, ix := range indexNames(name) {
-			out = append(out, jsii.String(*table.TableArn()+"/index/"+ix))
+		var indexes []*string
+		for _, ix := range indexNames(gr.Table) {
+			indexes = append(indexes, jsii.String(*table.TableArn()+"/index/"+ix))
+		}
+		if len(indexes) > 0 && slices.Contains(gr.Actions, routes.QueryAction) {
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions:   jsii.Strings(routes.QueryAction),
+				Resources: &indexes,
+			}))
 		}
 	}
-	return &out
+	return fn
 }
 
 // indexNames are the names of the indexes of the table named table.

@@ -284,8 +284,41 @@ func expand(plain, resources []Route) []Route {
 	return out
 }
 
-// Groups returns every resource group, in a stable order.
+// Groups returns every resource group, in a stable order, without the
+// actions Revoke took.
 func Groups() []Group {
+	gs := groups()
+	for _, r := range revoked {
+		for i, g := range gs {
+			for j, gr := range g.Grants {
+				if g.Name == r.group && gr.Table == r.Table {
+					gs[i].Grants[j].Actions = slices.DeleteFunc(slices.Clone(gr.Actions), func(a string) bool { return slices.Contains(r.Actions, a) })
+				}
+			}
+		}
+	}
+	return gs
+}
+
+// revoked are the actions Revoke took from groups' grants.
+var revoked []struct {
+	group string
+	Grant
+}
+
+// Revoke takes actions on table from the grants of the group named group
+// until restore gives them back: a group missing a grant, for the tests
+// that show what its function's calls then meet. Not for parallel tests.
+func Revoke(group, table string, actions ...string) (restore func()) {
+	was := revoked
+	revoked = append(slices.Clip(revoked), struct {
+		group string
+		Grant
+	}{group, Grant{table, actions}})
+	return func() { revoked = was }
+}
+
+func groups() []Group {
 	return []Group{
 		{
 			Name:        GroupHealth,
@@ -342,7 +375,7 @@ func Groups() []Group {
 			Description: "Users: sign-up, accounts, profiles, deposits and closing",
 			Grants: []Grant{
 				{TableUsers, []string{
-					"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+					"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
 					"dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "dynamodb:Query",
 				}},
 				// Failed logins (a wrong current password), and what a
@@ -369,6 +402,34 @@ func Groups() []Group {
 			MemoryMB: 512,
 		},
 	}
+}
+
+// GroupNamed returns the resource group named name, if there is one.
+func GroupNamed(name string) (Group, bool) {
+	for _, g := range Groups() {
+		if g.Name == name {
+			return g, true
+		}
+	}
+	return Group{}, false
+}
+
+// QueryAction is the one action a grant gives on its table's indexes, when
+// it gives it on the table: no other acts on an index.
+const QueryAction = "dynamodb:Query"
+
+// Allows reports whether g's role lets its function take action on the
+// table named table, or on one of its indexes when index. The stack's IAM
+// statements for the function (infra) say the same: each grant's actions
+// on its table, and QueryAction alone on the table's indexes when the
+// grant has it.
+func (g Group) Allows(action, table string, index bool) bool {
+	for _, gr := range g.Grants {
+		if gr.Table == table && slices.Contains(gr.Actions, action) && (!index || action == QueryAction) {
+			return true
+		}
+	}
+	return false
 }
 
 // callerGrant lets a group's writes check, in their transactions, that the

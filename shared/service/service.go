@@ -105,13 +105,21 @@ const (
 )
 
 // OpenStores returns the stores of group's handler: c.Stores when set,
-// else DynamoDB's, on one client with c's options and then opts. It
-// returns dynamo.NewClient's error, naming group.
+// else DynamoDB's, on one client with c's options and then opts. On a
+// DynamoDB other than AWS's (c.DynamoDB.Endpoint), the client of a
+// resource group is held to the group's grants, as IAM holds the deployed
+// function (see dynamo.Enforce); any other name, such as the tests' own
+// stores', is held to none. It returns dynamo.NewClient's error, naming
+// group.
 func (c Config) OpenStores(group string, opts ...func(*dynamodb.Options)) (*Stores, error) {
 	if c.Stores != nil {
 		return c.Stores, nil
 	}
-	db, err := dynamo.NewClient(c.DynamoDB, append(slices.Clip(c.DynamoDBOptions), opts...)...)
+	opts = append(slices.Clip(c.DynamoDBOptions), opts...)
+	if g, ok := routes.GroupNamed(group); ok && c.DynamoDB.Endpoint != "" {
+		opts = append(opts, dynamo.Enforce(g, c.DynamoDB.Tables)) // AWS's IAM, where AWS is not
+	}
+	db, err := dynamo.NewClient(c.DynamoDB, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", group, err)
 	}
