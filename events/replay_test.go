@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -25,6 +26,7 @@ import (
 	"github.com/quireapi/quire/shared/api"
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -151,17 +153,56 @@ func TestReplay(t *testing.T) {
 		// A read changes nothing: the reads share one set of tables,
 		// and every other sample has its own.
 		reads := servicetest.DemoConfig(t, on)
+		if on.DynamoDB {
+			var sent accesses
+			reads.Sent = sent.add
+			t.Cleanup(func() { sent.cover(t) }) // once every sample has run
+		}
 		for _, s := range samples(t) {
 			t.Run(s.group+"/"+strings.TrimSuffix(s.file, ".json"), func(t *testing.T) {
 				t.Parallel()
 				cfg := reads
 				if m := s.event.HTTPMethod; m != http.MethodGet && m != http.MethodHead && m != http.MethodOptions {
 					cfg = servicetest.DemoConfig(t, on)
+					cfg.Sent = reads.Sent
 				}
 				replay(t, cfg, s, s.event)
 			})
 		}
 	})
+}
+
+// accesses are what each group's function sent to DynamoDB: the group,
+// the action and the table (on a table or on an index of it).
+type accesses struct {
+	sync.Mutex
+	sent map[[3]string]bool
+}
+
+func (s *accesses) add(group string, a dynamo.Access) {
+	s.Lock()
+	defer s.Unlock()
+	if s.sent == nil {
+		s.sent = map[[3]string]bool{}
+	}
+	s.sent[[3]string{group, a.Action, a.Table}] = true
+}
+
+// cover fails t for each action a group's grants give that its function
+// did not send, unless the grant says why no sample sends it: least
+// privilege, as the samples show it.
+func (s *accesses) cover(t *testing.T) {
+	s.Lock()
+	defer s.Unlock()
+	for _, g := range routes.Groups() {
+		for _, gr := range g.Grants {
+			for _, a := range gr.Actions {
+				if !s.sent[[3]string{g.Name, a, gr.Table}] && gr.Unsent == "" {
+					t.Errorf("the %s function may %s on %s, which no sample event sends", g.Name, a, gr.Table)
+				}
+			}
+		}
+	}
 }
 
 // The base path of a custom domain's mapping, such as

@@ -103,8 +103,9 @@ type deniedKey struct{}
 // HTTP 400 AccessDeniedException naming the action and the resource. The
 // SDK reads that answer as it reads AWS's: an error no retry fixes, which
 // Quire answers 500 and logs. tables maps the logical names g's grants use
-// to the physical ones calls name.
-func Enforce(g routes.Group, tables TableNames) func(*dynamodb.Options) {
+// to the physical ones calls name. sent, when not nil, is told each access
+// the role allowed, on logical names: what the function sends.
+func Enforce(g routes.Group, tables TableNames, sent func(Access)) func(*dynamodb.Options) {
 	logical := map[string]string{}
 	for _, t := range Tables() {
 		logical[tables.Physical(t.Name)] = t.Name
@@ -115,9 +116,14 @@ func Enforce(g routes.Group, tables TableNames) func(*dynamodb.Options) {
 			err := stack.Initialize.Add(middleware.InitializeMiddlewareFunc("QuireIAM",
 				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 					for _, a := range Accesses(middleware.GetOperationName(ctx), in.Parameters) {
-						if t, ok := logical[a.Table]; !ok || !g.Allows(a.Action, t, a.Index != "") {
+						t, ok := logical[a.Table]
+						if !ok || !g.Allows(a.Action, t, a.Index != "") {
 							ctx = middleware.WithStackValue(ctx, deniedKey{}, denial(g.Name, region, a))
 							break
+						}
+						if sent != nil {
+							a.Table = t
+							sent(a)
 						}
 					}
 					return next.HandleInitialize(ctx, in)

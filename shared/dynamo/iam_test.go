@@ -67,7 +67,7 @@ func TestEnforce(t *testing.T) {
 		w.WriteHeader(http.StatusBadRequest)
 	}))
 	defer srv.Close()
-	db, err := dynamo.NewClient(dynamo.Config{Endpoint: srv.URL, Tables: tables}, dynamo.Enforce(g, tables))
+	db, err := dynamo.NewClient(dynamo.Config{Endpoint: srv.URL, Tables: tables}, dynamo.Enforce(g, tables, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,11 @@ type Config struct {
 	// DynamoDBOptions are extra options of every DynamoDB client: the bench
 	// counts requests with one.
 	DynamoDBOptions []func(*dynamodb.Options)
-	Tokens          login.TokenConfig
+	// Sent, when set, is told each DynamoDB access a resource group's
+	// function makes on a DynamoDB other than AWS's, which its grants
+	// allowed (see OpenStores): the tests list what each function sends.
+	Sent   func(group string, a dynamo.Access)
+	Tokens login.TokenConfig
 	// SigningKeys is a private JWK Set (SIGNING_KEYS): how login gets its
 	// keys locally. Deployed, login reads them from the Secrets Manager
 	// secret SigningKeySecret (SIGNING_KEY_SECRET) instead.
@@ -117,7 +121,11 @@ func (c Config) OpenStores(group string, opts ...func(*dynamodb.Options)) (*Stor
 	}
 	opts = append(slices.Clip(c.DynamoDBOptions), opts...)
 	if g, ok := routes.GroupNamed(group); ok && c.DynamoDB.Endpoint != "" {
-		opts = append(opts, dynamo.Enforce(g, c.DynamoDB.Tables)) // AWS's IAM, where AWS is not
+		var sent func(dynamo.Access)
+		if c.Sent != nil {
+			sent = func(a dynamo.Access) { c.Sent(g.Name, a) }
+		}
+		opts = append(opts, dynamo.Enforce(g, c.DynamoDB.Tables, sent)) // AWS's IAM, where AWS is not
 	}
 	db, err := dynamo.NewClient(c.DynamoDB, opts...)
 	if err != nil {
