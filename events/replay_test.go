@@ -173,7 +173,7 @@ func TestReplay(t *testing.T) {
 }
 
 // accesses are what each group's function sent to DynamoDB: the group,
-// the action and the table (on a table or on an index of it).
+// the action and the table, or "<table>/index" for an index of it.
 type accesses struct {
 	sync.Mutex
 	sent map[[3]string]bool
@@ -185,7 +185,11 @@ func (s *accesses) add(group string, a dynamo.Access) {
 	if s.sent == nil {
 		s.sent = map[[3]string]bool{}
 	}
-	s.sent[[3]string{group, a.Action, a.Table}] = true
+	on := a.Table
+	if a.Index != "" {
+		on += "/index"
+	}
+	s.sent[[3]string{group, a.Action, on}] = true
 }
 
 // cover fails t for each action a group's grants give that its function
@@ -200,6 +204,9 @@ func (s *accesses) cover(t *testing.T) {
 				if !s.sent[[3]string{g.Name, a, gr.Table}] && gr.Unsent == "" {
 					t.Errorf("the %s function may %s on %s, which no sample event sends", g.Name, a, gr.Table)
 				}
+			}
+			if gr.QueryIndexes && !s.sent[[3]string{g.Name, routes.QueryAction, gr.Table + "/index"}] && gr.Unsent == "" {
+				t.Errorf("the %s function may %s the indexes of %s, which no sample event does", g.Name, routes.QueryAction, gr.Table)
 			}
 		}
 	}

@@ -271,8 +271,9 @@ func functionAlarms(name string, fn awslambda.Function, errors awscloudwatch.IMe
 }
 
 // tableOperations are the DynamoDB operations Quire calls on a table: its
-// grants' actions that are operations, and transactions on any table it
-// writes. CloudWatch counts system errors per operation.
+// grants' actions that are operations (a Query of its indexes among them),
+// and transactions on any table it writes. CloudWatch counts system errors
+// per operation.
 func tableOperations(table string) []string {
 	ops := map[string]bool{}
 	for _, g := range routes.Groups() {
@@ -280,7 +281,11 @@ func tableOperations(table string) []string {
 			if gr.Table != table {
 				continue
 			}
-			for _, a := range gr.Actions {
+			actions := gr.Actions
+			if gr.QueryIndexes {
+				actions = append(slices.Clip(actions), routes.QueryAction)
+			}
+			for _, a := range actions {
 				op := strings.TrimPrefix(a, "dynamodb:")
 				switch op {
 				case "ConditionCheckItem":

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -175,7 +174,8 @@ func optionalAttribute(k *dynamo.Key) *awsdynamodb.Attribute {
 
 // newFunction defines a group's function with one IAM statement per grant,
 // with exactly the grant's actions on its table, and one more with
-// routes.QueryAction alone on the table's indexes when the grant has it:
+// routes.QueryAction alone on the table's indexes when the grant has
+// QueryIndexes:
 // what routes.Group.Allows allows, which dynamo.Enforce holds the function
 // to outside AWS.
 func newFunction(stack awscdk.Stack, g routes.Group, tables map[string]awsdynamodb.Table, assetDir string) awslambda.Function {
@@ -201,7 +201,7 @@ func newFunction(stack awscdk.Stack, g routes.Group, tables map[string]awsdynamo
 		for _, ix := range indexNames(gr.Table) {
 			indexes = append(indexes, jsii.String(*table.TableArn()+"/index/"+ix))
 		}
-		if len(indexes) > 0 && slices.Contains(gr.Actions, routes.QueryAction) {
+		if len(indexes) > 0 && gr.QueryIndexes {
 			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Actions:   jsii.Strings(routes.QueryAction),
 				Resources: &indexes,

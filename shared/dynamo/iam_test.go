@@ -58,7 +58,7 @@ func TestAccesses(t *testing.T) {
 func TestEnforce(t *testing.T) {
 	g := routes.Group{Name: "readers", Grants: []routes.Grant{
 		{Table: routes.TableUsers, Actions: []string{"dynamodb:GetItem"}},
-		{Table: routes.TableCatalog, Actions: []string{"dynamodb:Query"}},
+		{Table: routes.TableCatalog, QueryIndexes: true},
 	}}
 	tables := dynamo.TableNames{routes.TableUsers: "quire-users", routes.TableCatalog: "quire-catalog"}
 	var reached atomic.Int32 // calls that reached the endpoint, which answers none
@@ -96,11 +96,16 @@ func TestEnforce(t *testing.T) {
 			_, err := db.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: aws.String("quire-carts"), Key: key})
 			return err
 		}, "table/quire-carts", "dynamodb:GetItem"},
-		{"a Scan of an index whose table grants Query", func() error {
+		{"a Query of a table whose grant is to Query its indexes", func() error {
+			_, err := db.Query(t.Context(), &dynamodb.QueryInput{TableName: aws.String("quire-catalog"),
+				KeyConditionExpression: aws.String("pk = :pk"), ExpressionAttributeValues: map[string]types.AttributeValue{":pk": key["pk"]}})
+			return err
+		}, "table/quire-catalog", "dynamodb:Query"},
+		{"a Scan of an index its grant lets it Query", func() error {
 			_, err := db.Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String("quire-catalog"), IndexName: aws.String("byAuthor")})
 			return err
 		}, "table/quire-catalog/index/byAuthor", "dynamodb:Scan"},
-		{"a Query of an index whose table grants it", func() error {
+		{"a Query of an index its grant lets it Query", func() error {
 			_, err := db.Query(t.Context(), &dynamodb.QueryInput{TableName: aws.String("quire-catalog"), IndexName: aws.String("byAuthor"),
 				KeyConditionExpression: aws.String("pk = :pk"), ExpressionAttributeValues: map[string]types.AttributeValue{":pk": key["pk"]}})
 			return err

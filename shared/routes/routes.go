@@ -167,10 +167,14 @@ const (
 	TableEvents = "events"
 )
 
-// Grant is a set of DynamoDB actions on one table (and its indexes).
+// Grant is a set of DynamoDB actions on one table, and the one action on
+// its indexes.
 type Grant struct {
 	Table   string
-	Actions []string
+	Actions []string // on the table itself
+	// QueryIndexes lets the function Query the table's indexes: QueryAction
+	// is the one action that acts on an index.
+	QueryIndexes bool
 	// Unsent says why no sample event sends the grant's actions, when
 	// none does: the path that needs them, which the samples cannot
 	// reach. The replay of the samples (package events) fails on any
@@ -344,7 +348,7 @@ func groups() []Group {
 			Name:        GroupCatalog,
 			Description: "The catalog: the landing page, authors and products, and their admin",
 			Grants: []Grant{
-				{Table: TableCatalog, Actions: []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"}},
+				{Table: TableCatalog, Actions: []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}, QueryIndexes: true},
 				callerGrant,
 				idempotencyGrant,
 				eventsGrant,
@@ -366,7 +370,7 @@ func groups() []Group {
 			Name:        GroupOrders,
 			Description: "Orders: buying a book or the whole cart from the prepaid balance, and the orders made",
 			Grants: []Grant{
-				{Table: TableOrders, Actions: []string{"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:Query"}},
+				{Table: TableOrders, Actions: []string{"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:Query"}, QueryIndexes: true},
 				{Table: TableUsers, Actions: []string{"dynamodb:UpdateItem", "dynamodb:GetItem"}},
 				{Table: TableCarts, Actions: []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}},
 				{Table: TableCatalog, Actions: []string{"dynamodb:GetItem", "dynamodb:BatchGetItem"}},
@@ -381,8 +385,8 @@ func groups() []Group {
 			Grants: []Grant{
 				{Table: TableUsers, Actions: []string{
 					"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
-					"dynamodb:DeleteItem", "dynamodb:ConditionCheckItem", "dynamodb:Query",
-				}},
+					"dynamodb:DeleteItem", "dynamodb:ConditionCheckItem",
+				}, QueryIndexes: true},
 				// Failed logins (a wrong current password), and what a
 				// deleted user leaves: sessions, failed logins, the cart.
 				{Table: TableSessions, Actions: []string{"dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query"}},
@@ -419,18 +423,21 @@ func GroupNamed(name string) (Group, bool) {
 	return Group{}, false
 }
 
-// QueryAction is the one action a grant gives on its table's indexes, when
-// it gives it on the table: no other acts on an index.
+// QueryAction is the one action a grant gives on its table's indexes
+// (Grant.QueryIndexes): no other acts on an index.
 const QueryAction = "dynamodb:Query"
 
 // Allows reports whether g's role lets its function take action on the
 // table named table, or on one of its indexes when index. The stack's IAM
 // statements for the function (infra) say the same: each grant's actions
 // on its table, and QueryAction alone on the table's indexes when the
-// grant has it.
+// grant has QueryIndexes.
 func (g Group) Allows(action, table string, index bool) bool {
 	for _, gr := range g.Grants {
-		if gr.Table == table && slices.Contains(gr.Actions, action) && (!index || action == QueryAction) {
+		if gr.Table != table {
+			continue
+		}
+		if index && action == QueryAction && gr.QueryIndexes || !index && slices.Contains(gr.Actions, action) {
 			return true
 		}
 	}
