@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -15,6 +16,7 @@ import (
 	"github.com/quireapi/quire/shared/auth"
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/secrets"
 )
 
 // CDK context keys of the stack's auth settings.
@@ -71,7 +73,7 @@ func newSigningKeys(stack awscdk.Stack, authFn awslambda.Function, tokens login.
 	// invoke`, whose --env-vars file gives the development keys here.
 	authFn.AddEnvironment(jsii.String("SIGNING_KEYS"), jsii.String(""), nil)
 	authFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("secretsmanager:GetSecretValue"),
+		Actions:   secretActions(reflect.TypeFor[auth.KeySource]()),
 		Resources: &[]*string{secret.SecretArn()},
 	}))
 	// The keys it keeps depend on how long tokens live.
@@ -79,7 +81,7 @@ func newSigningKeys(stack awscdk.Stack, authFn awslambda.Function, tokens login.
 		map[string]*string{"SIGNING_KEY_SECRET": secret.SecretArn(), "TOKEN_LIFETIME": jsii.String(tokens.Lifetime.String())},
 		filepath.Join(assetDir, "keys"))
 	keysFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"),
+		Actions:   secretActions(reflect.TypeFor[auth.SecretStore]()),
 		Resources: &[]*string{secret.SecretArn()},
 	}))
 	generation := "1"
@@ -125,4 +127,16 @@ func newAuthorizer(stack awscdk.Stack, api awsapigateway.RestApi, fn awslambda.I
 		IdentitySources: &[]*string{awsapigateway.IdentitySource_Header(jsii.String(header))},
 		ResultsCacheTtl: awscdk.Duration_Seconds(jsii.Number(ttl.Seconds())),
 	})
+}
+
+// secretActions are the Secrets Manager actions of the methods of iface,
+// the part of the secret a function's code is given (auth.KeySource to
+// read it, auth.SecretStore to write it too): secrets.Actions names each
+// method's.
+func secretActions(iface reflect.Type) *[]*string {
+	var out []*string
+	for m := range iface.Methods() {
+		out = append(out, jsii.String(secrets.Actions[m.Name]))
+	}
+	return &out
 }

@@ -119,7 +119,7 @@ func newDeployments(stack awscdk.Stack, aliases map[string]awslambda.Alias, conf
 	// The hook reads the groups' deployments, and reports on them
 	// (PreHook's grant).
 	hook.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("codedeploy:GetDeployment"),
+		Actions:   jsii.Strings(pretraffic.Actions["GetDeployment"]),
 		Resources: &groups,
 	}))
 	// After the groups: PreHook's grant adds the policy this is about.
@@ -144,7 +144,7 @@ func newHook(stack awscdk.Stack, aliases map[string]awslambda.Alias, assetDir st
 		map[string]*string{pretraffic.VersionsEnv: stack.ToJsonString(versions, nil)}, filepath.Join(assetDir, hookName))
 	fn.Node().DefaultChild().(awslambda.CfnFunction).SetTimeout(jsii.Number(hookTimeout))
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("lambda:InvokeFunction"),
+		Actions:   jsii.Strings(pretraffic.Actions["Invoke"]),
 		Resources: &arns,
 	}))
 	return fn

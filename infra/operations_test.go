@@ -500,9 +500,11 @@ func TestPreTrafficHook(t *testing.T) {
 		t.Errorf("the hook does not wait for its policy %q: depends on %v", policy, hook.DependsOn)
 	}
 	invoked, reported, read := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	allowed := map[any]bool{}
 	for _, st := range res[policy].Properties["PolicyDocument"].(map[string]any)["Statement"].([]any) {
 		st := st.(map[string]any)
 		for _, action := range asList(st["Action"]) {
+			allowed[action] = true
 			for _, r := range asList(st["Resource"]) {
 				groupsOf := func(into map[string]bool) {
 					for g := range groups {
@@ -523,6 +525,13 @@ func TestPreTrafficHook(t *testing.T) {
 					t.Errorf("the hook may %s on %v", action, r)
 				}
 			}
+		}
+	}
+	// Every call the hook's code can make (pretraffic.Actions, each
+	// method of its clients' interfaces) is allowed.
+	for method, action := range pretraffic.Actions {
+		if !allowed[action] {
+			t.Errorf("the hook calls %s, and its role does not allow %s", method, action)
 		}
 	}
 	if !maps.Equal(invoked, versions) {

@@ -58,10 +58,11 @@ func authGroup(c service.Config, open OpenSecret) (http.Handler, error) {
 		}
 		return router, nil
 	case c.SigningKeySecret != "" && open != nil:
-		secret, err := open(c, c.SigningKeySecret)
+		store, err := open(c, c.SigningKeySecret)
 		if err != nil {
 			return nil, fmt.Errorf("auth: %w", err)
 		}
+		var secret auth.KeySource = store // read, never written: the auth function's role
 		h.LoadKeys = func(ctx context.Context) (auth.KeySet, error) {
 			data, err := secret.Load(ctx)
 			if err != nil {

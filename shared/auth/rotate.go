@@ -8,9 +8,17 @@ import (
 	"github.com/aws/aws-lambda-go/cfn"
 )
 
-// SecretStore holds the private key set as a JWK Set.
-type SecretStore interface {
+// KeySource reads the private key set, a JWK Set: what the auth function
+// does with the secret that holds it, whose role lets it read and never
+// write (the stack grants the Secrets Manager actions of these methods).
+type KeySource interface {
 	Load(ctx context.Context) ([]byte, error)
+}
+
+// SecretStore holds the private key set as a JWK Set: what the keys
+// function does with the secret, the one that may write it.
+type SecretStore interface {
+	KeySource
 	Save(ctx context.Context, value []byte) error
 }
 

@@ -34,6 +34,16 @@ type Lambda interface {
 	Invoke(context.Context, *lambda.InvokeInput, ...func(*lambda.Options)) (*lambda.InvokeOutput, error)
 }
 
+// Actions are the IAM actions of the calls the hook makes, by the method of
+// CodeDeploy or Lambda that makes each: its role must allow every one
+// (infra's TestPreTrafficHook), and a method added to either interface
+// needs its action here (TestActions).
+var Actions = map[string]string{
+	"GetDeployment":                        "codedeploy:GetDeployment",
+	"PutLifecycleEventHookExecutionStatus": "codedeploy:PutLifecycleEventHookExecutionStatus",
+	"Invoke":                               "lambda:InvokeFunction",
+}
+
 // Hook is the BeforeAllowTraffic hook of every deployment group of the
 // stack: one function for all, as a deployment names its group, which
 // names the version to check. One hook costs the stack one function, where

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -384,5 +385,21 @@ func TestHookOnTheWire(t *testing.T) {
 	}
 	if want := []string{users, auth, auth}; !slices.Equal(invoked, want) {
 		t.Errorf("invoked %v, want %v", invoked, want)
+	}
+}
+
+// TestActions: pretraffic.Actions names the IAM action of every method of
+// the CodeDeploy and Lambda interfaces, the only calls the hook can make,
+// and nothing else: its role is checked against them (infra).
+func TestActions(t *testing.T) {
+	var methods []string
+	for _, iface := range []reflect.Type{reflect.TypeFor[pretraffic.CodeDeploy](), reflect.TypeFor[pretraffic.Lambda]()} {
+		for m := range iface.Methods() {
+			methods = append(methods, m.Name)
+		}
+	}
+	slices.Sort(methods)
+	if named := slices.Sorted(maps.Keys(pretraffic.Actions)); !slices.Equal(methods, named) {
+		t.Errorf("the hook's calls %v, pretraffic.Actions names %v", methods, named)
 	}
 }

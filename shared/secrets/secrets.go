@@ -61,10 +61,18 @@ func New(env awsenv.Env, id string) (*Secret, error) {
 	}, nil
 }
 
+// The IAM actions of the calls Load and Save send, by method: each
+// function's role allows those of the methods its code calls (infra). A
+// call's X-Amz-Target is its action's, "secretsmanager.<operation>".
+var Actions = map[string]string{
+	"Load": "secretsmanager:GetSecretValue",
+	"Save": "secretsmanager:PutSecretValue",
+}
+
 // Load returns the secret's current string value.
 func (s *Secret) Load(ctx context.Context) ([]byte, error) {
 	var out struct{ SecretString *string }
-	if err := s.call(ctx, "GetSecretValue", map[string]string{"SecretId": s.id}, &out); err != nil {
+	if err := s.call(ctx, Actions["Load"], map[string]string{"SecretId": s.id}, &out); err != nil {
 		return nil, fmt.Errorf("read secret %s: %w", s.id, err)
 	}
 	if out.SecretString == nil {
@@ -75,7 +83,7 @@ func (s *Secret) Load(ctx context.Context) ([]byte, error) {
 
 // Save stores value as the secret's new current version.
 func (s *Secret) Save(ctx context.Context, value []byte) error {
-	if err := s.call(ctx, "PutSecretValue", map[string]string{"SecretId": s.id, "SecretString": string(value)}, nil); err != nil {
+	if err := s.call(ctx, Actions["Save"], map[string]string{"SecretId": s.id, "SecretString": string(value)}, nil); err != nil {
 		return fmt.Errorf("write secret %s: %w", s.id, err)
 	}
 	return nil
@@ -97,17 +105,18 @@ func (e *Error) retryable() bool {
 	return e.Status >= 500 || strings.Contains(e.Type, "Throttling")
 }
 
-// call makes the operation op with the JSON body in, decoding the answer
-// into out (unless nil), again while it fails in a way a later attempt may
-// not.
-func (s *Secret) call(ctx context.Context, op string, in, out any) error {
+// call makes the call of the IAM action action with the JSON body in,
+// decoding the answer into out (unless nil), again while it fails in a way
+// a later attempt may not.
+func (s *Secret) call(ctx context.Context, action string, in, out any) error {
+	target := strings.Replace(action, ":", ".", 1) // secretsmanager.GetSecretValue
 	body, err := json.Marshal(in)
 	if err != nil {
 		return err
 	}
 	pause := retryPause
 	for attempt := 1; ; attempt++ {
-		err = s.attempt(ctx, op, body, out)
+		err = s.attempt(ctx, target, body, out)
 		var answered *Error
 		if err == nil || attempt == attempts || errors.As(err, &answered) && !answered.retryable() || ctx.Err() != nil {
 			return err
@@ -121,14 +130,14 @@ func (s *Secret) call(ctx context.Context, op string, in, out any) error {
 	}
 }
 
-// attempt makes one signed call.
-func (s *Secret) attempt(ctx context.Context, op string, body []byte, out any) error {
+// attempt makes one signed call of the operation target names.
+func (s *Secret) attempt(ctx context.Context, target string, body []byte, out any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint+"/", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
-	req.Header.Set("X-Amz-Target", "secretsmanager."+op)
+	req.Header.Set("X-Amz-Target", target)
 	creds, err := s.creds.Retrieve(ctx)
 	if err != nil {
 		return err

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -127,5 +130,18 @@ func TestFailures(t *testing.T) {
 				t.Errorf("Load: %v, want an *Error ending %q", err, c.fails)
 			}
 		})
+	}
+}
+
+// TestActions: Actions names the IAM action of each call a Secret makes,
+// by its method, and no other (TestCalls holds each to the call's
+// X-Amz-Target): the functions' roles are built from them (infra).
+func TestActions(t *testing.T) {
+	var methods []string
+	for m := range reflect.TypeFor[*Secret]().Methods() {
+		methods = append(methods, m.Name)
+	}
+	if named := slices.Sorted(maps.Keys(Actions)); !slices.Equal(methods, named) {
+		t.Errorf("a Secret's methods %v, Actions names %v", methods, named)
 	}
 }
