@@ -3,7 +3,6 @@ package dynamo_test
 import (
 	"testing"
 
-	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/storetest"
 )
@@ -15,14 +14,5 @@ func TestMain(m *testing.M) { dynamotest.Main(m) }
 // in-memory stores show too.
 func TestStores(t *testing.T) {
 	dynamotest.Endpoint(t) // skip the whole suite, not each case, without DynamoDB
-	storetest.Run(t, func(tb testing.TB) storetest.Stores {
-		db, names := dynamotest.New(tb)
-		u := dynamo.NewUserStore(db, names)
-		return storetest.Stores{
-			Users: u, Sessions: dynamo.NewSessionStore(db, names), Catalog: dynamo.NewCatalogStore(db, names),
-			Carts: dynamo.NewCartStore(db, names), Orders: dynamo.NewOrderStore(db, names),
-			Config: dynamo.NewConfigStore(db, names), Records: dynamo.NewRecordStore(db, names, 0),
-			Events: dynamo.NewEventStore(db, names),
-		}
-	})
+	storetest.Run(t, func(tb testing.TB) storetest.Stores { return storetest.DynamoDB(dynamotest.New(tb)) })
 }

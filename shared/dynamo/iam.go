@@ -118,7 +118,7 @@ func Enforce(g routes.Group, tables TableNames, sent func(Access)) func(*dynamod
 					for _, a := range Accesses(middleware.GetOperationName(ctx), in.Parameters) {
 						t, ok := logical[a.Table]
 						if !ok || !g.Allows(a.Action, t, a.Index != "") {
-							ctx = middleware.WithStackValue(ctx, deniedKey{}, denial(g.Name, region, a))
+							ctx = middleware.WithStackValue(ctx, deniedKey{}, Denial(g.Name, region, a))
 							break
 						}
 						if sent != nil {
@@ -158,9 +158,9 @@ func Enforce(g routes.Group, tables TableNames, sent func(Access)) func(*dynamod
 	}
 }
 
-// denial is AWS's message for an access the role of group's function does
+// Denial is AWS's message for an access the role of group's function does
 // not allow, in an account of zeros.
-func denial(group, region string, a Access) string {
+func Denial(group, region string, a Access) string {
 	resource := "*"
 	if a.Table != "*" {
 		resource = fmt.Sprintf("arn:aws:dynamodb:%s:000000000000:table/%s", region, a.Table)

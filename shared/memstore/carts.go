@@ -8,6 +8,7 @@ import (
 	"github.com/quireapi/quire/shared/carts"
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/routes"
 )
 
 // CartStore keeps each user's cart whole. It implements carts.Store as
@@ -20,6 +21,9 @@ func (db *DB) Carts() *CartStore { return &CartStore{db} }
 // Get returns the user's cart, empty when they have none. It returns no
 // error.
 func (s *CartStore) Get(_ context.Context, user quire.ID) (*carts.Cart, error) {
+	if err := s.db.may(on("GetItem", routes.TableCarts)); err != nil {
+		return nil, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	c, ok := s.db.carts[user]
@@ -42,7 +46,7 @@ func (s *CartStore) Commit(_ context.Context, ch carts.Change, rec *idempotency.
 	defer s.db.mu.Unlock()
 	user := ch.Cart.UserID
 	t := tx{by: user}
-	t.add(carts.StaleCart, func() bool {
+	t.add(carts.StaleCart, on("PutItem", routes.TableCarts), func() bool {
 		c, ok := s.db.carts[user]
 		if ch.ReadRevision > 0 {
 			return ok && c.Revision == ch.ReadRevision

@@ -8,8 +8,10 @@ import (
 	"slices"
 
 	"github.com/quireapi/quire/shared/catalog"
+	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/routes"
 )
 
 // CatalogStore keeps authors and products. It implements
@@ -34,6 +36,9 @@ func (f featured) compare(g featured) int {
 // from the cursor from (nil: the first), and the cursor after them: nil
 // when it found fewer than limit, as a DynamoDB Query with a limit.
 func (s *CatalogStore) FeaturedIDs(_ context.Context, from any, limit int) ([]quire.ID, any, error) {
+	if err := s.db.may(queried(routes.TableCatalog)); err != nil {
+		return nil, nil, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	var all []featured
@@ -62,6 +67,9 @@ func (s *CatalogStore) FeaturedIDs(_ context.Context, from any, limit int) ([]qu
 
 // ProductsByID returns the products ids that exist. It returns no error.
 func (s *CatalogStore) ProductsByID(_ context.Context, ids []quire.ID) (map[quire.ID]catalog.Product, error) {
+	if err := s.db.may(byID(len(ids))...); err != nil {
+		return nil, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	out := make(map[quire.ID]catalog.Product, len(ids))
@@ -75,6 +83,9 @@ func (s *CatalogStore) ProductsByID(_ context.Context, ids []quire.ID) (map[quir
 
 // AuthorsByID returns the authors ids that exist. It returns no error.
 func (s *CatalogStore) AuthorsByID(_ context.Context, ids []quire.ID) (map[quire.ID]catalog.Author, error) {
+	if err := s.db.may(byID(len(ids))...); err != nil {
+		return nil, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	out := make(map[quire.ID]catalog.Author, len(ids))
@@ -89,6 +100,9 @@ func (s *CatalogStore) AuthorsByID(_ context.Context, ids []quire.ID) (map[quire
 // AuthorIDs returns a page of authors' ids in id order, and the id the next
 // page starts after, or 0. It returns no error.
 func (s *CatalogStore) AuthorIDs(_ context.Context, q catalog.ListQuery) ([]quire.ID, quire.ID, error) {
+	if err := s.db.may(queried(routes.TableCatalog)); err != nil {
+		return nil, 0, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	ids, next := page(slices.Sorted(maps.Keys(s.db.authors)), same, q.After, q.Limit)
@@ -97,6 +111,9 @@ func (s *CatalogStore) AuthorIDs(_ context.Context, q catalog.ListQuery) ([]quir
 
 // ProductIDs returns a page of products' ids, as AuthorIDs does.
 func (s *CatalogStore) ProductIDs(_ context.Context, q catalog.ListQuery) ([]quire.ID, quire.ID, error) {
+	if err := s.db.may(queried(routes.TableCatalog)); err != nil {
+		return nil, 0, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	ids, next := page(slices.Sorted(maps.Keys(s.db.products)), same, q.After, q.Limit)
@@ -105,9 +122,24 @@ func (s *CatalogStore) ProductIDs(_ context.Context, q catalog.ListQuery) ([]qui
 
 func same(id quire.ID) quire.ID { return id }
 
+// byID is how package dynamo reads n catalog items by id: nothing for none,
+// one GetItem for one, one BatchGetItem for more.
+func byID(n int) []dynamo.Access {
+	switch n {
+	case 0:
+		return nil
+	case 1:
+		return []dynamo.Access{on("GetItem", routes.TableCatalog)}
+	}
+	return []dynamo.Access{on("BatchGetItem", routes.TableCatalog)}
+}
+
 // ProductsOfAuthor returns a page of q.AuthorID's books in id order. It
 // returns no error.
 func (s *CatalogStore) ProductsOfAuthor(_ context.Context, q catalog.ListQuery) ([]catalog.Product, quire.ID, error) {
+	if err := s.db.may(queried(routes.TableCatalog)); err != nil {
+		return nil, 0, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	var all []catalog.Product
@@ -124,6 +156,13 @@ func (s *CatalogStore) ProductsOfAuthor(_ context.Context, q catalog.ListQuery) 
 // Current returns the product id (none when 0) and the author authorID as
 // stored: nil for one that does not exist. It returns no error.
 func (s *CatalogStore) Current(_ context.Context, id, authorID quire.ID) (*catalog.Product, *catalog.Author, error) {
+	read := byID(1) // the author
+	if id != 0 {
+		read = byID(2) // and the product
+	}
+	if err := s.db.may(read...); err != nil {
+		return nil, nil, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	var p *catalog.Product
@@ -146,7 +185,7 @@ func (s *CatalogStore) CommitAuthor(_ context.Context, by quire.ID, a catalog.Au
 	defer s.db.mu.Unlock()
 	a.Hash = quire.ContentHash(&a)
 	t := tx{by: by}
-	t.add(catalog.StaleID, func() bool { _, taken := s.db.authors[a.ID]; return !taken }, func() { s.db.authors[a.ID] = a })
+	t.add(catalog.StaleID, on("PutItem", routes.TableCatalog), func() bool { _, taken := s.db.authors[a.ID]; return !taken }, func() { s.db.authors[a.ID] = a })
 	if err := s.db.commit(&t, rec); err != nil {
 		return fmt.Errorf("create catalog item %d: %w", a.ID, err)
 	}
@@ -164,9 +203,9 @@ func (s *CatalogStore) CommitProduct(_ context.Context, by quire.ID, w catalog.P
 	p, t := w.Product, tx{by: by}
 	if w.Read == "" {
 		p.Hash = quire.ContentHash(&p)
-		t.add(catalog.StaleID, func() bool { return s.db.products[p.ID] == nil }, func() { s.db.products[p.ID] = &product{Product: p} })
+		t.add(catalog.StaleID, on("PutItem", routes.TableCatalog), func() bool { return s.db.products[p.ID] == nil }, func() { s.db.products[p.ID] = &product{Product: p} })
 	} else {
-		t.add(catalog.StaleProduct, func() bool { cur := s.db.products[p.ID]; return cur != nil && cur.Hash == w.Read }, func() {
+		t.add(catalog.StaleProduct, on("UpdateItem", routes.TableCatalog), func() bool { cur := s.db.products[p.ID]; return cur != nil && cur.Hash == w.Read }, func() {
 			s.db.products[p.ID].Product = p
 		})
 		rec = nil // a PUT takes no idempotency key
@@ -181,6 +220,9 @@ func (s *CatalogStore) CommitProduct(_ context.Context, by quire.ID, w catalog.P
 // PutAuthor stores a, replacing any author with its id, for demo data. It
 // returns no error.
 func (s *CatalogStore) PutAuthor(_ context.Context, a catalog.Author) error {
+	if err := s.db.may(on("PutItem", routes.TableCatalog)); err != nil {
+		return err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	a.Hash = quire.ContentHash(&a)
@@ -191,6 +233,9 @@ func (s *CatalogStore) PutAuthor(_ context.Context, a catalog.Author) error {
 // PutProduct stores p, replacing any product with its id, for demo data; a
 // rank above 0 features it. It returns no error.
 func (s *CatalogStore) PutProduct(_ context.Context, p catalog.Product, rank int) error {
+	if err := s.db.may(on("PutItem", routes.TableCatalog)); err != nil {
+		return err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	p.Hash = quire.ContentHash(&p)

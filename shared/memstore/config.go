@@ -7,6 +7,7 @@ import (
 
 	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/routes"
 )
 
 // ConfigStore keeps the configuration document. It implements config.Store
@@ -23,6 +24,9 @@ const chunkBytes = 380 << 10
 // Head returns the head of the stored document: ENOTFOUND when there is
 // none.
 func (s *ConfigStore) Head(_ context.Context) (config.Head, error) {
+	if err := s.db.may(on("GetItem", routes.TableConfig)); err != nil {
+		return config.Head{}, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	if s.db.config == nil {
@@ -37,6 +41,9 @@ func (s *ConfigStore) Current(ctx context.Context) (config.Head, error) { return
 // Gzip returns the compressed document h names: config.ErrReplaced when
 // another has replaced it.
 func (s *ConfigStore) Gzip(_ context.Context, h config.Head) ([]byte, error) {
+	if err := s.db.may(on("BatchGetItem", routes.TableConfig)); err != nil { // its chunks
+		return nil, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	if d := s.db.config; d == nil || d.head.Generation != h.Generation {
@@ -55,7 +62,10 @@ func (s *ConfigStore) Commit(_ context.Context, rep config.Replacement) error {
 	d := rep.Document
 	head := config.Head{Hash: d.Hash, Size: d.Size, Generation: rep.Generation, Chunks: (len(d.Gzip) + chunkBytes - 1) / chunkBytes}
 	t := tx{by: rep.By}
-	t.add(config.StaleHead, func() bool {
+	if rep.Read.Chunks > 0 { // the old chunks go
+		t.add("old chunk", on("DeleteItem", routes.TableConfig), nil, func() {})
+	}
+	t.add(config.StaleHead, on("PutItem", routes.TableConfig), func() bool {
 		if rep.Created {
 			return s.db.config == nil
 		}

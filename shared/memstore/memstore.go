@@ -27,18 +27,29 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/smithy-go"
+
 	"github.com/quireapi/quire/shared/carts"
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/config"
+	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/orders"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/users"
 )
 
-// DB is an in-memory database holding what Quire's tables hold.
+// DB is an in-memory database holding what Quire's tables hold, or a view
+// of one held to a function's grants (see As).
 type DB struct {
+	*data
+	role *role // nil: every access is allowed
+}
+
+// data is what a database holds, shared by its views.
+type data struct {
 	mu  sync.Mutex
 	now func() time.Time
 	ttl time.Duration
@@ -98,13 +109,60 @@ func New(ttl time.Duration) *DB {
 	if ttl <= 0 {
 		ttl = idempotency.DefaultTTL
 	}
-	return &DB{
+	return &DB{data: &data{
 		now: time.Now, ttl: ttl,
 		users: map[quire.ID]*user{}, emails: map[string]*reservation{}, logins: map[string]*guesses{},
 		sessions: map[quire.ID]map[string]login.Session{}, carts: map[quire.ID]*carts.Cart{},
 		orders: map[quire.ID]map[quire.ID]orders.Order{}, authors: map[quire.ID]catalog.Author{},
 		products: map[quire.ID]*product{}, records: map[string]idempotency.Record{},
+	}}
+}
+
+// role is the grants a view of a database is held to.
+type role struct {
+	group routes.Group
+	sent  func(dynamo.Access)
+}
+
+// As returns a view of db, on the same data, held to g's grants as IAM
+// holds g's function and dynamo.Enforce its client outside AWS: a method
+// that sends, in package dynamo's store, an action g does not allow fails
+// as it fails there, with AccessDeniedException naming the action and the
+// table, and changes nothing. sent, when not nil, is told each access
+// allowed: what the function sends.
+func (db *DB) As(g routes.Group, sent func(dynamo.Access)) *DB {
+	return &DB{data: db.data, role: &role{group: g, sent: sent}}
+}
+
+// may returns the error of the first of the accesses db's role does not
+// allow, and nil when it allows them all. Every method asks it first for
+// the accesses package dynamo's store sends for the same call (the tests
+// hold the two to one list).
+func (db *DB) may(accesses ...dynamo.Access) error {
+	if db.role == nil {
+		return nil
 	}
+	for _, a := range accesses {
+		if !db.role.group.Allows(a.Action, a.Table, a.Index != "") {
+			return &smithy.GenericAPIError{Code: "AccessDeniedException", Message: dynamo.Denial(db.role.group.Name, "us-east-1", a), Fault: smithy.FaultClient}
+		}
+	}
+	if db.role.sent != nil {
+		for _, a := range accesses {
+			db.role.sent(a)
+		}
+	}
+	return nil
+}
+
+// on is the access of DynamoDB's action (GetItem...) on the table named
+// table; queried a Query of one of its indexes.
+func on(action, table string) dynamo.Access {
+	return dynamo.Access{Action: "dynamodb:" + action, Table: table}
+}
+
+func queried(table string) dynamo.Access {
+	return dynamo.Access{Action: routes.QueryAction, Table: table, Index: "index"}
 }
 
 // tx is a transaction of named steps: each commits only when every step's
@@ -116,13 +174,14 @@ type tx struct {
 }
 
 type step struct {
-	name string
-	ok   func() bool // the condition; nil for none
-	do   func()
+	name   string
+	access dynamo.Access // what the step is in package dynamo's transaction
+	ok     func() bool   // the condition; nil for none
+	do     func()
 }
 
-func (t *tx) add(name string, ok func() bool, do func()) {
-	t.steps = append(t.steps, step{name, ok, do})
+func (t *tx) add(name string, access dynamo.Access, ok func() bool, do func()) {
+	t.steps = append(t.steps, step{name, access, ok, do})
 }
 
 // publish adds ev, when set, to the outbox with t's other steps, as
@@ -133,7 +192,7 @@ func (t *tx) publish(db *DB, ev *quire.Event) {
 	}
 	e := *ev
 	e.Time = stored(e.Time)
-	t.add("event", func() bool {
+	t.add("event", on("PutItem", routes.TableEvents), func() bool {
 		return !slices.ContainsFunc(db.events, func(o quire.Event) bool { return o.ID == e.ID })
 	}, func() { db.events = append(db.events, e) })
 }
@@ -141,6 +200,9 @@ func (t *tx) publish(db *DB, ev *quire.Event) {
 // Events returns the events the outbox holds, in the order of their time,
 // then id, as package dynamo's EventStore.Events does.
 func (db *DB) Events(context.Context) ([]quire.Event, error) {
+	if err := db.may(on("Scan", routes.TableEvents)); err != nil {
+		return nil, err
+	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	out := slices.Clone(db.events)
@@ -153,6 +215,19 @@ func (db *DB) Events(context.Context) ([]quire.Event, error) {
 // account is gone, idempotency.ErrRaced when rec's scope has a live record,
 // else a *quire.Stale naming the first step whose condition failed.
 func (db *DB) commit(t *tx, rec *idempotency.Record) error {
+	var accesses []dynamo.Access
+	for _, s := range t.steps {
+		accesses = append(accesses, s.access)
+	}
+	if t.by != 0 {
+		accesses = append(accesses, on("ConditionCheckItem", routes.TableUsers))
+	}
+	if rec != nil {
+		accesses = append(accesses, on("PutItem", routes.TableIdempotency))
+	}
+	if err := db.may(accesses...); err != nil {
+		return err
+	}
 	now := db.now()
 	if _, ok := db.users[t.by]; t.by != 0 && !ok {
 		return login.AccountGone()
@@ -235,6 +310,9 @@ func (db *DB) Records() *RecordStore { return &RecordStore{db} }
 // Get returns the record of scope, or nil when there is none or it has
 // expired. It returns no error.
 func (s *RecordStore) Get(_ context.Context, scope string) (*idempotency.Record, error) {
+	if err := s.db.may(on("GetItem", routes.TableIdempotency)); err != nil {
+		return nil, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	r, ok := s.db.records[scope]
@@ -259,4 +337,9 @@ type Pinger struct{ db *DB }
 func (db *DB) Pinger() *Pinger { return &Pinger{db} }
 
 // Ping returns ctx's error: the database always answers.
-func (p *Pinger) Ping(ctx context.Context) error { return ctx.Err() }
+func (p *Pinger) Ping(ctx context.Context) error {
+	if err := p.db.may(on("GetItem", routes.TableUsers)); err != nil {
+		return err
+	}
+	return ctx.Err()
+}

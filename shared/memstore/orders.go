@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/orders"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/users"
 )
 
@@ -28,13 +30,13 @@ func (s *OrderStore) CommitPayment(_ context.Context, pay orders.Payment, rec *i
 	defer s.db.mu.Unlock()
 	b, o := pay.Buyer, pay.Order
 	var t tx
-	t.add(orders.StaleBuyer, func() bool { u := s.db.users[b.ID]; return u != nil && u.Hash == pay.ReadHash }, func() {
+	t.add(orders.StaleBuyer, on("UpdateItem", routes.TableUsers), func() bool { u := s.db.users[b.ID]; return u != nil && u.Hash == pay.ReadHash }, func() {
 		u := s.db.users[b.ID]
 		u.Balance, u.UpdatedAt, u.Hash = b.Balance, stored(b.UpdatedAt), b.Hash
 	})
-	t.add(orders.StaleOrder, func() bool { _, ok := s.db.orders[o.UserID][o.ID]; return !ok }, func() { s.put(o) })
+	t.add(orders.StaleOrder, on("PutItem", routes.TableOrders), func() bool { _, ok := s.db.orders[o.UserID][o.ID]; return !ok }, func() { s.put(o) })
 	if c := pay.Cart; c != nil {
-		t.add(orders.StaleCart, func() bool { cur, ok := s.db.carts[c.UserID]; return ok && cur.Revision == c.Revision }, func() {
+		t.add(orders.StaleCart, on("UpdateItem", routes.TableCarts), func() bool { cur, ok := s.db.carts[c.UserID]; return ok && cur.Revision == c.Revision }, func() {
 			cur := s.db.carts[c.UserID]
 			cur.Items, cur.Hash, cur.Revision = map[quire.ID]int{}, c.Hash, cur.Revision+1
 		})
@@ -67,6 +69,13 @@ func (s *OrderStore) Buyer(ctx context.Context, user quire.ID) (*users.User, err
 // Get returns the user's order id, and for an admin (anyUser) anyone's:
 // ENOTFOUND when there is none.
 func (s *OrderStore) Get(_ context.Context, user, id quire.ID, anyUser bool) (*orders.Order, error) {
+	reads := []dynamo.Access{on("GetItem", routes.TableOrders)}
+	if anyUser {
+		reads = append(reads, queried(routes.TableOrders)) // by id, beside
+	}
+	if err := s.db.may(reads...); err != nil {
+		return nil, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	o, ok := s.db.orders[user][id]
@@ -86,6 +95,9 @@ func (s *OrderStore) Get(_ context.Context, user, id quire.ID, anyUser bool) (*o
 
 // List returns a page of the user's orders in id order (oldest first).
 func (s *OrderStore) List(_ context.Context, user, after quire.ID, limit int) ([]orders.Order, quire.ID, error) {
+	if err := s.db.may(on("Query", routes.TableOrders)); err != nil {
+		return nil, 0, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	all := make([]orders.Order, 0, len(s.db.orders[user]))
@@ -101,6 +113,9 @@ func (s *OrderStore) List(_ context.Context, user, after quire.ID, limit int) ([
 // PutOrder stores o as it is, with its content hash, for demo data. It
 // returns no error.
 func (s *OrderStore) PutOrder(_ context.Context, o orders.Order) error {
+	if err := s.db.may(on("PutItem", routes.TableOrders)); err != nil {
+		return err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	o.Hash = quire.ContentHash(&o)

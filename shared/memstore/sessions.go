@@ -7,6 +7,7 @@ import (
 
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/users"
 )
 
@@ -26,13 +27,13 @@ func (st *SessionStore) Start(_ context.Context, s login.Session, email string) 
 	key := users.EmailKey(email)
 	s.Started, s.IdleUntil, s.Ends = stored(s.Started.UTC()), stored(s.IdleUntil.UTC()), stored(s.Ends.UTC())
 	var t tx
-	t.add(login.StaleSession, func() bool { _, ok := st.db.sessions[s.UserID][s.ID]; return !ok }, func() {
+	t.add(login.StaleSession, on("PutItem", routes.TableSessions), func() bool { _, ok := st.db.sessions[s.UserID][s.ID]; return !ok }, func() {
 		if st.db.sessions[s.UserID] == nil {
 			st.db.sessions[s.UserID] = map[string]login.Session{}
 		}
 		st.db.sessions[s.UserID][s.ID] = s
 	})
-	t.add(login.StaleAttempts, nil, func() { delete(st.db.logins, key) })
+	t.add(login.StaleAttempts, on("DeleteItem", routes.TableSessions), nil, func() { delete(st.db.logins, key) })
 	if err := st.db.commit(&t, nil); err != nil {
 		return fmt.Errorf("start a session of user %d: %w", s.UserID, err)
 	}
@@ -42,6 +43,10 @@ func (st *SessionStore) Start(_ context.Context, s login.Session, email string) 
 // Resume returns the session id of user and the user's role and session
 // epoch: ENOTFOUND when either is missing.
 func (st *SessionStore) Resume(_ context.Context, user quire.ID, id string) (login.Session, login.Account, error) {
+	// One BatchGetItem of the session and of the user.
+	if err := st.db.may(on("BatchGetItem", routes.TableSessions), on("BatchGetItem", routes.TableUsers)); err != nil {
+		return login.Session{}, login.Account{}, err
+	}
 	st.db.mu.Lock()
 	defer st.db.mu.Unlock()
 	s, ok := st.db.sessions[user][id]
@@ -57,6 +62,9 @@ func (st *SessionStore) Resume(_ context.Context, user quire.ID, id string) (log
 // login.StaleSession when another request rotated it first (unless the
 // session holds next already), ENOTFOUND when the session is gone.
 func (st *SessionStore) Rotate(_ context.Context, s login.Session, next string, idleUntil time.Time) error {
+	if err := st.db.may(on("UpdateItem", routes.TableSessions)); err != nil {
+		return err
+	}
 	st.db.mu.Lock()
 	defer st.db.mu.Unlock()
 	cur, ok := st.db.sessions[s.UserID][s.ID]
@@ -75,6 +83,9 @@ func (st *SessionStore) Rotate(_ context.Context, s login.Session, next string, 
 
 // End deletes the session id of user: ENOTFOUND if there is none.
 func (st *SessionStore) End(_ context.Context, user quire.ID, id string) error {
+	if err := st.db.may(on("DeleteItem", routes.TableSessions)); err != nil {
+		return err
+	}
 	st.db.mu.Lock()
 	defer st.db.mu.Unlock()
 	if _, ok := st.db.sessions[user][id]; !ok {

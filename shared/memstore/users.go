@@ -8,9 +8,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/users"
 )
 
@@ -32,10 +34,10 @@ func (s *UserStore) CommitCreate(_ context.Context, u users.User, passwordHash s
 	u.CreatedAt, u.UpdatedAt = stored(u.CreatedAt), stored(u.UpdatedAt)
 	key := users.EmailKey(u.Email)
 	var t tx
-	t.add(users.StaleEmail, func() bool { return s.db.emails[key] == nil }, func() {
+	t.add(users.StaleEmail, on("PutItem", routes.TableUsers), func() bool { return s.db.emails[key] == nil }, func() {
 		s.db.emails[key] = &reservation{id: u.ID, role: u.Role, password: passwordHash}
 	})
-	t.add(users.StaleUser, func() bool { return s.db.users[u.ID] == nil }, func() {
+	t.add(users.StaleUser, on("PutItem", routes.TableUsers), func() bool { return s.db.users[u.ID] == nil }, func() {
 		s.db.users[u.ID] = &user{User: u, password: passwordHash}
 	})
 	if err := s.db.commit(&t, rec); err != nil {
@@ -46,6 +48,9 @@ func (s *UserStore) CommitCreate(_ context.Context, u users.User, passwordHash s
 
 // Get returns the user id, or ENOTFOUND.
 func (s *UserStore) Get(_ context.Context, id quire.ID) (*users.User, error) {
+	if err := s.db.may(on("GetItem", routes.TableUsers)); err != nil {
+		return nil, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	u, ok := s.db.users[id]
@@ -73,8 +78,14 @@ func (s *UserStore) List(_ context.Context, q users.ListQuery) ([]users.User, qu
 	}
 	slices.SortFunc(all, func(a, b users.User) int { return cmp.Compare(a.ID, b.ID) })
 	us, next := page(all, func(u users.User) quire.ID { return u.ID }, q.After, q.Limit)
+	if err := s.db.may(queried(routes.TableUsers)); err != nil {
+		return nil, 0, err
+	}
 	if len(us) == 0 {
 		return nil, next, nil
+	}
+	if err := s.db.may(on("BatchGetItem", routes.TableUsers)); err != nil { // the page's users
+		return nil, 0, err
 	}
 	return us, next, nil
 }
@@ -82,6 +93,9 @@ func (s *UserStore) List(_ context.Context, q users.ListQuery) ([]users.User, qu
 // Stored reads the user id with its password hash and session epoch:
 // ENOTFOUND when there is none.
 func (s *UserStore) Stored(_ context.Context, id quire.ID) (users.Stored, error) {
+	if err := s.db.may(on("GetItem", routes.TableUsers)); err != nil {
+		return users.Stored{}, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	u, ok := s.db.users[id]
@@ -100,10 +114,10 @@ func (s *UserStore) CommitRevision(_ context.Context, rev users.Revision) error 
 	u := rev.User
 	single := !rev.MovesEmail() && !rev.EndSessions && rev.By == u.ID
 	if single && s.applied(u) {
-		return nil
+		return s.db.may(on("UpdateItem", routes.TableUsers)) // the one UpdateItem, which finds its own write
 	}
 	var t tx
-	t.add(users.StaleUser, s.asRead(u.ID, rev.ReadHash), func() {
+	t.add(users.StaleUser, on("UpdateItem", routes.TableUsers), s.asRead(u.ID, rev.ReadHash), func() {
 		it := s.db.users[u.ID]
 		it.Email, it.FirstName, it.LastName = u.Email, u.FirstName, u.LastName
 		it.Role, it.Status, it.UpdatedAt, it.Hash = u.Role, u.Status, stored(u.UpdatedAt), u.Hash
@@ -117,15 +131,15 @@ func (s *UserStore) CommitRevision(_ context.Context, rev users.Revision) error 
 	old, email := users.EmailKey(rev.OldEmail), users.EmailKey(u.Email)
 	switch {
 	case !rev.MovesEmail() && rev.EndSessions:
-		t.add(users.StaleReservation, func() bool { return s.db.emails[old] != nil }, s.credentials(old, u.Role, rev.Password))
+		t.add(users.StaleReservation, on("UpdateItem", routes.TableUsers), func() bool { return s.db.emails[old] != nil }, s.credentials(old, u.Role, rev.Password))
 	case rev.MovesEmail():
-		t.add(users.StaleEmail, func() bool { return s.db.emails[email] == nil }, func() {
+		t.add(users.StaleEmail, on("PutItem", routes.TableUsers), func() bool { return s.db.emails[email] == nil }, func() {
 			s.db.emails[email] = &reservation{id: u.ID, role: u.Role, password: rev.Carried.PasswordHash, epoch: rev.Carried.Epoch}
 		})
-		t.add("old email", nil, func() { delete(s.db.emails, old) })
+		t.add("old email", on("DeleteItem", routes.TableUsers), nil, func() { delete(s.db.emails, old) })
 	}
 	if rev.Proved {
-		t.add(login.StaleAttempts, nil, func() { delete(s.db.logins, old) })
+		t.add(login.StaleAttempts, on("DeleteItem", routes.TableSessions), nil, func() { delete(s.db.logins, old) })
 	}
 	if !single {
 		t.by = by(rev.By, u.ID)
@@ -180,10 +194,10 @@ func (s *UserStore) CommitProfile(_ context.Context, ch users.Change, _ *idempot
 	defer s.db.mu.Unlock()
 	u := ch.User
 	if s.applied(u) {
-		return nil
+		return s.db.may(on("UpdateItem", routes.TableUsers)) // the one UpdateItem, which finds its own write
 	}
 	var t tx
-	t.add(users.StaleUser, s.asRead(u.ID, ch.ReadHash), func() {
+	t.add(users.StaleUser, on("UpdateItem", routes.TableUsers), s.asRead(u.ID, ch.ReadHash), func() {
 		it := s.db.users[u.ID]
 		it.Profile, it.UpdatedAt, it.Hash = u.Profile, stored(u.UpdatedAt), u.Hash
 	})
@@ -201,7 +215,7 @@ func (s *UserStore) CommitDeposit(_ context.Context, ch users.Change, rec *idemp
 	defer s.db.mu.Unlock()
 	u := ch.User
 	t := tx{by: by(ch.By, u.ID)}
-	t.add(users.StaleUser, s.asRead(u.ID, ch.ReadHash), func() {
+	t.add(users.StaleUser, on("UpdateItem", routes.TableUsers), s.asRead(u.ID, ch.ReadHash), func() {
 		it := s.db.users[u.ID]
 		it.Balance, it.UpdatedAt, it.Hash = u.Balance, stored(u.UpdatedAt), u.Hash
 	})
@@ -221,12 +235,12 @@ func (s *UserStore) CommitClose(_ context.Context, ch users.Change, rec *idempot
 	u := ch.User
 	key := users.EmailKey(u.Email)
 	t := tx{by: by(ch.By, u.ID)}
-	t.add(users.StaleUser, s.asRead(u.ID, ch.ReadHash), func() {
+	t.add(users.StaleUser, on("UpdateItem", routes.TableUsers), s.asRead(u.ID, ch.ReadHash), func() {
 		it := s.db.users[u.ID]
 		it.Status, it.UpdatedAt, it.Hash = u.Status, stored(u.UpdatedAt), u.Hash
 		it.epoch++
 	})
-	t.add(users.StaleReservation, func() bool { return s.db.emails[key] != nil }, s.credentials(key, u.Role, ""))
+	t.add(users.StaleReservation, on("UpdateItem", routes.TableUsers), func() bool { return s.db.emails[key] != nil }, s.credentials(key, u.Role, ""))
 	t.publish(s.db, ch.Event)
 	if err := s.db.commit(&t, rec); err != nil {
 		return fmt.Errorf("close user %d: %w", u.ID, err)
@@ -242,6 +256,9 @@ const maxSessionDeletes = 90
 // maxSessionDeletes, and whether there may be more: as a DynamoDB Query
 // with a limit, true when the limit is reached.
 func (s *UserStore) Sessions(_ context.Context, id quire.ID) ([]string, bool, error) {
+	if err := s.db.may(on("Query", routes.TableSessions)); err != nil {
+		return nil, false, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	ids := slices.Sorted(maps.Keys(s.db.sessions[id]))
@@ -260,18 +277,26 @@ func (s *UserStore) CommitDelete(_ context.Context, d users.Deletion) error {
 	defer s.db.mu.Unlock()
 	id, key := d.User.ID, users.EmailKey(d.User.Email)
 	t := tx{by: by(d.By, id)}
-	t.add(users.StaleUser, s.asRead(id, d.User.Hash), func() { delete(s.db.users, id) })
-	t.add("reservation", nil, func() { delete(s.db.emails, key) })
-	t.add("failed logins", nil, func() { delete(s.db.logins, key) })
-	t.add("cart", nil, func() { delete(s.db.carts, id) })
+	t.add(users.StaleUser, on("DeleteItem", routes.TableUsers), s.asRead(id, d.User.Hash), func() { delete(s.db.users, id) })
+	t.add("reservation", on("DeleteItem", routes.TableUsers), nil, func() { delete(s.db.emails, key) })
+	t.add("failed logins", on("DeleteItem", routes.TableSessions), nil, func() { delete(s.db.logins, key) })
+	t.add("cart", on("DeleteItem", routes.TableCarts), nil, func() { delete(s.db.carts, id) })
 	for _, sid := range d.Sessions {
-		t.add("session", nil, func() { delete(s.db.sessions[id], sid) })
+		t.add("session", on("DeleteItem", routes.TableSessions), nil, func() { delete(s.db.sessions[id], sid) })
 	}
 	t.publish(s.db, d.Event)
 	if err := s.db.commit(&t, nil); err != nil {
 		return fmt.Errorf("delete user %d: %w", id, err)
 	}
 	if d.More {
+		// A Query of the rest, and a BatchWriteItem of each page found.
+		accesses := []dynamo.Access{on("Query", routes.TableSessions)}
+		if len(s.db.sessions[id]) > 0 {
+			accesses = append(accesses, on("BatchWriteItem", routes.TableSessions))
+		}
+		if err := s.db.may(accesses...); err != nil {
+			return nil // the user is deleted: its sessions are left to expire, as package dynamo leaves them
+		}
 		delete(s.db.sessions, id)
 	}
 	return nil
@@ -280,6 +305,9 @@ func (s *UserStore) CommitDelete(_ context.Context, d users.Deletion) error {
 // Account returns the account of email, as its reservation carries it:
 // ENOTFOUND when no user has the email.
 func (s *UserStore) Account(_ context.Context, email string) (login.Account, error) {
+	if err := s.db.may(on("GetItem", routes.TableUsers)); err != nil {
+		return login.Account{}, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	r, ok := s.db.emails[users.EmailKey(email)]
@@ -295,6 +323,13 @@ func (s *UserStore) Account(_ context.Context, email string) (login.Account, err
 // g.Limit (or a new window when there is none). With nothing counted, it
 // returns the count as stored and a *quire.Stale naming login.StaleAttempts.
 func (s *UserStore) Reserve(_ context.Context, email string, g login.Guess) (login.Attempts, error) {
+	write := "UpdateItem" // one more guess
+	if g.Restart {
+		write = "PutItem" // a new window
+	}
+	if err := s.db.may(on(write, routes.TableSessions)); err != nil {
+		return login.Attempts{}, err
+	}
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	key := users.EmailKey(email)

@@ -46,8 +46,8 @@ type Config struct {
 	// counts requests with one.
 	DynamoDBOptions []func(*dynamodb.Options)
 	// Sent, when set, is told each DynamoDB access a resource group's
-	// function makes on a DynamoDB other than AWS's, which its grants
-	// allowed (see OpenStores): the tests list what each function sends.
+	// function makes outside AWS, which its grants allowed (see
+	// OpenStores): the tests list what each function sends.
 	Sent   func(group string, a dynamo.Access)
 	Tokens login.TokenConfig
 	// SigningKeys is a private JWK Set (SIGNING_KEYS): how login gets its
@@ -100,6 +100,10 @@ type Stores struct {
 	Config   config.Store
 	Records  idempotency.Store
 	Health   health.Pinger
+	// As, when set (the in-memory stores'), returns the stores held to the
+	// grants of g's function, as IAM holds it (see memstore.DB.As), telling
+	// sent each access allowed: what OpenStores gives g's handler.
+	As func(g routes.Group, sent func(dynamo.Access)) *Stores
 }
 
 // Bounds of IDEMPOTENCY_TTL.
@@ -109,22 +113,26 @@ const (
 )
 
 // OpenStores returns the stores of group's handler: c.Stores when set,
-// else DynamoDB's, on one client with c's options and then opts. On a
-// DynamoDB other than AWS's (c.DynamoDB.Endpoint), the client of a
-// resource group is held to the group's grants, as IAM holds the deployed
-// function (see dynamo.Enforce); any other name, such as the tests' own
-// stores', is held to none. It returns dynamo.NewClient's error, naming
-// group.
+// else DynamoDB's, on one client with c's options and then opts. Outside
+// AWS (on c.Stores, or on a DynamoDB of c.DynamoDB.Endpoint), the stores
+// of a resource group are held to the group's grants, as IAM holds the
+// deployed function (see dynamo.Enforce and Stores.As); any other name,
+// such as the tests' own stores', is held to none. It returns
+// dynamo.NewClient's error, naming group.
 func (c Config) OpenStores(group string, opts ...func(*dynamodb.Options)) (*Stores, error) {
+	g, isGroup := routes.GroupNamed(group)
+	var sent func(dynamo.Access)
+	if isGroup && c.Sent != nil {
+		sent = func(a dynamo.Access) { c.Sent(g.Name, a) }
+	}
 	if c.Stores != nil {
+		if isGroup && c.Stores.As != nil {
+			return c.Stores.As(g, sent), nil
+		}
 		return c.Stores, nil
 	}
 	opts = append(slices.Clip(c.DynamoDBOptions), opts...)
-	if g, ok := routes.GroupNamed(group); ok && c.DynamoDB.Endpoint != "" {
-		var sent func(dynamo.Access)
-		if c.Sent != nil {
-			sent = func(a dynamo.Access) { c.Sent(g.Name, a) }
-		}
+	if isGroup && c.DynamoDB.Endpoint != "" {
 		opts = append(opts, dynamo.Enforce(g, c.DynamoDB.Tables, sent)) // AWS's IAM, where AWS is not
 	}
 	db, err := dynamo.NewClient(c.DynamoDB, opts...)

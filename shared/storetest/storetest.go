@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quireapi/quire/shared/cache"
@@ -25,8 +26,10 @@ import (
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/login"
+	"github.com/quireapi/quire/shared/memstore"
 	"github.com/quireapi/quire/shared/orders"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/users"
@@ -57,35 +60,57 @@ type Stores struct {
 	}
 }
 
+// DynamoDB returns package dynamo's stores on db and the tables names names.
+func DynamoDB(db *dynamodb.Client, names dynamo.TableNames) Stores {
+	u := dynamo.NewUserStore(db, names)
+	return Stores{
+		Users: u, Sessions: dynamo.NewSessionStore(db, names), Catalog: dynamo.NewCatalogStore(db, names),
+		Carts: dynamo.NewCartStore(db, names), Orders: dynamo.NewOrderStore(db, names),
+		Config: dynamo.NewConfigStore(db, names), Records: dynamo.NewRecordStore(db, names, 0),
+		Events: dynamo.NewEventStore(db, names),
+	}
+}
+
+// Memory returns the stores of the in-memory database db.
+func Memory(db *memstore.DB) Stores {
+	return Stores{
+		Users: db.Users(), Sessions: db.Sessions(), Catalog: db.Catalog(), Carts: db.Carts(),
+		Orders: db.Orders(), Config: db.Config(), Records: db.Records(), Events: db,
+	}
+}
+
 // Run runs the suite, each test on stores of a fresh, empty database that
 // open returns (it may skip the test).
 func Run(t *testing.T, open func(testing.TB) Stores) {
-	for _, c := range []struct {
-		name string
-		test func(*testing.T, Stores)
-	}{
-		{"ConditionalCreate", testConditionalCreate},
-		{"StaleWritesChangeNothing", testStaleWrites},
-		{"CallerAccount", testCallerAccount},
-		{"IdempotencyRecords", testRecords},
-		{"PaymentIsWhole", testPayment},
-		{"Carts", testCarts},
-		{"Catalog", testCatalog},
-		{"Configuration", testConfig},
-		{"UserPages", testUserPages},
-		{"CatalogPages", testCatalogPages},
-		{"OrderPages", testOrderPages},
-		{"Guesses", testGuesses},
-		{"Sessions", testSessions},
-		{"Revision", testRevision},
-		{"Epochs", testEpochs},
-		{"Deletion", testDeletion},
-	} {
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			c.test(t, open(t))
 		})
 	}
+}
+
+// cases are the suite's tests.
+var cases = []struct {
+	name string
+	test func(*testing.T, Stores)
+}{
+	{"ConditionalCreate", testConditionalCreate},
+	{"StaleWritesChangeNothing", testStaleWrites},
+	{"CallerAccount", testCallerAccount},
+	{"IdempotencyRecords", testRecords},
+	{"PaymentIsWhole", testPayment},
+	{"Carts", testCarts},
+	{"Catalog", testCatalog},
+	{"Configuration", testConfig},
+	{"UserPages", testUserPages},
+	{"CatalogPages", testCatalogPages},
+	{"OrderPages", testOrderPages},
+	{"Guesses", testGuesses},
+	{"Sessions", testSessions},
+	{"Revision", testRevision},
+	{"Epochs", testEpochs},
+	{"Deletion", testDeletion},
 }
 
 // now is the suite's clock, in milliseconds as Quire's writes keep it.

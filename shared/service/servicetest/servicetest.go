@@ -34,6 +34,7 @@ import (
 	"github.com/quireapi/quire/shared/password/argon2id"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service"
 	"github.com/quireapi/quire/shared/users"
 )
@@ -118,15 +119,22 @@ func MemoryConfig(tb testing.TB) (service.Config, *memstore.DB) {
 	tb.Helper()
 	captureLogs()
 	mem := memstore.New(0)
-	u := mem.Users()
 	cfg := service.Config{
 		Tokens: tokens(tb), SigningKeys: signingKeys(tb), Passwords: argon2id.MinCost, LogJSON: true, MetricsNamespace: namespace,
-		Stores: &service.Stores{
-			Users: u, Accounts: u, Sessions: mem.Sessions(), Catalog: mem.Catalog(), Carts: mem.Carts(),
-			Orders: mem.Orders(), Config: mem.Config(), Records: mem.Records(), Health: mem.Pinger(),
-		},
+		Stores: memoryStores(mem),
 	}
 	return cfg, mem
+}
+
+// memoryStores are the stores of the in-memory database mem, whose views
+// held to a group's grants each function gets (see service.Stores.As).
+func memoryStores(mem *memstore.DB) *service.Stores {
+	u := mem.Users()
+	return &service.Stores{
+		Users: u, Accounts: u, Sessions: mem.Sessions(), Catalog: mem.Catalog(), Carts: mem.Carts(),
+		Orders: mem.Orders(), Config: mem.Config(), Records: mem.Records(), Health: mem.Pinger(),
+		As: func(g routes.Group, sent func(dynamo.Access)) *service.Stores { return memoryStores(mem.As(g, sent)) },
+	}
 }
 
 // Option changes how New runs Quire: its configuration, before the
