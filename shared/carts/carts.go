@@ -6,7 +6,6 @@ package carts
 import (
 	"context"
 	"fmt"
-	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -157,17 +156,17 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) e
 // Addition is the body of POST /cart.
 type Addition struct {
 	ProductID *quire.ID `json:"product_id"`
-	Quantity  *float64  `json:"quantity"`
+	Quantity  *int      `json:"quantity"`
 }
 
-// CheckQuantity checks a body's quantity of copies of a book, read as any
-// JSON number so that 1.5 is told what is wrong with it: a whole number
-// from 1 to MaxQuantity.
-func CheckQuantity(q *float64) *quire.FieldError {
+// CheckQuantity checks a body's quantity of copies of a book, which the
+// body gave as a JSON integer written without a fraction or an exponent
+// (rest.Decode refuses 1.5, 2.0 and 1e1): from 1 to MaxQuantity.
+func CheckQuantity(q *int) *quire.FieldError {
 	switch {
 	case q == nil:
 		return &quire.FieldError{Pointer: "/quantity", Detail: "is required"}
-	case *q != math.Trunc(*q) || *q < 1 || *q > MaxQuantity:
+	case *q < 1 || *q > MaxQuantity:
 		return &quire.FieldError{Pointer: "/quantity", Detail: fmt.Sprintf("must be a whole number from 1 to %d", MaxQuantity)}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/ddbfault"
 	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
@@ -88,7 +89,10 @@ func TestCart(t *testing.T) {
 	// What a strict reading of the body tells the client: the field, and
 	// what is wrong with it.
 	for body, want := range map[string]quire.FieldError{
-		`{"product_id":1,"quantity":1.5}`:                  {Pointer: "/quantity", Detail: "must be a whole number from 1 to 99"},
+		`{"product_id":1,"quantity":1.5}`:                  {Pointer: "/quantity", Detail: rest.WholeNumber},
+		`{"product_id":1,"quantity":2.0}`:                  {Pointer: "/quantity", Detail: rest.WholeNumber},
+		`{"product_id":1,"quantity":1e1}`:                  {Pointer: "/quantity", Detail: rest.WholeNumber},
+		`{"product_id":1.0,"quantity":1}`:                  {Pointer: "/product_id", Detail: rest.WholeNumber},
 		`{"product_id":1,"quantity":1,"quantity":99}`:      {Pointer: "/quantity", Detail: "appears twice in its object"},
 		"{\"product_id\":1,\"quantity\":1,\"x\":\"\xff\"}": {Pointer: "/x", Detail: "is not valid UTF-8"},
 	} {

@@ -123,7 +123,7 @@ func (h *Handlers) Routes() rest.Handlers {
 
 // Quantity is the body of POST /products/{id}/buy.
 type Quantity struct {
-	Quantity *float64 `json:"quantity"`
+	Quantity *int `json:"quantity"`
 }
 
 func (h *Handlers) buy(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {

@@ -51,9 +51,6 @@ func MediaType(r *http.Request) string { return mediaType(r) }
 // or names a member twice in one object (names that differ only in case
 // are two members: the value is kept as sent, not read into fields).
 func ReadJSON(r *http.Request, limit int) ([]byte, error) {
-	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		return nil, quire.Errorf(quire.EMEDIATYPE, "Send the body uncompressed, without Content-Encoding: %s.", ce)
-	}
 	body, err := readBody(r, limit)
 	if err != nil {
 		return nil, err

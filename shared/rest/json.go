@@ -38,11 +38,15 @@ func Decode(r *http.Request, v any) error {
 	return decodeBytes(body, v)
 }
 
-// readBody reads r's body of at most limit bytes, sent as JSON in UTF-8:
-// EMEDIATYPE for another Content-Type, ETOOLARGE for a longer body.
+// readBody reads r's body of at most limit bytes, sent as JSON in UTF-8,
+// uncompressed: EMEDIATYPE for another Content-Type or a Content-Encoding
+// other than identity, ETOOLARGE for a longer body.
 func readBody(r *http.Request, limit int) ([]byte, error) {
 	if err := checkJSONMediaType(r.Header.Get("Content-Type")); err != nil {
 		return nil, err
+	}
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		return nil, quire.Errorf(quire.EMEDIATYPE, "Send the body uncompressed, without Content-Encoding: %s.", ce)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
 	if err != nil {
@@ -229,6 +233,12 @@ func fieldError(ptr, detail string) error {
 	return quire.Invalid(quire.FieldError{Pointer: ptr, Detail: detail})
 }
 
+// WholeNumber is the detail of a field error for an integer field (a
+// quantity, an id) given another JSON number: with a fraction (1.5, even
+// 2.0), an exponent (1e1), or beyond the field's range. A JSON Schema
+// "integer" takes 2.0 and 1e1; Quire takes integers as written.
+const WholeNumber = "must be a whole number, written without a fraction or an exponent"
+
 func decodeError(err error) error {
 	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
 		ptr := "/" + strings.ReplaceAll(te.Field, ".", "/")
@@ -240,7 +250,7 @@ func decodeError(err error) error {
 		case te.Type == reflect.TypeFor[quire.Money]():
 			detail = quire.ErrMoney.Error()
 		case strings.HasPrefix(te.Value, "number") && strings.Contains(te.Type.Kind().String(), "int"):
-			detail = "must be a whole number"
+			detail = WholeNumber
 		}
 		return fieldError(ptr, detail)
 	}

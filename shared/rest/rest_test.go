@@ -40,6 +40,29 @@ func decodeReq(ct, body string) error {
 	return Decode(r, &v)
 }
 
+// A body sent compressed (any Content-Encoding but identity) is 415 on
+// every route that reads one, whichever reader it uses, even when it holds
+// plain JSON: a client that compresses learns it at once.
+func TestCompressedBody(t *testing.T) {
+	for _, ce := range []string{"gzip", "br", "GZIP", "identity", "IDENTITY"} {
+		for name, read := range map[string]func(*http.Request) error{
+			"Decode":   func(r *http.Request) error { var v thing; return Decode(r, &v) },
+			"ReadJSON": func(r *http.Request) error { _, err := ReadJSON(r, MaxBodyBytes); return err },
+		} {
+			r := httptest.NewRequest("POST", "/x", strings.NewReader(`{"name":"a"}`))
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Content-Encoding", ce)
+			want := quire.EMEDIATYPE
+			if strings.EqualFold(ce, "identity") {
+				want = ""
+			}
+			if got := quire.ErrorCode(read(r)); got != want {
+				t.Errorf("%s with Content-Encoding %s: %q, want %q", name, ce, got, want)
+			}
+		}
+	}
+}
+
 func TestDecode(t *testing.T) {
 	for _, tc := range []struct {
 		name, ct, body string
@@ -70,7 +93,11 @@ func TestDecode(t *testing.T) {
 		{"money as a string", "application/json", `{"price":"1.25"}`, quire.EINVALID,
 			[]quire.FieldError{{Pointer: "/price", Detail: quire.ErrMoney.Error()}}},
 		{"not a whole number", "application/json", `{"count":1.5}`, quire.EINVALID,
-			[]quire.FieldError{{Pointer: "/count", Detail: "must be a whole number"}}},
+			[]quire.FieldError{{Pointer: "/count", Detail: WholeNumber}}},
+		{"a whole number with a fraction", "application/json", `{"count":2.0000000000000001}`, quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/count", Detail: WholeNumber}}},
+		{"a whole number with an exponent", "application/json", `{"count":1e1}`, quire.EINVALID,
+			[]quire.FieldError{{Pointer: "/count", Detail: WholeNumber}}},
 		{"invalid UTF-8 in a value", "application/json", "{\"name\":\"Gr\xe2ce\"}", quire.EINVALID,
 			[]quire.FieldError{{Pointer: "/name", Detail: "is not valid UTF-8"}}},
 		{"invalid UTF-8 deep inside", "application/json", "{\"inner\":{\"flag\":true},\"list\":[\"a\",{\"b\":\"\xff\"}]}", quire.EINVALID,

@@ -278,6 +278,11 @@ var looser = []rule{
 		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {
 			return problemSays(p, "/amount", "must be a decimal number")
 		}},
+	{"an integer (a quantity, an id) written with a fraction or an exponent, 2.0 or 1e1 (JSON Schema's integer is a " +
+		"number with no fractional part, however it is written)",
+		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {
+			return problemSays(p, "", rest.WholeNumber)
+		}},
 	{"current_password, to change one's own email or password (the rule depends on the caller)",
 		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {
 			return problemSays(p, "/current_password", "is required to change")
