@@ -16,8 +16,6 @@ const (
 	// MaxTokenBytes bounds a token before it is parsed. Quire's tokens are
 	// about 300 bytes.
 	MaxTokenBytes = 2048
-	// Leeway is the clock skew allowed on exp, nbf and iat.
-	Leeway = 30 * time.Second
 )
 
 // Claims are the claims of a Quire access token: the registered ones, with
@@ -97,7 +95,7 @@ type Verifier struct {
 
 // NewVerifier returns a Verifier that accepts ES256 tokens signed by a key of
 // keys, issued by c.Issuer for c.Audience, within their validity (with
-// Leeway). now is the clock; nil means time.Now.
+// login.ClockLeeway). now is the clock; nil means time.Now.
 func NewVerifier(keys KeySet, c login.TokenConfig, now func() time.Time) *Verifier {
 	if now == nil {
 		now = time.Now
@@ -110,7 +108,7 @@ func NewVerifier(keys KeySet, c login.TokenConfig, now func() time.Time) *Verifi
 			jwt.WithAudience(c.Audience),
 			jwt.WithExpirationRequired(),
 			jwt.WithIssuedAt(),
-			jwt.WithLeeway(Leeway),
+			jwt.WithLeeway(login.ClockLeeway),
 			jwt.WithStrictDecoding(),
 			jwt.WithTimeFunc(now),
 		),
@@ -132,6 +130,9 @@ func (v *Verifier) Verify(token string) (Identity, error) {
 	}
 	var c Claims
 	_, err := v.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
+		if _, ok := t.Header["crit"]; ok { // extensions it must understand, and Quire understands none (RFC 7515 section 4.1.11)
+			return nil, errors.New("a crit header")
+		}
 		kid, _ := t.Header["kid"].(string)
 		if k := v.keys.Lookup(kid); k != nil {
 			return k, nil

@@ -50,6 +50,19 @@ func sign(t *testing.T, k Key, kid string, claims jwt.MapClaims) string {
 	return s
 }
 
+// critical signs claims with k as sign does, its header naming a critical
+// extension (RFC 7515 section 4.1.11).
+func critical(t *testing.T, k Key, claims jwt.MapClaims) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
+	tok.Header["kid"], tok.Header["crit"], tok.Header["exp-ext"] = k.ID, []string{"exp-ext"}, true
+	s, err := tok.SignedString(k.Private)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func seg(v any) string {
 	b, _ := json.Marshal(v)
 	return base64.RawURLEncoding.EncodeToString(b)
@@ -125,6 +138,7 @@ func TestHostileTokens(t *testing.T) {
 		"RS256 header":                  seg(map[string]string{"alg": "RS256", "kid": k.ID}) + "." + parts[1] + "." + parts[2],
 		"ES384 header":                  seg(map[string]string{"alg": "ES384", "kid": k.ID}) + "." + parts[1] + "." + parts[2],
 		"unknown kid":                   sign(t, k, "nobody", validClaims()),
+		"a crit header":                 critical(t, k, validClaims()),
 		"no kid":                        sign(t, k, "", validClaims()),
 		"another key with the same kid": sign(t, other, k.ID, validClaims()),
 		"tampered payload":              parts[0] + "." + seg(adminPayload) + "." + parts[2],
@@ -133,9 +147,9 @@ func TestHostileTokens(t *testing.T) {
 		"no signature":                  parts[0] + "." + parts[1] + ".",
 		"non-canonical base64":          nonCanonical,
 		"padded base64":                 parts[0] + "." + parts[1] + "=." + parts[2],
-		"expired beyond the leeway":     with(func(c jwt.MapClaims) { c["exp"] = testNow.Add(-Leeway - time.Second).Unix() }),
-		"not valid yet":                 with(func(c jwt.MapClaims) { c["nbf"] = testNow.Add(Leeway + time.Minute).Unix() }),
-		"issued in the future":          with(func(c jwt.MapClaims) { c["iat"] = testNow.Add(Leeway + time.Minute).Unix() }),
+		"expired beyond the leeway":     with(func(c jwt.MapClaims) { c["exp"] = testNow.Add(-login.ClockLeeway - time.Second).Unix() }),
+		"not valid yet":                 with(func(c jwt.MapClaims) { c["nbf"] = testNow.Add(login.ClockLeeway + time.Minute).Unix() }),
+		"issued in the future":          with(func(c jwt.MapClaims) { c["iat"] = testNow.Add(login.ClockLeeway + time.Minute).Unix() }),
 		"no exp":                        with(func(c jwt.MapClaims) { delete(c, "exp") }),
 		"no nbf":                        with(func(c jwt.MapClaims) { delete(c, "nbf") }),
 		"no iat":                        with(func(c jwt.MapClaims) { delete(c, "iat") }),
@@ -170,7 +184,7 @@ func TestHostileTokens(t *testing.T) {
 		t.Errorf("the untampered token: %v", err)
 	}
 	// Within the leeway, a just-expired token still passes.
-	late := with(func(c jwt.MapClaims) { c["exp"] = testNow.Add(-Leeway / 2).Unix() })
+	late := with(func(c jwt.MapClaims) { c["exp"] = testNow.Add(-login.ClockLeeway / 2).Unix() })
 	if _, err := v.Verify(late); err != nil {
 		t.Errorf("expired within the leeway: %v", err)
 	}

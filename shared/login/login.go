@@ -248,6 +248,11 @@ const (
 	DefaultAudience = "quire-api"
 )
 
+// ClockLeeway is the clock skew allowed on an access token's exp, nbf and
+// iat, one for all: the authorizer takes a token until its exp and this
+// long after, and so do the functions, which check exp again.
+const ClockLeeway = 30 * time.Second
+
 // TokenConfig says what the access tokens login issues claim and how long
 // they last.
 type TokenConfig struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 )
@@ -61,7 +62,7 @@ func authorize(r *http.Request, a routes.Access, now time.Time) (*http.Request, 
 	if err != nil {
 		return r, &quire.Error{Code: quire.EUNAUTHORIZED, Message: "This route needs a valid bearer token.", Err: err}
 	}
-	if !now.Before(c.Expires) {
+	if !now.Before(c.Expires.Add(login.ClockLeeway)) { // as the authorizer took it
 		return r, quire.Errorf(quire.EUNAUTHORIZED, "The token has expired; log in again.")
 	}
 	if a == routes.Admin && !c.Admin() {

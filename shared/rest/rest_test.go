@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quireapi/quire/shared/idempotency"
+	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 )
@@ -491,7 +492,8 @@ func TestRouterRefusesUnreadBodies(t *testing.T) {
 // token that expired while API Gateway kept its decision cached.
 func TestRouterChecksCaller(t *testing.T) {
 	h := usersRouter(t)
-	future, past := time.Now().Add(time.Minute), time.Now().Add(-time.Second)
+	future, past := time.Now().Add(time.Minute), time.Now().Add(-login.ClockLeeway-time.Second)
+	late := time.Now().Add(-login.ClockLeeway / 2) // expired within the leeway the authorizer allows too
 	for _, tc := range []struct {
 		name, method, path string
 		authorizer         map[string]any
@@ -501,6 +503,7 @@ func TestRouterChecksCaller(t *testing.T) {
 		{"public route, no context", "POST", "/users", nil, 200, `{"caller":"0","id":"","role":""}`},
 		{"no context", "GET", "/users/7", nil, 401, ""},
 		{"expired", "GET", "/users/7", caller("7", "customer", past), 401, ""},
+		{"expired within the leeway", "GET", "/users/7", caller("7", "customer", late), 200, `{"caller":"7","id":"7","role":"customer"}`},
 		{"bad user id", "GET", "/users/7", caller("07", "customer", future), 401, ""},
 		{"bad role", "GET", "/users/7", caller("7", "root", future), 401, ""},
 		{"no expiry", "GET", "/users/7", map[string]any{ContextUserID: "7", ContextRole: "customer"}, 401, ""},
