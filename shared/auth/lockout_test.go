@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,9 +19,12 @@ import (
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/login"
+	"github.com/quireapi/quire/shared/password"
+	"github.com/quireapi/quire/shared/password/argon2id"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/service"
 	"github.com/quireapi/quire/shared/service/servicetest"
 )
 
@@ -296,5 +300,46 @@ func TestParallelGuessesUnderFaults(t *testing.T) {
 			}
 			wantLocked(t, postLogin(t, api, email, demo.CustomerPassword))
 		})
+	}
+}
+
+// hashes counts the work of a password.Hasher: each Hash and each Match.
+type hashes struct {
+	password.Hasher
+	n atomic.Int32
+}
+
+func (h *hashes) Hash(pw string) string      { h.n.Add(1); return h.Hasher.Hash(pw) }
+func (h *hashes) Match(hash, pw string) bool { h.n.Add(1); return h.Hasher.Match(hash, pw) }
+func (h *hashes) work(f func()) (n int32)    { before := h.n.Load(); f(); return h.n.Load() - before }
+
+// Lockout comes before any hash: once an email is locked, a login and a
+// change of one's own password or email are 429 without hashing anything,
+// neither the new password nor the current one, so that guesses against a
+// locked email cost the functions no hashing at all.
+func TestLockoutBeforeAnyHash(t *testing.T) {
+	h := &hashes{Hasher: argon2id.MinCost}
+	api := servicetest.New(t, servicetest.Option{Demo: true, Config: func(c *service.Config) { c.Passwords = h }})
+	grace := api.As(t, 2, quire.RoleCustomer)
+	change := `{"email":"grace@quire.example","first_name":"Grace","last_name":"Hopper","password":"a new passphrase","current_password":"wrong"}`
+	for i := range login.MaxLoginFailures {
+		if r := grace.Do(t, "PUT", "/users/2", change); r.StatusCode != http.StatusForbidden {
+			t.Fatalf("wrong current password %d: %d %s", i+1, r.StatusCode, r.Body)
+		}
+	}
+	right := strings.Replace(change, `"wrong"`, `"`+demo.CustomerPassword+`"`, 1)
+	for name, send := range map[string]func() servicetest.Response{
+		"a login":                  func() servicetest.Response { return postLogin(t, api, demo.CustomerEmail, demo.CustomerPassword) },
+		"a password change, right": func() servicetest.Response { return grace.Do(t, "PUT", "/users/2", right) },
+		"a password change, wrong": func() servicetest.Response { return grace.Do(t, "PUT", "/users/2", change) },
+		"an email change": func() servicetest.Response {
+			return grace.Do(t, "PUT", "/users/2", strings.Replace(right, "grace@", "grace.h@", 1))
+		},
+	} {
+		var r servicetest.Response
+		if n := h.work(func() { r = send() }); n != 0 {
+			t.Errorf("%s of a locked email: %d hashes or matches, want none", name, n)
+		}
+		wantLocked(t, r)
 	}
 }

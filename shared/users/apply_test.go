@@ -137,7 +137,11 @@ func TestReplace(t *testing.T) {
 						return tc.proof
 					}
 				}
-				got, err := users.Replace(t.Context(), s, 0, tc.u, map[bool]string{true: "new-hash"}[tc.password != ""], tc.pre, prove)
+				var hash func() string
+				if tc.password != "" {
+					hash = func() string { return "new-hash" }
+				}
+				got, err := users.Replace(t.Context(), s, 0, tc.u, hash, tc.pre, prove)
 				if quire.ErrorCode(err) != tc.code || proved != tc.proved || len(s.committed) != tc.committed {
 					t.Fatalf("= %v (%s), proof asked %d times, %d commits; want %q, %d, %d", err, quire.ErrorCode(err), proved, len(s.committed), tc.code, tc.proved, tc.committed)
 				}

@@ -200,9 +200,9 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request, _ *rest.Answe
 	if f.Password != nil && caller.ID == id && f.CurrentPassword == nil {
 		return needCurrentPassword()
 	}
-	var hash string
+	var hash func() string // once the current password is proved, if it must be
 	if f.Password != nil {
-		hash = h.Passwords.Hash(*f.Password)
+		hash = func() string { return h.Passwords.Hash(*f.Password) }
 	}
 	var prove func(Credentials) error
 	if caller.ID == id {

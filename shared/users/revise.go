@@ -49,8 +49,8 @@ const StaleReservation = "reservation"
 // (passwordHash, "" for none) changes the email or the password: a user's
 // own change of either needs their current password, so that a stolen
 // access token cannot take the account over.
-func NeedsProof(read, u User, passwordHash string) bool {
-	return passwordHash != "" || EmailKey(read.Email) != EmailKey(u.Email)
+func NeedsProof(read, u User, newPassword bool) bool {
+	return newPassword || EmailKey(read.Email) != EmailKey(u.Email)
 }
 
 // Revise decides u's writable fields, and the new password passwordHash
@@ -84,19 +84,22 @@ func Revise(read Stored, u User, passwordHash string, proved bool, now time.Time
 	return r
 }
 
-// Replace stores u's writable fields, and the new password passwordHash
-// when set, over the user u.ID in s, if the user holds pre, and returns it
-// as stored. It reads the user, decides (Revise), and commits, again when
-// the user changed meanwhile, which checks pre again. With prove (a user's
-// own change), a change of the email or the password first passes prove
-// with the stored credentials, once for the credentials it proves, and
-// commits clearing the guesses counted against the email (see
-// login.Reserve). It returns ENOTFOUND for no such user, EPRECONDITION, and
-// EEMAILTAKEN when another user has u's email.
-func Replace(ctx context.Context, s Store, by quire.ID, u User, passwordHash string, pre quire.Precondition, prove func(Credentials) error) (User, error) {
+// Replace stores u's writable fields, and a new password when hash is set
+// (it hashes it), over the user u.ID in s, if the user holds pre, and
+// returns it as stored. It reads the user, decides (Revise), and commits,
+// again when the user changed meanwhile, which checks pre again. With
+// prove (a user's own change), a change of the email or the password first
+// passes prove with the stored credentials, once for the credentials it
+// proves, and commits clearing the guesses counted against the email (see
+// login.Reserve). The new password is hashed once, after the proof: a
+// locked email (login.Locked) costs no hash. It returns ENOTFOUND for no
+// such user, EPRECONDITION, and EEMAILTAKEN when another user has u's
+// email.
+func Replace(ctx context.Context, s Store, by quire.ID, u User, hash func() string, pre quire.Precondition, prove func(Credentials) error) (User, error) {
 	var (
-		rev    Revision
-		proven *Credentials
+		rev          Revision
+		proven       *Credentials
+		passwordHash string
 	)
 	err := quire.Again(ctx, func(int) error {
 		read, err := s.Stored(ctx, u.ID)
@@ -106,12 +109,15 @@ func Replace(ctx context.Context, s Store, by quire.ID, u User, passwordHash str
 		if err := pre.Check(read.User.Hash); err != nil {
 			return err
 		}
-		proof := prove != nil && NeedsProof(read.User, u, passwordHash)
+		proof := prove != nil && NeedsProof(read.User, u, hash != nil)
 		if c := (Credentials{Email: read.User.Email, PasswordHash: read.PasswordHash}); proof && (proven == nil || *proven != c) {
 			if err := prove(c); err != nil {
 				return err
 			}
 			proven = &c
+		}
+		if hash != nil && passwordHash == "" {
+			passwordHash = hash()
 		}
 		rev = Revise(read, u, passwordHash, proof, time.Now())
 		rev.By = by

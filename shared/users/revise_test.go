@@ -50,7 +50,7 @@ func TestRevise(t *testing.T) {
 			carried: users.Stored{PasswordHash: "old-hash", Epoch: 4}, role: quire.RoleCustomer, status: users.StatusClosed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := users.NeedsProof(read.User, tc.u, tc.password); got != tc.proof {
+			if got := users.NeedsProof(read.User, tc.u, tc.password != ""); got != tc.proof {
 				t.Errorf("NeedsProof = %v, want %v", got, tc.proof)
 			}
 			rev := users.Revise(read, tc.u, tc.password, tc.proof, now)
