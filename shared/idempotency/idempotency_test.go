@@ -186,6 +186,31 @@ func TestKeysAreScopedToTheCaller(t *testing.T) {
 	}
 }
 
+// TestSignUpKeysAreScopedToTheEmail: strangers, who have no account to
+// scope their keys, share none: a sign-up's key is scoped to the email it
+// registers, in any case. Two sign-ups of other emails with one key both
+// run; the same key and email with another body is 422, and with the same
+// body replays.
+func TestSignUpKeysAreScopedToTheEmail(t *testing.T) {
+	api, _ := shop(t)
+	signUp := func(email, first string) servicetest.Response {
+		body := fmt.Sprintf(`{"email":%q,"first_name":%q,"last_name":"Stranger","password":"correct horse battery"}`, email, first)
+		return api.Do(t, "POST", "/users", body, "Idempotency-Key", "sign-up")
+	}
+	ada, bob := signUp("ada@example.com", "Ada"), signUp("bob@example.com", "Bob")
+	for _, r := range []servicetest.Response{ada, bob} {
+		if r.StatusCode != 201 || r.Header.Get(rest.ReplayedHeader) != "" {
+			t.Errorf("a stranger's sign-up with a key another stranger used: %d %v %s", r.StatusCode, r.Header, r.Body)
+		}
+	}
+	if r := signUp("ADA@example.com", "Adeline"); r.StatusCode != 422 {
+		t.Errorf("the same key and email with another body: %d %s, want 422", r.StatusCode, r.Body)
+	}
+	if r := signUp("ada@example.com", "Ada"); r.StatusCode != 201 || r.Header.Get(rest.ReplayedHeader) != "true" || r.Body != ada.Body {
+		t.Errorf("the same sign-up again: %d %v %s, want the first answer replayed", r.StatusCode, r.Header, r.Body)
+	}
+}
+
 // TestFailuresAreNotRecorded: a refused request leaves its key free.
 func TestFailuresAreNotRecorded(t *testing.T) {
 	api, c := shop(t)

@@ -98,6 +98,23 @@ func (a *Answer) write(w http.ResponseWriter) {
 	}
 }
 
+// keyScope is whose keys a request's key is among: its caller's, or with
+// no caller, on a route with a KeyScope, the value of that member of body
+// (sign-up's email), in lower case. A body without it scopes nothing the
+// handler takes: it refuses the body, and a refusal is not recorded.
+func keyScope(r *http.Request, rt routes.Route, body []byte) string {
+	caller := CallerOf(r).ID
+	if caller != 0 || rt.KeyScope == "" {
+		return caller.String()
+	}
+	var members map[string]json.RawMessage
+	var v string
+	if json.Unmarshal(body, &members) == nil && json.Unmarshal(members[rt.KeyScope], &v) == nil {
+		return rt.KeyScope + ":" + strings.ToLower(v)
+	}
+	return rt.KeyScope + ":"
+}
+
 // idempotent serves a route that takes an idempotency key: without one, h
 // runs as it is (unless the route requires one). With one, h runs with the
 // pending record in its Answer while the key's record is read in the
@@ -125,7 +142,7 @@ func idempotent(w http.ResponseWriter, r *http.Request, a *Answer, rt routes.Rou
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	n, _ := r.Context().Value(negotiatedKey{}).(negotiated)
 	path := strings.TrimPrefix(r.URL.Path, n.prefix)
-	scope := strings.Join([]string{CallerOf(r).ID.String(), r.Method, path, key}, " ")
+	scope := strings.Join([]string{keyScope(r, rt, body), r.Method, path, key}, " ")
 	fingerprint := idempotency.Fingerprint(r.Method, path, Version(r), body)
 
 	p := records.Begin(scope, fingerprint)

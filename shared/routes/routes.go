@@ -43,6 +43,11 @@ type Route struct {
 	Version   int
 	// Key says whether the route takes an idempotency key.
 	Idempotency KeyUse
+	// KeyScope, on a public route that takes keys, names the body's
+	// member (a string) whose value, in lower case, scopes a key sent with
+	// no token (sign-up's email): strangers share no scope of keys, where
+	// a caller's keys are scoped to the caller.
+	KeyScope string
 	// Body says the route reads a request body. Every other route
 	// refuses a non-empty one, which it would otherwise ignore.
 	Body bool
@@ -243,7 +248,7 @@ var resources = []Route{
 	{Method: "GET", Path: "/orders/{id}", Group: GroupOrders, Access: User},
 
 	{Method: "GET", Path: "/users", Group: GroupUsers, Access: User},
-	{Method: "POST", Path: "/users", Group: GroupUsers, Access: Public, Idempotency: KeyOptional, Body: true},
+	{Method: "POST", Path: "/users", Group: GroupUsers, Access: Public, Idempotency: KeyOptional, KeyScope: "email", Body: true},
 	{Method: "GET", Path: "/users/{id}", Group: GroupUsers, Access: User},
 	{Method: "PUT", Path: "/users/{id}", Group: GroupUsers, Access: User, Body: true},
 	{Method: "DELETE", Path: "/users/{id}", Group: GroupUsers, Access: User},
