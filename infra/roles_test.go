@@ -22,6 +22,7 @@ var dynamoActions = []string{
 // which dynamo.Enforce holds the function to outside AWS: every action on
 // every table and every index of it. An index is granted Query alone.
 func TestRolesAreTheGrants(t *testing.T) {
+	needsNode(t)
 	_, res := template(t)
 	for _, g := range routes.Groups() {
 		fn, ok := res[exportName(g.Name)+"Function"]
