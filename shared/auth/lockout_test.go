@@ -343,3 +343,25 @@ func TestLockoutBeforeAnyHash(t *testing.T) {
 		wantLocked(t, r)
 	}
 }
+
+// A sign-up of a taken email tells that the email has an account, and is
+// counted as a guess of it: after MaxLoginFailures of them, sign-ups of
+// that email are 429 as its logins are (the same count), so learning which
+// emails have accounts costs what guessing their passwords does. Another
+// email signs up as ever.
+func TestSignUpsOfATakenEmailCount(t *testing.T) {
+	api := servicetest.New(t, servicetest.Option{Demo: true})
+	signUp := func(email string) servicetest.Response {
+		return api.Do(t, "POST", "/users", `{"email":"`+email+`","first_name":"Eve","last_name":"Probe","password":"correct horse battery"}`)
+	}
+	for i := range login.MaxLoginFailures {
+		if r := signUp(demo.CustomerEmail); r.StatusCode != http.StatusConflict || !strings.Contains(r.Body, rest.ProblemType(quire.EEMAILTAKEN)) {
+			t.Fatalf("sign-up %d of a taken email: %d %s, want 409 email-taken", i+1, r.StatusCode, r.Body)
+		}
+	}
+	wantLocked(t, signUp(demo.CustomerEmail))
+	wantLocked(t, postLogin(t, api, demo.CustomerEmail, demo.CustomerPassword))
+	if r := signUp("eve@example.com"); r.StatusCode != http.StatusCreated {
+		t.Errorf("a sign-up of a free email: %d %s", r.StatusCode, r.Body)
+	}
+}

@@ -124,7 +124,11 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, q ListQuery, emb
 }
 
 // create signs a new customer up. The route is public: whatever the body
-// says, the user is an active customer.
+// says, the user is an active customer. A sign-up of a taken email, which
+// tells that the email has an account, is counted as a guess of it, as a
+// failed login is (login.Reserve): once the email is locked, it is 429 as
+// a login is, so that learning which emails have accounts costs what
+// guessing their passwords does.
 func (h *Handlers) create(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
 	var f Fields
 	if err := rest.Decode(r, &f); err != nil {
@@ -137,6 +141,11 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request, answer *rest.A
 	_, err = Create(r.Context(), h.Store, *u, h.Passwords.Hash(*f.Password), func(u User) (*idempotency.Record, error) {
 		return answer.Created("/users/"+u.ID.String(), represent(r, rest.CallerOf(r), &u, false))
 	})
+	if quire.ErrorCode(err) == quire.EEMAILTAKEN {
+		if locked := login.Reserve(r.Context(), h.Store, u.Email, time.Now()); locked != nil {
+			return locked
+		}
+	}
 	return err
 }
 
