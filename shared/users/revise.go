@@ -53,6 +53,31 @@ func NeedsProof(read, u User, newPassword bool) bool {
 	return newPassword || EmailKey(read.Email) != EmailKey(u.Email)
 }
 
+// OwnStanding refuses a change of one's own role or status, u's over read
+// (a zero role or status keeps the stored one): EINVALID naming each field.
+// Another admin closes, reopens, promotes and demotes an account; its owner
+// closes it with POST /users/{id}/close. So a closed admin cannot reopen
+// itself, nor an admin make itself anything but what another admin made it.
+func OwnStanding(read, u User, by quire.ID) error {
+	if by != read.ID {
+		return nil
+	}
+	var errs []quire.FieldError
+	if u.Role != "" && u.Role != read.Role {
+		errs = append(errs, quire.FieldError{Pointer: "/role", Detail: NotOwnToChange})
+	}
+	if u.Status != "" && u.Status != read.Status {
+		errs = append(errs, quire.FieldError{Pointer: "/status", Detail: NotOwnToChange})
+	}
+	if errs != nil {
+		return quire.Invalid(errs...)
+	}
+	return nil
+}
+
+// NotOwnToChange is why a change of one's own role or status is refused.
+const NotOwnToChange = "is not one's own to change: another admin changes it"
+
 // Revise decides u's writable fields, and the new password passwordHash
 // when set, over read at now, proved by the current password or not: the
 // stored role and status stay where u's are zero, the balance, profile and
@@ -93,7 +118,8 @@ func Revise(read Stored, u User, passwordHash string, proved bool, now time.Time
 // proves, and commits clearing the guesses counted against the email (see
 // login.Reserve). The new password is hashed once, after the proof: a
 // locked email (login.Locked) costs no hash. It returns ENOTFOUND for no
-// such user, EPRECONDITION, and EEMAILTAKEN when another user has u's
+// such user, EPRECONDITION, EINVALID for a change of one's own role or
+// status (see OwnStanding), and EEMAILTAKEN when another user has u's
 // email.
 func Replace(ctx context.Context, s Store, by quire.ID, u User, hash func() string, pre quire.Precondition, prove func(Credentials) error) (User, error) {
 	var (
@@ -107,6 +133,9 @@ func Replace(ctx context.Context, s Store, by quire.ID, u User, hash func() stri
 			return noUser(err, u.ID)
 		}
 		if err := pre.Check(read.User.Hash); err != nil {
+			return err
+		}
+		if err := OwnStanding(read.User, u, by); err != nil {
 			return err
 		}
 		proof := prove != nil && NeedsProof(read.User, u, hash != nil)

@@ -70,3 +70,26 @@ func TestRevise(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnStanding: no one changes their own role or status; a role or
+// status left out, or as stored, is no change; another's account is an
+// admin's to change.
+func TestOwnStanding(t *testing.T) {
+	read := users.User{ID: 1, Role: quire.RoleAdmin, Status: users.StatusClosed}
+	for _, tc := range []struct {
+		name string
+		u    users.User
+		by   quire.ID
+		code string
+	}{
+		{"one's own reopening", users.User{Status: users.StatusActive}, 1, quire.EINVALID},
+		{"one's own demotion", users.User{Role: quire.RoleCustomer}, 1, quire.EINVALID},
+		{"one's own role and status as stored", users.User{Role: quire.RoleAdmin, Status: users.StatusClosed}, 1, ""},
+		{"one's own names alone", users.User{FirstName: "Ada"}, 1, ""},
+		{"another admin's reopening", users.User{Status: users.StatusActive}, 2, ""},
+	} {
+		if got := quire.ErrorCode(users.OwnStanding(read, tc.u, tc.by)); got != tc.code {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.code)
+		}
+	}
+}

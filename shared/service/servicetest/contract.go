@@ -21,6 +21,7 @@ import (
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/users"
 )
 
 // checker is the OpenAPI document of every route (openapi.Contract), with
@@ -287,9 +288,10 @@ var looser = []rule{
 		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {
 			return problemSays(p, "/current_password", "is required to change")
 		}},
-	{"role and status, required when an admin writes a user and ignored when a customer does (the rule depends on the caller)",
+	{"role and status, required when an admin writes a user, ignored when a customer does, and never one's own to change " +
+		"(the rule depends on the caller)",
 		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {
-			return problemSays(p, "/role", "is required") || problemSays(p, "/status", "is required")
+			return problemSays(p, "/role", "is required", users.NotOwnToChange) || problemSays(p, "/status", "is required", users.NotOwnToChange)
 		}},
 	{"an author_id no author has, a cursor no page gave (references to what is not there)",
 		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {

@@ -1,0 +1,50 @@
+package service_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/quireapi/quire/shared/demo"
+	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/shared/service/servicetest"
+	"github.com/quireapi/quire/shared/users"
+)
+
+// A closed admin cannot reopen its own account, even with its current
+// password, nor can an admin change its own role: 400 naming the field,
+// and the account stays as it was. Another admin reopens it.
+func TestNoOneChangesTheirOwnStanding(t *testing.T) {
+	api := servicetest.New(t, servicetest.Option{Demo: true})
+	ada := api.As(t, 1, quire.RoleAdmin)
+	other := api.As(t, 9, quire.RoleAdmin)
+	write := func(role, status string) string {
+		return fmt.Sprintf(`{"email":%q,"first_name":"Ada","last_name":"Admin","role":%q,"status":%q,"current_password":%q}`,
+			demo.AdminEmail, role, status, demo.AdminPassword)
+	}
+	status := func() string {
+		var u struct{ Role, Status string }
+		if err := json.Unmarshal([]byte(other.Expect(t, "GET", "/users/1", "", http.StatusOK).Body), &u); err != nil {
+			t.Fatal(err)
+		}
+		return u.Role + " " + u.Status
+	}
+	refused := func(body, field string) {
+		t.Helper()
+		p := ada.ExpectProblem(t, "PUT", "/users/1", body, http.StatusBadRequest, quire.EINVALID)
+		if len(p.Errors) != 1 || p.Errors[0] != (quire.FieldError{Pointer: field, Detail: users.NotOwnToChange}) {
+			t.Errorf("errors %+v, want %s %q", p.Errors, field, users.NotOwnToChange)
+		}
+	}
+	refused(write("customer", "ACTIVE"), "/role")
+	ada.Expect(t, "POST", "/users/1/close", "", http.StatusOK)
+	refused(write("admin", "ACTIVE"), "/status")
+	if got := status(); got != "admin CLOSED" {
+		t.Errorf("after its own reopening and demotion: %s, want admin CLOSED", got)
+	}
+	other.Expect(t, "PUT", "/users/1", write("admin", "ACTIVE"), http.StatusOK)
+	if got := status(); got != "admin ACTIVE" {
+		t.Errorf("after another admin reopened it: %s, want admin ACTIVE", got)
+	}
+}
