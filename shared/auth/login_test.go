@@ -3,6 +3,7 @@ package auth_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -228,4 +229,41 @@ func TestLoginSeesCredentialChanges(t *testing.T) {
 	if r.StatusCode != 200 || api.Bearer(tok.AccessToken).Do(t, "GET", "/admin/users", "").StatusCode != 403 {
 		t.Errorf("the new password or the customer role does not reach login: %d %s", r.StatusCode, r.Body)
 	}
+}
+
+// A closed admin's login, and a refresh of its session, hold no admin
+// token: the role a login of a closed account gets is a customer's
+// (users.LoginRole), so /admin routes are 403 to it. Reopened by another
+// admin, the account logs in as an admin again. On both stores.
+func TestClosedAdminLogsInAsCustomer(t *testing.T) {
+	servicetest.On(t, func(t *testing.T, on servicetest.Option) {
+		on.Demo = true
+		api := servicetest.New(t, on)
+		other := api.As(t, 9, quire.RoleAdmin)
+		other.Expect(t, "POST", "/users/1/close", "", http.StatusOK)
+		tokens := func() (access, refreshed string) {
+			t.Helper()
+			var tok auth.TokenResponse
+			r := postLogin(t, api, demo.AdminEmail, demo.AdminPassword)
+			if r.StatusCode != http.StatusOK || json.Unmarshal([]byte(r.Body), &tok) != nil {
+				t.Fatalf("login: %d %s", r.StatusCode, r.Body)
+			}
+			var again auth.TokenResponse
+			if r := refresh(t, api, tok.RefreshToken); r.StatusCode != http.StatusOK || json.Unmarshal([]byte(r.Body), &again) != nil {
+				t.Fatalf("refresh: %d %s", r.StatusCode, r.Body)
+			}
+			return tok.AccessToken, again.AccessToken
+		}
+		login, refreshed := tokens()
+		for name, token := range map[string]string{"login": login, "refresh": refreshed} {
+			api.Bearer(token).ExpectProblem(t, "GET", "/admin/users", "", http.StatusForbidden, quire.EFORBIDDEN)
+			t.Logf("a closed admin's %s: /admin/users refused", name)
+		}
+		other.Expect(t, "PUT", "/users/1", fmt.Sprintf(`{"email":%q,"first_name":"Ada","last_name":"Admin","role":"admin","status":"ACTIVE"}`,
+			demo.AdminEmail), http.StatusOK)
+		login, refreshed = tokens()
+		for _, token := range []string{login, refreshed} {
+			api.Bearer(token).Expect(t, "GET", "/admin/users", "", http.StatusOK)
+		}
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/shared/users"
 )
 
 // SessionStore keeps login sessions in the sessions table, under their
@@ -66,8 +67,8 @@ func (st *SessionStore) Resume(ctx context.Context, user quire.ID, id string) (l
 		st.sessions: {Keys: []map[string]types.AttributeValue{sessionKey(user, id)}, ConsistentRead: aws.Bool(true)},
 		st.users: {
 			Keys: []map[string]types.AttributeValue{userKey(user)}, ConsistentRead: aws.Bool(true),
-			ProjectionExpression:     aws.String("#role, " + attrEpoch),
-			ExpressionAttributeNames: map[string]string{"#role": "role"},
+			ProjectionExpression:     aws.String("#role, #status, " + attrEpoch),
+			ExpressionAttributeNames: map[string]string{"#role": "role", "#status": "status"},
 		},
 	})
 	if err != nil {
@@ -82,7 +83,8 @@ func (st *SessionStore) Resume(ctx context.Context, user quire.ID, id string) (l
 		ID: id, UserID: user, TokenHash: r.str(item, attrHash), Epoch: r.num(item, attrEpoch),
 		Started: r.time(item, "started"), IdleUntil: r.time(item, "idle_until"), Ends: r.time(item, "ends"),
 	}
-	acct := login.Account{ID: user, Role: quire.Role(r.str(u, "role")), Epoch: r.optNum(u, attrEpoch)}
+	role := users.LoginRole(quire.Role(r.str(u, "role")), users.Status(r.str(u, "status")))
+	acct := login.Account{ID: user, Role: role, Epoch: r.optNum(u, attrEpoch)}
 	if r.err != nil {
 		return login.Session{}, login.Account{}, fmt.Errorf("read session of user %d: %w", user, r.err)
 	}

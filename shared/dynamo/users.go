@@ -68,7 +68,7 @@ func emailKey(email string) map[string]types.AttributeValue {
 func (s *UserStore) CommitCreate(ctx context.Context, u users.User, passwordHash string, rec *idempotency.Record) error {
 	item := userItem(&u)
 	reservation := emailKey(u.Email)
-	reservation["user_id"], reservation["role"] = num(int64(u.ID)), str(string(u.Role))
+	reservation["user_id"], reservation["role"] = num(int64(u.ID)), str(string(users.LoginRole(u.Role, u.Status)))
 	if passwordHash != "" {
 		reservation[attrPassword] = str(passwordHash)
 		item[attrPassword] = str(passwordHash)
@@ -241,10 +241,10 @@ func (s *UserStore) CommitRevision(ctx context.Context, rev users.Revision) erro
 	t.add(users.StaleUser, types.TransactWriteItem{Update: update})
 	switch {
 	case !rev.MovesEmail() && rev.EndSessions: // the reservation's credentials move with the user's
-		t.add(users.StaleReservation, types.TransactWriteItem{Update: s.credentials(rev.OldEmail, u.Role, rev.Password)})
+		t.add(users.StaleReservation, types.TransactWriteItem{Update: s.credentials(rev.OldEmail, users.LoginRole(u.Role, u.Status), rev.Password)})
 	case rev.MovesEmail():
 		reservation := emailKey(u.Email)
-		reservation["user_id"], reservation["role"] = num(int64(u.ID)), str(string(u.Role))
+		reservation["user_id"], reservation["role"] = num(int64(u.ID)), str(string(users.LoginRole(u.Role, u.Status)))
 		reservation[attrEpoch] = num(rev.Carried.Epoch)
 		if rev.Carried.PasswordHash != "" {
 			reservation[attrPassword] = str(rev.Carried.PasswordHash)
@@ -318,8 +318,8 @@ func (s *UserStore) credentialsOf(ctx context.Context, item map[string]types.Att
 }
 
 // credentials is the update of the reservation of email that a write ending
-// the user's sessions makes beside the user's: its role, its password hash
-// when passwordHash is set, and one more session epoch.
+// the user's sessions makes beside the user's: its role (users.LoginRole),
+// its password hash when passwordHash is set, and one more session epoch.
 func (s *UserStore) credentials(email string, role quire.Role, passwordHash string) *types.Update {
 	set := "SET #role = :role"
 	values := map[string]types.AttributeValue{":role": str(string(role)), ":one": num(1)}
@@ -359,7 +359,7 @@ func (s *UserStore) CommitClose(ctx context.Context, ch users.Change, rec *idemp
 	var t tx
 	t.add(users.StaleUser, s.userUpdate(ch, "REMOVE "+attrActivePK+", "+attrRolePK+" ADD "+attrEpoch+" :one SET #status = :closed",
 		map[string]types.AttributeValue{":closed": str(string(u.Status)), ":one": num(1)}))
-	t.add(users.StaleReservation, types.TransactWriteItem{Update: s.credentials(u.Email, u.Role, "")})
+	t.add(users.StaleReservation, types.TransactWriteItem{Update: s.credentials(u.Email, users.LoginRole(u.Role, u.Status), "")})
 	s.byCaller(&t, ch.By, u.ID)
 	t.publish(s.events, ch.Event)
 	if err := t.commit(ctx, s.db, s.records, rec); err != nil {

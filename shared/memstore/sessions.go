@@ -54,7 +54,7 @@ func (st *SessionStore) Resume(_ context.Context, user quire.ID, id string) (log
 	if !ok || u == nil {
 		return login.Session{}, login.Account{}, quire.NotFound("session of user " + user.String())
 	}
-	return s, login.Account{ID: user, Role: u.Role, Epoch: u.epoch}, nil
+	return s, login.Account{ID: user, Role: users.LoginRole(u.Role, u.Status), Epoch: u.epoch}, nil
 }
 
 // Rotate puts next in place of s's token hash and moves its idle expiry to

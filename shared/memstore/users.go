@@ -35,7 +35,7 @@ func (s *UserStore) CommitCreate(_ context.Context, u users.User, passwordHash s
 	key := users.EmailKey(u.Email)
 	var t tx
 	t.add(users.StaleEmail, on("PutItem", routes.TableUsers), func() bool { return s.db.emails[key] == nil }, func() {
-		s.db.emails[key] = &reservation{id: u.ID, role: u.Role, password: passwordHash}
+		s.db.emails[key] = &reservation{id: u.ID, role: users.LoginRole(u.Role, u.Status), password: passwordHash}
 	})
 	t.add(users.StaleUser, on("PutItem", routes.TableUsers), func() bool { return s.db.users[u.ID] == nil }, func() {
 		s.db.users[u.ID] = &user{User: u, password: passwordHash}
@@ -131,10 +131,10 @@ func (s *UserStore) CommitRevision(_ context.Context, rev users.Revision) error 
 	old, email := users.EmailKey(rev.OldEmail), users.EmailKey(u.Email)
 	switch {
 	case !rev.MovesEmail() && rev.EndSessions:
-		t.add(users.StaleReservation, on("UpdateItem", routes.TableUsers), func() bool { return s.db.emails[old] != nil }, s.credentials(old, u.Role, rev.Password))
+		t.add(users.StaleReservation, on("UpdateItem", routes.TableUsers), func() bool { return s.db.emails[old] != nil }, s.credentials(old, users.LoginRole(u.Role, u.Status), rev.Password))
 	case rev.MovesEmail():
 		t.add(users.StaleEmail, on("PutItem", routes.TableUsers), func() bool { return s.db.emails[email] == nil }, func() {
-			s.db.emails[email] = &reservation{id: u.ID, role: u.Role, password: rev.Carried.PasswordHash, epoch: rev.Carried.Epoch}
+			s.db.emails[email] = &reservation{id: u.ID, role: users.LoginRole(u.Role, u.Status), password: rev.Carried.PasswordHash, epoch: rev.Carried.Epoch}
 		})
 		t.add("old email", on("DeleteItem", routes.TableUsers), nil, func() { delete(s.db.emails, old) })
 	}
@@ -240,7 +240,7 @@ func (s *UserStore) CommitClose(_ context.Context, ch users.Change, rec *idempot
 		it.Status, it.UpdatedAt, it.Hash = u.Status, stored(u.UpdatedAt), u.Hash
 		it.epoch++
 	})
-	t.add(users.StaleReservation, on("UpdateItem", routes.TableUsers), func() bool { return s.db.emails[key] != nil }, s.credentials(key, u.Role, ""))
+	t.add(users.StaleReservation, on("UpdateItem", routes.TableUsers), func() bool { return s.db.emails[key] != nil }, s.credentials(key, users.LoginRole(u.Role, u.Status), ""))
 	t.publish(s.db, ch.Event)
 	if err := s.db.commit(&t, rec); err != nil {
 		return fmt.Errorf("close user %d: %w", u.ID, err)

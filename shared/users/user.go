@@ -340,3 +340,15 @@ func checkName(s string) string { return quire.CheckName(s, MaxNameLen) }
 // EmailKey is the form of an email that uniqueness is checked on: emails
 // differing only in case belong to one user.
 func EmailKey(email string) string { return strings.ToLower(email) }
+
+// LoginRole is the role a login or a refresh of an account with role and
+// status gets in its token: its own while the account is active, a
+// customer's once it is closed, so that a closed admin's login holds no
+// admin token. The stores keep it on the email's reservation, which login
+// reads, and apply it to the user a refresh reads.
+func LoginRole(role quire.Role, status Status) quire.Role {
+	if status != StatusActive {
+		return quire.RoleCustomer
+	}
+	return role
+}
