@@ -262,11 +262,12 @@ func (s *UserStore) CommitRevision(ctx context.Context, rev users.Revision) erro
 	return nil
 }
 
-// CommitProfile writes the profile ch changes over the user as read, in one
-// UpdateItem.
+// CommitProfile writes the profile ch changes over the user as read: one's
+// own in one UpdateItem, another's (an admin's change) in one transaction
+// with the check that the account of ch.By exists.
 func (s *UserStore) CommitProfile(ctx context.Context, ch users.Change, _ *idempotency.Record) error {
 	u := ch.User
-	return s.updateUser(ctx, &types.Update{
+	update := &types.Update{
 		TableName:                &s.table,
 		Key:                      userKey(u.ID),
 		UpdateExpression:         aws.String("SET profile = :p, updated_at = :now, #hash = :hash"),
@@ -276,7 +277,17 @@ func (s *UserStore) CommitProfile(ctx context.Context, ch users.Change, _ *idemp
 			":p": profileItem(u.Profile), ":now": str(u.UpdatedAt.Format(time.RFC3339Nano)),
 			":hash": str(u.Hash), ":read": str(ch.ReadHash),
 		},
-	}, u)
+	}
+	if ch.By == 0 || ch.By == u.ID {
+		return s.updateUser(ctx, update, u)
+	}
+	var t tx
+	t.add(users.StaleUser, types.TransactWriteItem{Update: update})
+	s.byCaller(&t, ch.By, u.ID)
+	if err := t.commit(ctx, s.db, "", nil); err != nil {
+		return fmt.Errorf("update user %d: %w", u.ID, err)
+	}
+	return nil
 }
 
 // updateUser runs update, a change of the user u's item alone, as one

@@ -193,10 +193,11 @@ func (s *UserStore) CommitProfile(_ context.Context, ch users.Change, _ *idempot
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	u := ch.User
-	if s.applied(u) {
+	own := ch.By == 0 || ch.By == u.ID
+	if own && s.applied(u) {
 		return s.db.may(on("UpdateItem", routes.TableUsers)) // the one UpdateItem, which finds its own write
 	}
-	var t tx
+	t := tx{by: by(ch.By, u.ID)} // another's: checked, as package dynamo's transaction checks it
 	t.add(users.StaleUser, on("UpdateItem", routes.TableUsers), s.asRead(u.ID, ch.ReadHash), func() {
 		it := s.db.users[u.ID]
 		it.Profile, it.UpdatedAt, it.Hash = u.Profile, stored(u.UpdatedAt), u.Hash

@@ -94,7 +94,7 @@ func TestDeleteRemovesWhatBelongsToTheAccount(t *testing.T) {
 // deleted customer's cart takes nothing (401) and has nothing to remove
 // (404), its payments find no account to pay from (409), and its own
 // account is gone (404); a deleted admin's
-// token changes no book, author, configuration or account (401). Each
+// token changes no book, author, configuration, account or profile (401). Each
 // answer is the domain's problem, and the tables are as they were.
 func TestGoneAccountWritesNothing(t *testing.T) {
 	api := servicetest.New(t, servicetest.Option{DynamoDB: true, Demo: true}) // counts DynamoDB's items
@@ -129,6 +129,8 @@ func TestGoneAccountWritesNothing(t *testing.T) {
 		{goneAdmin, "PUT", "/admin/config", `{"gone": true}`, http.StatusUnauthorized, quire.EUNAUTHORIZED, nil},
 		{goneAdmin, "POST", "/users/3/deposit", `{"amount": 5.00}`, http.StatusUnauthorized, quire.EUNAUTHORIZED, nil},
 		{goneAdmin, "PUT", "/users/3", `{"email": "alan@quire.example", "first_name": "Al", "last_name": "Turing", "role": "customer", "status": "ACTIVE"}`, http.StatusUnauthorized, quire.EUNAUTHORIZED, nil},
+		{goneAdmin, "PUT", "/users/3/profile", `{"bio": "taken over", "location": "", "website": "", "newsletter": false}`, http.StatusUnauthorized, quire.EUNAUTHORIZED, nil},
+		{goneAdmin, "PUT", "/api/v2/users/3/profile", `{"bio": "taken over", "location": "", "website": "", "newsletter": false}`, http.StatusUnauthorized, quire.EUNAUTHORIZED, nil},
 		{goneAdmin, "POST", "/users/3/close", "", http.StatusUnauthorized, quire.EUNAUTHORIZED, nil},
 		{goneAdmin, "DELETE", "/users/3", "", http.StatusUnauthorized, quire.EUNAUTHORIZED, nil},
 	} {

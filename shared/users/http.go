@@ -265,7 +265,7 @@ func (h *Handlers) getProfile(w http.ResponseWriter, r *http.Request, _ *rest.An
 }
 
 func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	id, _, err := ownID(r)
+	id, caller, err := ownID(r)
 	if err != nil {
 		return err
 	}
@@ -280,7 +280,7 @@ func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request, _ *res
 	if err != nil {
 		return err
 	}
-	u, err := ReplaceProfile(r.Context(), h.Store, id, p, pre)
+	u, err := ReplaceProfile(r.Context(), h.Store, caller.ID, id, p, pre)
 	if err != nil {
 		return err
 	}

@@ -166,11 +166,12 @@ func Replace(ctx context.Context, s Store, by quire.ID, u User, hash func() stri
 	return rev.User, err
 }
 
-// ReplaceProfile stores p as the profile of the user id in s, if the user
-// holds pre, and returns the user as stored (see Apply): ENOTFOUND for no
-// such user, EPRECONDITION.
-func ReplaceProfile(ctx context.Context, s Store, id quire.ID, p Profile, pre quire.Precondition) (User, error) {
-	ch, err := Apply(ctx, s, id, id, func(u User, now time.Time) (Change, error) {
+// ReplaceProfile stores p as the profile of the user id in s on behalf of
+// by, if the user holds pre and by's account exists, and returns the user
+// as stored (see Apply): ENOTFOUND for no such user, EPRECONDITION, and
+// login.AccountGone for a caller whose account is gone.
+func ReplaceProfile(ctx context.Context, s Store, by, id quire.ID, p Profile, pre quire.Precondition) (User, error) {
+	ch, err := Apply(ctx, s, by, id, func(u User, now time.Time) (Change, error) {
 		if err := pre.Check(u.Hash); err != nil {
 			return Change{}, err
 		}
