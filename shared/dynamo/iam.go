@@ -115,14 +115,17 @@ func Enforce(g routes.Group, tables TableNames, sent func(Access)) func(*dynamod
 		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
 			err := stack.Initialize.Add(middleware.InitializeMiddlewareFunc("QuireIAM",
 				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-					for _, a := range Accesses(middleware.GetOperationName(ctx), in.Parameters) {
+					accesses := Accesses(middleware.GetOperationName(ctx), in.Parameters)
+					for i, a := range accesses {
 						t, ok := logical[a.Table]
 						if !ok || !g.Allows(a.Action, t, a.Index != "") {
 							ctx = middleware.WithStackValue(ctx, deniedKey{}, Denial(g.Name, region, a))
-							break
+							return next.HandleInitialize(ctx, in)
 						}
+						accesses[i].Table = t
+					}
+					for _, a := range accesses { // only a call the role allows whole, as memstore.DB.may tells
 						if sent != nil {
-							a.Table = t
 							sent(a)
 						}
 					}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
@@ -126,38 +125,8 @@ func throttled(err error) bool { return cancelledFor(err, "ThrottlingError") }
 // tableOf names the table (or the first of the tables) an operation's input
 // is about, for the log.
 func tableOf(in any) string {
-	switch in := in.(type) {
-	case *dynamodb.GetItemInput:
-		return aws.ToString(in.TableName)
-	case *dynamodb.PutItemInput:
-		return aws.ToString(in.TableName)
-	case *dynamodb.UpdateItemInput:
-		return aws.ToString(in.TableName)
-	case *dynamodb.DeleteItemInput:
-		return aws.ToString(in.TableName)
-	case *dynamodb.QueryInput:
-		return aws.ToString(in.TableName)
-	case *dynamodb.BatchGetItemInput:
-		for t := range in.RequestItems {
-			return t
-		}
-	case *dynamodb.BatchWriteItemInput:
-		for t := range in.RequestItems {
-			return t
-		}
-	case *dynamodb.TransactWriteItemsInput:
-		for _, it := range in.TransactItems {
-			switch {
-			case it.Put != nil:
-				return aws.ToString(it.Put.TableName)
-			case it.Update != nil:
-				return aws.ToString(it.Update.TableName)
-			case it.Delete != nil:
-				return aws.ToString(it.Delete.TableName)
-			case it.ConditionCheck != nil:
-				return aws.ToString(it.ConditionCheck.TableName)
-			}
-		}
+	if as := Accesses("", in); len(as) > 0 && as[0].Table != "*" {
+		return as[0].Table
 	}
 	return "?"
 }
