@@ -1042,9 +1042,9 @@ func TestConfigFunction(t *testing.T) {
 	want := []string{`Allow [xray:PutTelemetryRecords xray:PutTraceSegments] "*"`,
 		// The table has no index to name.
 		"Allow [dynamodb:BatchGetItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem] " + arn,
-		// The check that an admin's account exists, on its item alone:
-		// no Query, so no index.
-		`Allow [dynamodb:ConditionCheckItem] {"Fn::GetAtt":["` + users + `","Arn"]}`}
+		// The read of its caller's account, on its item alone: no Query,
+		// so no index.
+		`Allow [dynamodb:GetItem] {"Fn::GetAtt":["` + users + `","Arn"]}`}
 	if diff := cmp.Diff(want, statements); diff != "" {
 		t.Errorf("ConfigFunction statements (-want +got):\n%s", diff)
 	}

@@ -43,7 +43,7 @@ func authGroup(c service.Config, open OpenSecret) (http.Handler, error) {
 		return nil, err
 	}
 	h := &auth.Handlers{Accounts: s.Accounts, Sessions: s.Sessions, Tokens: c.Tokens, Passwords: passwords(c)}
-	router, err := rest.NewRouter(routes.GroupAuth, h.Routes(), nil)
+	router, err := rest.NewRouter(routes.GroupAuth, h.Routes(), nil, c.Callers(s))
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
-	"github.com/quireapi/quire/shared/routes"
 )
 
 // Authorizer is a Lambda REQUEST authorizer.
@@ -125,25 +124,6 @@ func (g *Gateway) store(token string, d decision) {
 }
 
 const maxCachedDecisions = 10000
-
-// access is what a request on a route template needs: the access of the
-// route with its method (HEAD's is GET's; OPTIONS needs none), or, for a
-// method the table does not define, the path's (its owner then answers
-// 405).
-func access(template, method string) routes.Access {
-	switch method {
-	case http.MethodOptions:
-		return routes.Public // preflights carry no token
-	case http.MethodHead:
-		method = http.MethodGet
-	}
-	for _, r := range routes.All() {
-		if r.Path == template && r.Method == method {
-			return r.Access
-		}
-	}
-	return routes.PathAccess(template)
-}
 
 // PolicyAllows evaluates an authorizer's IAM policy for execute-api:Invoke
 // on arn as IAM does: an explicit Deny wins, then an Allow, and anything

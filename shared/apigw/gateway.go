@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/quireapi/quire/shared/access"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
 	"github.com/quireapi/quire/shared/routes"
@@ -118,7 +119,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var authorizer map[string]any
-	if access(template, r.Method) != routes.Public {
+	if access.Of(template, r.Method) != routes.Public {
 		if g.Authorizer == nil {
 			fail(quire.EGATEWAY, "The authorizer is not running.")
 			return

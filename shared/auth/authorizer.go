@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/quireapi/quire/shared/access"
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/rest"
@@ -181,12 +182,12 @@ func DeniedRoutes(role quire.Role) []string {
 	var out []string
 	for _, path := range routes.Paths() {
 		arnPath := strings.TrimPrefix(wildcardParams(path), "/")
-		if !Permits(role, routes.PathAccess(path)) {
+		if !access.Permits(role, routes.PathAccess(path)) {
 			out = append(out, "*/"+arnPath)
 			continue
 		}
 		for _, r := range routes.All() {
-			if r.Path == path && !Permits(role, r.Access) {
+			if r.Path == path && !access.Permits(role, r.Access) {
 				out = append(out, r.Method+"/"+arnPath)
 				if r.Method == http.MethodGet {
 					out = append(out, http.MethodHead+"/"+arnPath) // HEAD is the GET's
@@ -195,12 +196,6 @@ func DeniedRoutes(role quire.Role) []string {
 		}
 	}
 	return slices.Compact(out)
-}
-
-// Permits reports whether a caller with role (a valid token) may call a
-// route with access a.
-func Permits(role quire.Role, a routes.Access) bool {
-	return a != routes.Admin || role == quire.RoleAdmin
 }
 
 func wildcardParams(path string) string {

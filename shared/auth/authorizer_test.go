@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
+	"github.com/quireapi/quire/shared/access"
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
@@ -270,7 +271,7 @@ func TestCachedPolicyHoldsForEveryRoute(t *testing.T) {
 			}
 			for _, next := range protected {
 				got := apigw.PolicyAllows(resp.PolicyDocument, arn(next.method, next.path))
-				if want := Permits(role, next.access); got != want {
+				if want := access.Permits(role, next.access); got != want {
 					t.Errorf("%s: policy cached for %s %s allows %s %s = %v, want %v",
 						role, first.method, first.path, next.method, next.path, got, want)
 				}

@@ -64,8 +64,8 @@ type CatalogSource interface {
 	// ProductsOfAuthor reads a page of q.AuthorID's books, whole.
 	ProductsOfAuthor(ctx context.Context, q catalog.ListQuery) ([]catalog.Product, quire.ID, error)
 	Current(ctx context.Context, id, authorID quire.ID) (*catalog.Product, *catalog.Author, error)
-	CommitAuthor(ctx context.Context, by quire.ID, a catalog.Author, rec *idempotency.Record) error
-	CommitProduct(ctx context.Context, by quire.ID, w catalog.ProductWrite, rec *idempotency.Record) error
+	CommitAuthor(ctx context.Context, a catalog.Author, rec *idempotency.Record) error
+	CommitProduct(ctx context.Context, w catalog.ProductWrite, rec *idempotency.Record) error
 }
 
 // Catalog is a catalog.Store whose reads go through an instance cache
@@ -272,16 +272,16 @@ func (c *Catalog) Current(ctx context.Context, id, authorID quire.ID) (*catalog.
 
 // CommitAuthor commits through the source; the cache forgets the author
 // and every list.
-func (c *Catalog) CommitAuthor(ctx context.Context, by quire.ID, a catalog.Author, rec *idempotency.Record) error {
+func (c *Catalog) CommitAuthor(ctx context.Context, a catalog.Author, rec *idempotency.Record) error {
 	defer c.forget(authorCacheKey(a.ID))
-	return c.src.CommitAuthor(ctx, by, a, rec)
+	return c.src.CommitAuthor(ctx, a, rec)
 }
 
 // CommitProduct commits through the source; the cache forgets the product
 // and every list, whatever the outcome.
-func (c *Catalog) CommitProduct(ctx context.Context, by quire.ID, w catalog.ProductWrite, rec *idempotency.Record) error {
+func (c *Catalog) CommitProduct(ctx context.Context, w catalog.ProductWrite, rec *idempotency.Record) error {
 	defer c.forget(productCacheKey(w.Product.ID))
-	return c.src.CommitProduct(ctx, by, w, rec)
+	return c.src.CommitProduct(ctx, w, rec)
 }
 
 // cachedByID returns the values of ids that exist, from c (nil: none)

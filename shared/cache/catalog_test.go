@@ -229,14 +229,14 @@ func TestCatalogCacheReadsItsOwnWrites(t *testing.T) {
 	}
 	p := demo.Products()[0]
 	p.Price = 2000
-	if _, err := catalog.ReplaceProduct(ctx, s, 0, p, 2, quire.Precondition{}); err != nil {
+	if _, err := catalog.ReplaceProduct(ctx, s, p, 2, quire.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := catalog.CreateAuthor(ctx, s, 0, catalog.Author{Name: "Virginia Woolf"}, nil)
+	a, err := catalog.CreateAuthor(ctx, s, catalog.Author{Name: "Virginia Woolf"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	book, err := catalog.CreateProduct(ctx, s, 0, catalog.Product{Name: "Orlando", Price: 1050, Status: catalog.StatusAvailable, AuthorID: a.ID}, nil)
+	book, err := catalog.CreateProduct(ctx, s, catalog.Product{Name: "Orlando", Price: 1050, Status: catalog.StatusAvailable, AuthorID: a.ID}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestCatalogCacheReadsItsOwnWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Price = 2200
-	if _, err := catalog.ReplaceProduct(ctx, s, 0, p, 2, quire.Precondition{Match: []string{"stale"}}); quire.ErrorCode(err) != quire.EPRECONDITION {
+	if _, err := catalog.ReplaceProduct(ctx, s, p, 2, quire.Precondition{Match: []string{"stale"}}); quire.ErrorCode(err) != quire.EPRECONDITION {
 		t.Fatalf("replace with a stale If-Match: %v, want EPRECONDITION", err)
 	}
 	if got, err := s.Product(ctx, 1); err != nil || got.Price != 2100 {

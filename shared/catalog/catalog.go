@@ -101,17 +101,16 @@ type Store interface {
 	// that does not exist. A write reads what it decides on with it.
 	Current(ctx context.Context, id, authorID quire.ID) (*Product, *Author, error)
 	// CommitAuthor stores the new author a (see NewAuthor) with rec, the
-	// answer to the request's idempotency key when it has one, on behalf
-	// of the user by (0: none), whose account must still exist. With
+	// answer to the request's idempotency key when it has one. With
 	// nothing written, it returns a *quire.Stale naming StaleID when a's
-	// id is taken, idempotency.ErrRaced when another request with rec's
-	// key committed first, and EUNAUTHORIZED when by's account is gone.
-	CommitAuthor(ctx context.Context, by quire.ID, a Author, rec *idempotency.Record) error
+	// id is taken, and idempotency.ErrRaced when another request with
+	// rec's key committed first.
+	CommitAuthor(ctx context.Context, a Author, rec *idempotency.Record) error
 	// CommitProduct stores w with rec and w's event as CommitAuthor
 	// does: a new product (see NewProduct) when w.Read is "", else over
 	// the product whose content hash is w.Read (see Revise), or, with
 	// nothing written, a *quire.Stale naming StaleProduct.
-	CommitProduct(ctx context.Context, by quire.ID, w ProductWrite, rec *idempotency.Record) error
+	CommitProduct(ctx context.Context, w ProductWrite, rec *idempotency.Record) error
 }
 
 // ProductFields are the writable fields of a product in a request body.

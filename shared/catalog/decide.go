@@ -124,10 +124,9 @@ func productEvent(typ string, p Product, now time.Time, data any) *quire.Event {
 	return &ev
 }
 
-// CreateAuthor stores a in s under a new id (see NewAuthor), on behalf of
-// the user by, and returns it as stored, with the record answer returns for
-// it when answer is set.
-func CreateAuthor(ctx context.Context, s Store, by quire.ID, a Author, answer func(Author) (*idempotency.Record, error)) (Author, error) {
+// CreateAuthor stores a in s under a new id (see NewAuthor), and returns it
+// as stored, with the record answer returns for it when answer is set.
+func CreateAuthor(ctx context.Context, s Store, a Author, answer func(Author) (*idempotency.Record, error)) (Author, error) {
 	var stored Author
 	err := quire.Again(ctx, func(int) error {
 		stored = NewAuthor(a, time.Now())
@@ -135,15 +134,15 @@ func CreateAuthor(ctx context.Context, s Store, by quire.ID, a Author, answer fu
 		if err != nil {
 			return err
 		}
-		return s.CommitAuthor(ctx, by, stored, rec)
+		return s.CommitAuthor(ctx, stored, rec)
 	})
 	return stored, created(err)
 }
 
-// CreateProduct stores p in s under a new id (see NewProduct), on behalf of
-// the user by, reading its author first, and returns it as stored, with the
-// record answer returns for it when answer is set.
-func CreateProduct(ctx context.Context, s Store, by quire.ID, p Product, answer func(Product) (*idempotency.Record, error)) (Product, error) {
+// CreateProduct stores p in s under a new id (see NewProduct), reading its
+// author first, and returns it as stored, with the record answer returns
+// for it when answer is set.
+func CreateProduct(ctx context.Context, s Store, p Product, answer func(Product) (*idempotency.Record, error)) (Product, error) {
 	var w ProductWrite
 	err := quire.Again(ctx, func(int) error {
 		_, author, err := s.Current(ctx, 0, p.AuthorID)
@@ -157,17 +156,16 @@ func CreateProduct(ctx context.Context, s Store, by quire.ID, p Product, answer 
 		if err != nil {
 			return err
 		}
-		return s.CommitProduct(ctx, by, w, rec)
+		return s.CommitProduct(ctx, w, rec)
 	})
 	return w.Product, created(err)
 }
 
 // ReplaceProduct stores p's fields, from a client of API version v, over
-// the product p.ID in s (see Revise), on behalf of the user by, and returns
-// it as stored: it reads the product and its author, decides, and commits,
+// the product p.ID in s (see Revise), and returns it as stored: it reads the product and its author, decides, and commits,
 // again when the product changed meanwhile, which checks pre again. A
 // product that keeps changing is ECONFLICT.
-func ReplaceProduct(ctx context.Context, s Store, by quire.ID, p Product, v int, pre quire.Precondition) (Product, error) {
+func ReplaceProduct(ctx context.Context, s Store, p Product, v int, pre quire.Precondition) (Product, error) {
 	var w ProductWrite
 	err := quire.Again(ctx, func(int) error {
 		read, author, err := s.Current(ctx, p.ID, p.AuthorID)
@@ -177,7 +175,7 @@ func ReplaceProduct(ctx context.Context, s Store, by quire.ID, p Product, v int,
 		if w, err = Revise(read, author, p, v, pre, time.Now()); err != nil {
 			return err
 		}
-		return s.CommitProduct(ctx, by, w, nil)
+		return s.CommitProduct(ctx, w, nil)
 	})
 	if _, stale := errors.AsType[*quire.Stale](err); stale {
 		return Product{}, quire.Errorf(quire.ECONFLICT, "The product %d changed during the request; retry it.", p.ID)

@@ -201,7 +201,7 @@ func (h *Handlers) createAuthor(w http.ResponseWriter, r *http.Request, answer *
 	if err != nil {
 		return err
 	}
-	_, err = CreateAuthor(r.Context(), h.Store, rest.CallerOf(r).ID, *a, func(a Author) (*idempotency.Record, error) {
+	_, err = CreateAuthor(r.Context(), h.Store, *a, func(a Author) (*idempotency.Record, error) {
 		return answer.Created("/authors/"+a.ID.String(), authorRep(r, &a))
 	})
 	return err
@@ -216,7 +216,7 @@ func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request, answer 
 	if err != nil {
 		return err
 	}
-	_, err = CreateProduct(r.Context(), h.Store, rest.CallerOf(r).ID, *p, func(p Product) (*idempotency.Record, error) {
+	_, err = CreateProduct(r.Context(), h.Store, *p, func(p Product) (*idempotency.Record, error) {
 		return answer.Created("/products/"+p.ID.String(), productRep(r, &p))
 	})
 	return err
@@ -244,7 +244,7 @@ func (h *Handlers) replaceProduct(w http.ResponseWriter, r *http.Request, _ *res
 		return err
 	}
 	p.ID = id
-	stored, err := ReplaceProduct(r.Context(), h.Store, rest.CallerOf(r).ID, *p, v, pre)
+	stored, err := ReplaceProduct(r.Context(), h.Store, *p, v, pre)
 	if err != nil {
 		return err
 	}

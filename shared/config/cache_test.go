@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quireapi/quire/shared/access"
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/cache"
 	"github.com/quireapi/quire/shared/config"
@@ -36,7 +37,7 @@ func clocked(t *testing.T, clk *quiretest.Clock, opts ...servicetest.Option) []s
 			t.Fatal(err)
 		}
 		h := &config.Handlers{Store: &cache.Config{Store: s.Config, Now: clk.Now}}
-		router, err := rest.NewRouter(routes.GroupConfig, h.Routes(), nil)
+		router, err := rest.NewRouter(routes.GroupConfig, h.Routes(), nil, &access.Callers{Accounts: s.Callers, Staleness: time.Hour}) // a customer read once
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +56,7 @@ func putElsewhere(t *testing.T, api *servicetest.API, doc string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := config.Put(context.Background(), api.Stores.Config, 0, d, quire.Precondition{}); err != nil {
+	if _, err := config.Put(context.Background(), api.Stores.Config, d, quire.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
 	return rest.Tag(d.Hash, 1, false)
@@ -100,8 +101,8 @@ func TestWarmInstanceReadsTheHeadAtMost(t *testing.T) {
 	doc := random(600_000) // 2 chunks
 	tag := putElsewhere(t, e.api, doc)
 	wantDoc(t, e.customer.Do(t, "GET", "/config", ""), doc, tag, false)
-	if got := e.requests(); got != "GetItem,BatchGetItem" {
-		t.Fatalf("a cold instance's GET made the requests %q; want the head's and the chunks'", got)
+	if got := e.requests(); got != "GetItem,GetItem,BatchGetItem" {
+		t.Fatalf("a cold instance's GET made the requests %q; want the caller's account's, the head's and the chunks'", got)
 	}
 	for _, gz := range []bool{false, true} {
 		for _, c := range []struct {
@@ -191,8 +192,8 @@ func TestReplacedWhileHeldReadsTheHeadAgain(t *testing.T) {
 	if r := e.customer.Do(t, "GET", "/config", "", "If-None-Match", tag1); r.StatusCode != http.StatusNotModified {
 		t.Fatalf("conditional GET = %d, want 304", r.StatusCode)
 	}
-	if got := e.requests(); got != "GetItem" {
-		t.Fatalf("a cold instance's 304 made the requests %q; want the head's only", got)
+	if got := e.requests(); got != "GetItem,GetItem" {
+		t.Fatalf("a cold instance's 304 made the requests %q; want the caller's account's and the head's only", got)
 	}
 	second := random(500_000)
 	tag2 := putElsewhere(t, e.api, second)

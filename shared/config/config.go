@@ -201,7 +201,7 @@ func (h *Handlers) put(w http.ResponseWriter, r *http.Request, _ *rest.Answer) e
 	if err != nil {
 		return err
 	}
-	created, err := Put(r.Context(), h.Store, rest.CallerOf(r).ID, d, pre)
+	created, err := Put(r.Context(), h.Store, d, pre)
 	if err != nil {
 		return err
 	}

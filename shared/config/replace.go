@@ -12,14 +12,12 @@ import (
 // Replacement is a decided replacement of the stored document, for the
 // store to commit whole or not at all: the new document, its chunks in a
 // new generation, written only over the head as read (Read; none when
-// Created), whose chunks it deletes, and only while the account of the
-// user it is written on behalf of, By (0: none), exists.
+// Created), whose chunks it deletes.
 type Replacement struct {
 	Document   Document
 	Generation string
 	Read       Head
 	Created    bool
-	By         quire.ID
 }
 
 // StaleHead is what the commit of a Replacement may find changed since it
@@ -49,11 +47,10 @@ func Replace(read *Head, d Document, pre quire.Precondition, generation string) 
 	return rep, true, nil
 }
 
-// Put stores d over the stored document in s, on behalf of the user by, if
-// pre holds for it, and reports whether none was stored: it reads the head, decides (Replace),
+// Put stores d over the stored document in s, if pre holds for it, and reports whether none was stored: it reads the head, decides (Replace),
 // and commits, again when the head changed meanwhile (quire.Again), which
 // checks pre again. A head that keeps changing is ECONFLICT.
-func Put(ctx context.Context, s Store, by quire.ID, d Document, pre quire.Precondition) (created bool, err error) {
+func Put(ctx context.Context, s Store, d Document, pre quire.Precondition) (created bool, err error) {
 	err = quire.Again(ctx, func(int) error {
 		var read *Head
 		switch h, err := s.Current(ctx); quire.ErrorCode(err) {
@@ -68,7 +65,7 @@ func Put(ctx context.Context, s Store, by quire.ID, d Document, pre quire.Precon
 			created = false
 			return err
 		}
-		created, rep.By = rep.Created, by
+		created = rep.Created
 		return s.Commit(ctx, rep)
 	})
 	if _, stale := errors.AsType[*quire.Stale](err); stale {

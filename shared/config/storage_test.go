@@ -173,7 +173,8 @@ func (f *refuse) took() []string {
 // A PUT does its cleanup inside its commit: with every request but the
 // head's read, the chunks' read and the transaction refused (so that no
 // deletion could run after the commit), replacing a 2 MiB document still
-// answers 204, in two requests, and leaves no old chunk.
+// answers 204, in three requests (the admin's account, the head, the
+// commit), and leaves no old chunk.
 func TestReplacementNeedsNoCleanupRequest(t *testing.T) {
 	f := &refuse{refused: func(op string) bool { return op != "GetItem" && op != "BatchGetItem" && op != "TransactWriteItems" }}
 	e := newEnv(t, f.option(), servicetest.Option{DynamoDB: true})
@@ -181,8 +182,8 @@ func TestReplacementNeedsNoCleanupRequest(t *testing.T) {
 	e.reads.Take()
 	other := random(config.MaxBytes)
 	e.put(t, other, http.StatusNoContent)
-	if ops, _ := e.reads.Take(); strings.Join(ops, ",") != "GetItem,TransactWriteItems" {
-		t.Errorf("PUT over a stored document made the requests %v; want GetItem, TransactWriteItems", ops)
+	if ops, _ := e.reads.Take(); strings.Join(ops, ",") != "GetItem,GetItem,TransactWriteItems" {
+		t.Errorf("PUT over a stored document made the requests %v; want GetItem (the admin's account), GetItem (the head), TransactWriteItems", ops)
 	}
 	if ops := f.took(); len(ops) > 0 {
 		t.Errorf("PUT tried %v besides its commit", ops)
@@ -235,7 +236,7 @@ func TestStaleChunkReadIsReadAgain(t *testing.T) {
 	if n := p.Calls("BatchGetItem") - batches; n != 2 || p.Injected()[ddbfault.Stale] != 1 {
 		t.Errorf("%d BatchGetItem calls, %d stale; want the stale one and a consistent one", n, p.Injected()[ddbfault.Stale])
 	}
-	if n := p.Calls("GetItem") - heads; n != 1 {
-		t.Errorf("%d reads of the head, want 1: a chunk not seen yet is not a replaced document", n)
+	if n := p.Calls("GetItem") - heads; n != 2 {
+		t.Errorf("%d reads of the caller's account and the head, want 2: a chunk not seen yet is not a replaced document", n)
 	}
 }

@@ -68,7 +68,7 @@ func SeedConfig(ctx context.Context, s config.Store) error {
 	if err != nil {
 		return fmt.Errorf("demo configuration: %w", err)
 	}
-	_, err = config.Put(ctx, s, 0, d, quire.Precondition{Absent: true})
+	_, err = config.Put(ctx, s, d, quire.Precondition{Absent: true})
 	if err != nil && quire.ErrorCode(err) != quire.EPRECONDITION {
 		return fmt.Errorf("store demo configuration: %w", err)
 	}

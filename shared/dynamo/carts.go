@@ -21,15 +21,14 @@ import (
 // that item whole on the condition that it is as read, so concurrent
 // changes all land and the bounds hold.
 type CartStore struct {
-	db                    *dynamodb.Client
-	table, records, users string
-	now                   func() time.Time
+	db             *dynamodb.Client
+	table, records string
+	now            func() time.Time
 }
 
 // NewCartStore returns a CartStore on db with the physical table names t.
 func NewCartStore(db *dynamodb.Client, t TableNames) *CartStore {
-	return &CartStore{db: db, table: t.Physical(routes.TableCarts), records: t.Physical(routes.TableIdempotency),
-		users: t.Physical(routes.TableUsers), now: time.Now}
+	return &CartStore{db: db, table: t.Physical(routes.TableCarts), records: t.Physical(routes.TableIdempotency), now: time.Now}
 }
 
 const cartPrefix = "cart#"
@@ -48,9 +47,9 @@ func (s *CartStore) Get(ctx context.Context, user quire.ID) (*carts.Cart, error)
 }
 
 // Commit writes the cart ch decided, whole, with rec, in one transaction
-// on the condition that the cart is as read (its revision, or no cart yet)
-// and that its user, on whose behalf it writes, still exists
-// (login.AccountGone): a deleted account's token adds nothing.
+// on the condition that the cart is as read (its revision, or no cart
+// yet). A transaction of one item still: its ClientRequestToken makes the
+// SDK's retry of a lost answer apply nothing twice.
 func (s *CartStore) Commit(ctx context.Context, ch carts.Change, rec *idempotency.Record) error {
 	cond, values := aws.String("attribute_not_exists(pk)"), map[string]types.AttributeValue(nil)
 	if ch.ReadRevision > 0 {
@@ -60,7 +59,6 @@ func (s *CartStore) Commit(ctx context.Context, ch carts.Change, rec *idempotenc
 	t.add(carts.StaleCart, types.TransactWriteItem{Put: &types.Put{
 		TableName: &s.table, Item: s.item(ch.Cart), ConditionExpression: cond, ExpressionAttributeValues: values,
 	}})
-	t.byCaller(s.users, ch.Cart.UserID)
 	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
 		return fmt.Errorf("change cart of user %d: %w", ch.Cart.UserID, err)
 	}

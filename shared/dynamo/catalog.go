@@ -26,16 +26,16 @@ import (
 // the functions read it through cache.Catalog, which keeps, for the
 // instance, what every user reads.
 type CatalogStore struct {
-	db                            *dynamodb.Client
-	table, records, users, events string
-	now                           func() time.Time
+	db                     *dynamodb.Client
+	table, records, events string
+	now                    func() time.Time
 }
 
 // NewCatalogStore returns a CatalogStore on db with the physical table
 // names t, which reads DynamoDB every time.
 func NewCatalogStore(db *dynamodb.Client, t TableNames) *CatalogStore {
 	return &CatalogStore{db: db, table: t.Physical(routes.TableCatalog), records: t.Physical(routes.TableIdempotency),
-		users: t.Physical(routes.TableUsers), events: t.Physical(routes.TableEvents), now: time.Now}
+		events: t.Physical(routes.TableEvents), now: time.Now}
 }
 
 // Attribute, index and key names of the catalog table.
@@ -237,19 +237,18 @@ func (s *CatalogStore) Current(ctx context.Context, id, authorID quire.ID) (*cat
 }
 
 // CommitAuthor stores the new author a with rec in one transaction, under
-// an id no item has, while the account of by exists.
-func (s *CatalogStore) CommitAuthor(ctx context.Context, by quire.ID, a catalog.Author, rec *idempotency.Record) error {
-	return s.create(ctx, by, a.ID, authorItem(a), nil, rec)
+// an id no item has.
+func (s *CatalogStore) CommitAuthor(ctx context.Context, a catalog.Author, rec *idempotency.Record) error {
+	return s.create(ctx, a.ID, authorItem(a), nil, rec)
 }
 
-// CommitProduct stores w and its event in one transaction, while the
-// account of by exists: a new product with rec, under an id no item has,
+// CommitProduct stores w and its event in one transaction: a new product with rec, under an id no item has,
 // when w.Read is ""; else its fields over the product whose content hash
 // is w.Read (a PUT, which takes no idempotency key).
-func (s *CatalogStore) CommitProduct(ctx context.Context, by quire.ID, w catalog.ProductWrite, rec *idempotency.Record) error {
+func (s *CatalogStore) CommitProduct(ctx context.Context, w catalog.ProductWrite, rec *idempotency.Record) error {
 	p := w.Product
 	if w.Read == "" {
-		return s.create(ctx, by, p.ID, productItem(p, 0), w.Event, rec)
+		return s.create(ctx, p.ID, productItem(p, 0), w.Event, rec)
 	}
 	var t tx
 	t.add(catalog.StaleProduct, types.TransactWriteItem{Update: &types.Update{
@@ -264,7 +263,6 @@ func (s *CatalogStore) CommitProduct(ctx context.Context, by quire.ID, w catalog
 			":hash": str(p.Hash), ":read": str(w.Read),
 		},
 	}})
-	t.byCaller(s.users, by)
 	t.publish(s.events, w.Event)
 	if err := t.commit(ctx, s.db, "", nil); err != nil {
 		return fmt.Errorf("replace product %d: %w", p.ID, err)
@@ -273,14 +271,12 @@ func (s *CatalogStore) CommitProduct(ctx context.Context, by quire.ID, w catalog
 }
 
 // create puts the item of a new author or product, id, with rec and ev, in
-// one transaction on the condition that no item has its id and that the
-// account of by exists.
-func (s *CatalogStore) create(ctx context.Context, by, id quire.ID, item map[string]types.AttributeValue, ev *quire.Event, rec *idempotency.Record) error {
+// one transaction on the condition that no item has its id.
+func (s *CatalogStore) create(ctx context.Context, id quire.ID, item map[string]types.AttributeValue, ev *quire.Event, rec *idempotency.Record) error {
 	var t tx
 	t.add(catalog.StaleID, types.TransactWriteItem{Put: &types.Put{
 		TableName: &s.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
 	}})
-	t.byCaller(s.users, by)
 	t.publish(s.events, ev)
 	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
 		return fmt.Errorf("create catalog item %d: %w", id, err)

@@ -35,14 +35,14 @@ import (
 // while, when its DynamoDB Local took 10 items per transaction; no release
 // did, so no stored head names chunks left to delete.)
 type ConfigStore struct {
-	db           *dynamodb.Client
-	table, users string
-	now          func() time.Time
+	db    *dynamodb.Client
+	table string
+	now   func() time.Time
 }
 
 // NewConfigStore returns a ConfigStore on db with the physical table names t.
 func NewConfigStore(db *dynamodb.Client, t TableNames) *ConfigStore {
-	return &ConfigStore{db: db, table: t.Physical(routes.TableConfig), users: t.Physical(routes.TableUsers), now: time.Now}
+	return &ConfigStore{db: db, table: t.Physical(routes.TableConfig), now: time.Now}
 }
 
 // chunkBytes is the most a chunk item holds: DynamoDB's items are at most
@@ -173,7 +173,6 @@ func (s *ConfigStore) Commit(ctx context.Context, rep config.Replacement) error 
 	for i := range rep.Read.Chunks {
 		t.add("old chunk", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: configChunkKey(rep.Read.Generation, i)}})
 	}
-	t.byCaller(s.users, rep.By)
 	if err := t.commit(ctx, s.db, "", nil); err != nil {
 		return fmt.Errorf("put configuration document: %w", err)
 	}

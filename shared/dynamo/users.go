@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/quireapi/quire/shared/access"
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
@@ -89,6 +90,29 @@ func (s *UserStore) Get(ctx context.Context, id quire.ID) (*users.User, error) {
 		return nil, err
 	}
 	return parseUser(item)
+}
+
+// Standing returns the account of the user id as it stands, read
+// consistently: its role and status alone (one read unit): ENOTFOUND when
+// there is none.
+func (s *UserStore) Standing(ctx context.Context, id quire.ID) (access.Account, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.table, Key: userKey(id), ConsistentRead: aws.Bool(true),
+		ProjectionExpression:     aws.String("#role, #status"),
+		ExpressionAttributeNames: map[string]string{"#role": "role", "#status": "status"},
+	})
+	if err != nil {
+		return access.Account{}, fmt.Errorf("get the account of user %d: %w", id, err)
+	}
+	if out.Item == nil {
+		return access.Account{}, quire.NotFound("user " + id.String())
+	}
+	var r reader
+	a := access.Account{Role: quire.Role(r.str(out.Item, "role")), Closed: users.Status(r.str(out.Item, "status")) != users.StatusActive}
+	if r.err != nil {
+		return access.Account{}, fmt.Errorf("read the account of user %d: %w", id, r.err)
+	}
+	return a, nil
 }
 
 // item reads the item of the user id consistently: ENOTFOUND if none.
@@ -185,14 +209,13 @@ func (s *UserStore) Stored(ctx context.Context, id quire.ID) (users.Stored, erro
 	return users.Stored{User: *u, PasswordHash: c.passwordHash, Epoch: c.epoch}, nil
 }
 
-// CommitRevision writes rev over the user as read. A revision of one's own
-// account that changes only the user item (no new password, role or
-// status, the same email) is one UpdateItem; any other is one transaction
-// of named items: the user; its email's reservation, updated in place when
-// the revision ends the user's sessions, or put under the new email (no
-// user has it) and deleted under the old one;
-// for a proved revision, the deletion of the guesses counted against the
-// old email; and the check that the account of rev.By exists.
+// CommitRevision writes rev over the user as read. A revision that changes
+// only the user item (no new password, role or status, the same email) is
+// one UpdateItem; any other is one transaction of named items: the user;
+// its email's reservation, updated in place when the revision ends the
+// user's sessions, or put under the new email (no user has it) and deleted
+// under the old one; and, for a proved revision, the deletion of the
+// guesses counted against the old email.
 func (s *UserStore) CommitRevision(ctx context.Context, rev users.Revision) error {
 	u := rev.User
 	values := map[string]types.AttributeValue{
@@ -234,7 +257,7 @@ func (s *UserStore) CommitRevision(ctx context.Context, rev users.Revision) erro
 		ExpressionAttributeNames:  map[string]string{"#role": "role", "#status": "status", "#hash": attrHash},
 		ExpressionAttributeValues: values,
 	}
-	if !rev.MovesEmail() && !rev.EndSessions && rev.By == u.ID {
+	if !rev.MovesEmail() && !rev.EndSessions {
 		return s.updateUser(ctx, update, u)
 	}
 	var t tx
@@ -255,16 +278,14 @@ func (s *UserStore) CommitRevision(ctx context.Context, rev users.Revision) erro
 	if rev.Proved {
 		t.add(login.StaleAttempts, clearGuesses(s.sessions, rev.OldEmail))
 	}
-	s.byCaller(&t, rev.By, u.ID)
 	if err := t.commit(ctx, s.db, "", nil); err != nil {
 		return fmt.Errorf("replace user %d: %w", u.ID, err)
 	}
 	return nil
 }
 
-// CommitProfile writes the profile ch changes over the user as read: one's
-// own in one UpdateItem, another's (an admin's change) in one transaction
-// with the check that the account of ch.By exists.
+// CommitProfile writes the profile ch changes over the user as read, in
+// one UpdateItem.
 func (s *UserStore) CommitProfile(ctx context.Context, ch users.Change, _ *idempotency.Record) error {
 	u := ch.User
 	update := &types.Update{
@@ -278,16 +299,7 @@ func (s *UserStore) CommitProfile(ctx context.Context, ch users.Change, _ *idemp
 			":hash": str(u.Hash), ":read": str(ch.ReadHash),
 		},
 	}
-	if ch.By == 0 || ch.By == u.ID {
-		return s.updateUser(ctx, update, u)
-	}
-	var t tx
-	t.add(users.StaleUser, types.TransactWriteItem{Update: update})
-	s.byCaller(&t, ch.By, u.ID)
-	if err := t.commit(ctx, s.db, "", nil); err != nil {
-		return fmt.Errorf("update user %d: %w", u.ID, err)
-	}
-	return nil
+	return s.updateUser(ctx, update, u)
 }
 
 // updateUser runs update, a change of the user u's item alone, as one
@@ -353,7 +365,6 @@ func (s *UserStore) CommitDeposit(ctx context.Context, ch users.Change, rec *ide
 	var t tx
 	t.add(users.StaleUser, s.userUpdate(ch, "SET balance = :balance",
 		map[string]types.AttributeValue{":balance": num(int64(ch.User.Balance))}))
-	s.byCaller(&t, ch.By, ch.User.ID)
 	t.publish(s.events, ch.Event)
 	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
 		return fmt.Errorf("deposit into user %d: %w", ch.User.ID, err)
@@ -371,21 +382,11 @@ func (s *UserStore) CommitClose(ctx context.Context, ch users.Change, rec *idemp
 	t.add(users.StaleUser, s.userUpdate(ch, "REMOVE "+attrActivePK+", "+attrRolePK+" ADD "+attrEpoch+" :one SET #status = :closed",
 		map[string]types.AttributeValue{":closed": str(string(u.Status)), ":one": num(1)}))
 	t.add(users.StaleReservation, types.TransactWriteItem{Update: s.credentials(u.Email, users.LoginRole(u.Role, u.Status), "")})
-	s.byCaller(&t, ch.By, u.ID)
 	t.publish(s.events, ch.Event)
 	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
 		return fmt.Errorf("close user %d: %w", u.ID, err)
 	}
 	return nil
-}
-
-// byCaller adds to t the check that the account of by, on whose behalf t
-// changes the user id, exists: none for the user's own change, which is
-// conditioned on the user as read.
-func (s *UserStore) byCaller(t *tx, by, id quire.ID) {
-	if by != id {
-		t.byCaller(s.table, by)
-	}
 }
 
 // userUpdate is the Update of the user ch changes, with expr and its
@@ -431,7 +432,7 @@ func (s *UserStore) Sessions(ctx context.Context, id quire.ID) ([]string, bool, 
 
 // CommitDelete removes d's user, on the condition that it is as read, its
 // email's reservation and failed logins, its cart and d's sessions, in one
-// transaction, while the account of d.By exists; then, when d says there are more, the user's other
+// transaction; then, when d says there are more, the user's other
 // sessions.
 func (s *UserStore) CommitDelete(ctx context.Context, d users.Deletion) error {
 	id := d.User.ID
@@ -448,7 +449,6 @@ func (s *UserStore) CommitDelete(ctx context.Context, d users.Deletion) error {
 	for _, sid := range d.Sessions {
 		t.add("session", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.sessions, Key: sessionKey(id, sid)}})
 	}
-	s.byCaller(&t, d.By, id)
 	t.publish(s.events, d.Event)
 	if err := t.commit(ctx, s.db, "", nil); err != nil {
 		return fmt.Errorf("delete user %d: %w", id, err)

@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/quireapi/quire/shared/idempotency"
-	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 )
 
@@ -61,25 +60,8 @@ func (t *tx) add(name string, item types.TransactWriteItem) {
 	t.items = append(t.items, item)
 }
 
-// recordName names the Put of an idempotency record in a transaction,
-// and callerName the check of the account it writes on behalf of.
-const (
-	recordName = "idempotency record"
-	callerName = "caller's account"
-)
-
-// byCaller adds the check that the user id, on whose behalf t writes, still
-// exists (see login.AccountGone), unless id is 0: no caller (demo data), or
-// t writes the caller's own user item, whose condition checks it already
-// (a transaction takes one action an item).
-func (t *tx) byCaller(users string, id quire.ID) {
-	if id == 0 {
-		return
-	}
-	t.add(callerName, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName: &users, Key: userKey(id), ConditionExpression: aws.String("attribute_exists(pk)"),
-	}})
-}
+// recordName names the Put of an idempotency record in a transaction.
+const recordName = "idempotency record"
 
 // reason returns the code for which DynamoDB cancelled the item name of t
 // in err, or "".
@@ -111,9 +93,6 @@ func (t *tx) commit(ctx context.Context, db *dynamodb.Client, records string, re
 	_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
 		TransactItems: t.items, ClientRequestToken: aws.String(requestToken()),
 	})
-	if t.reason(err, callerName) == "ConditionalCheckFailed" {
-		return login.AccountGone()
-	}
 	switch t.reason(err, recordName) {
 	case "ConditionalCheckFailed": // the key has a record now
 		return idempotency.ErrRaced

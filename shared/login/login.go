@@ -222,17 +222,6 @@ type Sessions interface {
 	End(ctx context.Context, user quire.ID, id string) error
 }
 
-// AccountGone is the refusal of a write made on behalf of a caller whose
-// account has been deleted: EUNAUTHORIZED. Access tokens are stateless and
-// outlive their account by up to their lifetime, so every write on behalf
-// of a caller commits only while the caller's account exists, checked in
-// the write's own transaction; until the token expires, it can still read
-// what any signed-in user may (the catalog, the configuration document),
-// and nothing of its own, which is gone.
-func AccountGone() *quire.Error {
-	return &quire.Error{Code: quire.EUNAUTHORIZED, Message: "The account of this access token has been deleted: it can change nothing; log in with another."}
-}
-
 // Access token lifetimes.
 const (
 	// DefaultLifetime is how long a token is valid unless configured.

@@ -38,14 +38,13 @@ func (s *CartStore) Get(_ context.Context, user quire.ID) (*carts.Cart, error) {
 }
 
 // Commit writes the cart ch decided, whole, with rec, on the condition that
-// the cart is as read (its revision, or no cart yet) and that its user
-// exists: a *quire.Stale naming carts.StaleCart, idempotency.ErrRaced,
-// login.AccountGone.
+// the cart is as read (its revision, or no cart yet): a *quire.Stale
+// naming carts.StaleCart, idempotency.ErrRaced.
 func (s *CartStore) Commit(_ context.Context, ch carts.Change, rec *idempotency.Record) error {
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	user := ch.Cart.UserID
-	t := tx{by: user}
+	var t tx
 	t.add(carts.StaleCart, on("PutItem", routes.TableCarts), func() bool {
 		c, ok := s.db.carts[user]
 		if ch.ReadRevision > 0 {

@@ -178,13 +178,12 @@ func (s *CatalogStore) Current(_ context.Context, id, authorID quire.ID) (*catal
 }
 
 // CommitAuthor stores the new author a with rec, under an id no author
-// has, while by's account exists: a *quire.Stale naming catalog.StaleID,
-// idempotency.ErrRaced, login.AccountGone.
-func (s *CatalogStore) CommitAuthor(_ context.Context, by quire.ID, a catalog.Author, rec *idempotency.Record) error {
+// has: a *quire.Stale naming catalog.StaleID, idempotency.ErrRaced.
+func (s *CatalogStore) CommitAuthor(_ context.Context, a catalog.Author, rec *idempotency.Record) error {
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	a.Hash = quire.ContentHash(&a)
-	t := tx{by: by}
+	var t tx
 	t.add(catalog.StaleID, on("PutItem", routes.TableCatalog), func() bool { _, taken := s.db.authors[a.ID]; return !taken }, func() { s.db.authors[a.ID] = a })
 	if err := s.db.commit(&t, rec); err != nil {
 		return fmt.Errorf("create catalog item %d: %w", a.ID, err)
@@ -192,15 +191,14 @@ func (s *CatalogStore) CommitAuthor(_ context.Context, by quire.ID, a catalog.Au
 	return nil
 }
 
-// CommitProduct stores w and its event while by's account exists: a new
-// product with rec, under an id no product has (a *quire.Stale naming
+// CommitProduct stores w and its event: a new product with rec, under an id no product has (a *quire.Stale naming
 // catalog.StaleID), when w.Read is ""; else its fields over the product
 // whose content hash is w.Read (a *quire.Stale naming
 // catalog.StaleProduct), keeping its rank.
-func (s *CatalogStore) CommitProduct(_ context.Context, by quire.ID, w catalog.ProductWrite, rec *idempotency.Record) error {
+func (s *CatalogStore) CommitProduct(_ context.Context, w catalog.ProductWrite, rec *idempotency.Record) error {
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
-	p, t := w.Product, tx{by: by}
+	p, t := w.Product, tx{}
 	if w.Read == "" {
 		p.Hash = quire.ContentHash(&p)
 		t.add(catalog.StaleID, on("PutItem", routes.TableCatalog), func() bool { return s.db.products[p.ID] == nil }, func() { s.db.products[p.ID] = &product{Product: p} })

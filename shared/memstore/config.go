@@ -53,15 +53,14 @@ func (s *ConfigStore) Gzip(_ context.Context, h config.Head) ([]byte, error) {
 }
 
 // Commit writes rep, on the condition that the stored head is the one read
-// (or, for a first document, that there is none), while the account of
-// rep.By exists: a *quire.Stale naming config.StaleHead,
-// login.AccountGone.
+// (or, for a first document, that there is none): a *quire.Stale naming
+// config.StaleHead.
 func (s *ConfigStore) Commit(_ context.Context, rep config.Replacement) error {
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	d := rep.Document
 	head := config.Head{Hash: d.Hash, Size: d.Size, Generation: rep.Generation, Chunks: (len(d.Gzip) + chunkBytes - 1) / chunkBytes}
-	t := tx{by: rep.By}
+	var t tx
 	if rep.Read.Chunks > 0 { // the old chunks go
 		t.add("old chunk", on("DeleteItem", routes.TableConfig), nil, func() {})
 	}

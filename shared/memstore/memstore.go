@@ -4,7 +4,7 @@
 // idempotency.Store and health.Pinger), with the semantics Quire relies on
 // from package dynamo: conditional writes, transactions that commit whole or
 // not at all and name the item that was not as read (the same *quire.Stale
-// names, idempotency.ErrRaced, login.AccountGone), idempotency records, the
+// names, idempotency.ErrRaced), idempotency records, the
 // outbox of events written with their changes, and pages in the order and
 // with the cursors DynamoDB gives.
 //
@@ -169,7 +169,6 @@ func queried(table string) dynamo.Access {
 // condition holds, checked before any step is applied, as DynamoDB's
 // TransactWriteItems does.
 type tx struct {
-	by    quire.ID // the caller whose account must exist; 0 for none
 	steps []step
 }
 
@@ -211,16 +210,13 @@ func (db *DB) Events(context.Context) ([]quire.Event, error) {
 }
 
 // commit runs t with rec's record, holding db's lock, and reports what
-// package dynamo's transactions report: login.AccountGone when t.by's
-// account is gone, idempotency.ErrRaced when rec's scope has a live record,
+// package dynamo's transactions report: idempotency.ErrRaced when rec's
+// scope has a live record,
 // else a *quire.Stale naming the first step whose condition failed.
 func (db *DB) commit(t *tx, rec *idempotency.Record) error {
 	var accesses []dynamo.Access
 	for _, s := range t.steps {
 		accesses = append(accesses, s.access)
-	}
-	if t.by != 0 {
-		accesses = append(accesses, on("ConditionCheckItem", routes.TableUsers))
 	}
 	if rec != nil {
 		accesses = append(accesses, on("PutItem", routes.TableIdempotency))
@@ -229,9 +225,6 @@ func (db *DB) commit(t *tx, rec *idempotency.Record) error {
 		return err
 	}
 	now := db.now()
-	if _, ok := db.users[t.by]; t.by != 0 && !ok {
-		return login.AccountGone()
-	}
 	if rec != nil {
 		if old, ok := db.records[rec.Scope]; ok && old.Expires.Unix() > now.Unix() {
 			return idempotency.ErrRaced

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/quireapi/quire/shared/access"
 	"github.com/quireapi/quire/shared/dynamo"
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/login"
@@ -61,6 +62,16 @@ func (s *UserStore) Get(_ context.Context, id quire.ID) (*users.User, error) {
 	return &v, nil
 }
 
+// Standing returns the account of the user id as it stands: ENOTFOUND
+// when there is none.
+func (s *UserStore) Standing(ctx context.Context, id quire.ID) (access.Account, error) {
+	u, err := s.Get(ctx, id)
+	if err != nil {
+		return access.Account{}, err
+	}
+	return access.Account{Role: u.Role, Closed: u.Status != users.StatusActive}, nil
+}
+
 // List returns a page of users in id order: active ones, all with
 // q.AnyStatus, or active ones of q.Role.
 func (s *UserStore) List(_ context.Context, q users.ListQuery) ([]users.User, quire.ID, error) {
@@ -107,12 +118,12 @@ func (s *UserStore) Stored(_ context.Context, id quire.ID) (users.Stored, error)
 
 // CommitRevision writes rev over the user as read, as dynamo.UserStore
 // does: a *quire.Stale naming users.StaleUser, users.StaleReservation or
-// users.StaleEmail, login.AccountGone when rev.By's account is gone.
+// users.StaleEmail.
 func (s *UserStore) CommitRevision(_ context.Context, rev users.Revision) error {
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	u := rev.User
-	single := !rev.MovesEmail() && !rev.EndSessions && rev.By == u.ID
+	single := !rev.MovesEmail() && !rev.EndSessions
 	if single && s.applied(u) {
 		return s.db.may(on("UpdateItem", routes.TableUsers)) // the one UpdateItem, which finds its own write
 	}
@@ -141,22 +152,10 @@ func (s *UserStore) CommitRevision(_ context.Context, rev users.Revision) error 
 	if rev.Proved {
 		t.add(login.StaleAttempts, on("DeleteItem", routes.TableSessions), nil, func() { delete(s.db.logins, old) })
 	}
-	if !single {
-		t.by = by(rev.By, u.ID)
-	}
 	if err := s.db.commit(&t, nil); err != nil {
 		return fmt.Errorf("replace user %d: %w", u.ID, err)
 	}
 	return nil
-}
-
-// by is the caller whose account a change of the user id by by checks:
-// none for the user's own change, conditioned on the user as read.
-func by(by, id quire.ID) quire.ID {
-	if by == id {
-		return 0
-	}
-	return by
 }
 
 // asRead is the condition that the user id is stored with the content hash
@@ -193,11 +192,10 @@ func (s *UserStore) CommitProfile(_ context.Context, ch users.Change, _ *idempot
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	u := ch.User
-	own := ch.By == 0 || ch.By == u.ID
-	if own && s.applied(u) {
+	if s.applied(u) {
 		return s.db.may(on("UpdateItem", routes.TableUsers)) // the one UpdateItem, which finds its own write
 	}
-	t := tx{by: by(ch.By, u.ID)} // another's: checked, as package dynamo's transaction checks it
+	var t tx
 	t.add(users.StaleUser, on("UpdateItem", routes.TableUsers), s.asRead(u.ID, ch.ReadHash), func() {
 		it := s.db.users[u.ID]
 		it.Profile, it.UpdatedAt, it.Hash = u.Profile, stored(u.UpdatedAt), u.Hash
@@ -209,13 +207,12 @@ func (s *UserStore) CommitProfile(_ context.Context, ch users.Change, _ *idempot
 }
 
 // CommitDeposit writes the deposit ch with rec over the user as read: a
-// *quire.Stale naming users.StaleUser, idempotency.ErrRaced,
-// login.AccountGone.
+// *quire.Stale naming users.StaleUser, idempotency.ErrRaced.
 func (s *UserStore) CommitDeposit(_ context.Context, ch users.Change, rec *idempotency.Record) error {
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	u := ch.User
-	t := tx{by: by(ch.By, u.ID)}
+	var t tx
 	t.add(users.StaleUser, on("UpdateItem", routes.TableUsers), s.asRead(u.ID, ch.ReadHash), func() {
 		it := s.db.users[u.ID]
 		it.Balance, it.UpdatedAt, it.Hash = u.Balance, stored(u.UpdatedAt), u.Hash
@@ -235,7 +232,7 @@ func (s *UserStore) CommitClose(_ context.Context, ch users.Change, rec *idempot
 	defer s.db.mu.Unlock()
 	u := ch.User
 	key := users.EmailKey(u.Email)
-	t := tx{by: by(ch.By, u.ID)}
+	var t tx
 	t.add(users.StaleUser, on("UpdateItem", routes.TableUsers), s.asRead(u.ID, ch.ReadHash), func() {
 		it := s.db.users[u.ID]
 		it.Status, it.UpdatedAt, it.Hash = u.Status, stored(u.UpdatedAt), u.Hash
@@ -272,12 +269,12 @@ func (s *UserStore) Sessions(_ context.Context, id quire.ID) ([]string, bool, er
 // CommitDelete removes d's user, over the user as read, with its email's
 // reservation and failed logins, its cart and d's sessions, and then, when
 // d says there are more, its other sessions: a *quire.Stale naming
-// users.StaleUser, login.AccountGone.
+// users.StaleUser.
 func (s *UserStore) CommitDelete(_ context.Context, d users.Deletion) error {
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	id, key := d.User.ID, users.EmailKey(d.User.Email)
-	t := tx{by: by(d.By, id)}
+	var t tx
 	t.add(users.StaleUser, on("DeleteItem", routes.TableUsers), s.asRead(id, d.User.Hash), func() { delete(s.db.users, id) })
 	t.add("reservation", on("DeleteItem", routes.TableUsers), nil, func() { delete(s.db.emails, key) })
 	t.add("failed logins", on("DeleteItem", routes.TableSessions), nil, func() { delete(s.db.logins, key) })

@@ -153,12 +153,12 @@ func TestChecksFailABrokenVersion(t *testing.T) {
 		{"not JSON", routes.GroupOrders, answering(fns[routes.GroupOrders], func(_ *events.APIGatewayProxyRequest, r *events.APIGatewayProxyResponse) {
 			r.MultiValueHeaders["Content-Type"] = []string{"text/html"}
 		}), "GET /orders: Content-Type"},
-		{"no revalidation", routes.GroupConfig, answering(fns[routes.GroupConfig], func(ev *events.APIGatewayProxyRequest, r *events.APIGatewayProxyResponse) {
+		{"no revalidation", routes.GroupCatalog, answering(fns[routes.GroupCatalog], func(ev *events.APIGatewayProxyRequest, r *events.APIGatewayProxyResponse) {
 			if r.StatusCode == 304 { // as if If-None-Match were ignored
 				r.StatusCode, r.Body = 200, "{}"
 				r.MultiValueHeaders["Content-Type"] = []string{"application/json"}
 			}
-		}), "GET /config: status 200, want 304"},
+		}), "GET /landing: status 200, want 304"},
 		{"an authorizer that lets anyone in", pretraffic.Authorizer, pretraffic.Handler(func(context.Context, events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
 			return events.APIGatewayCustomAuthorizerResponse{PrincipalID: "anyone"}, nil
 		}), `authorizer, Authorization "": answered {"principalId":"anyone"`},

@@ -9,27 +9,11 @@ import (
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
+	"github.com/quireapi/quire/shared/access"
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 )
-
-// Caller is who makes a request on a protected route, as the authorizer
-// identified them from their token.
-type Caller struct {
-	ID      quire.ID
-	Role    quire.Role
-	Expires time.Time
-	// SessionID is the session the token belongs to ("" for none).
-	SessionID string
-}
-
-// Admin reports whether the caller has the admin role.
-func (c Caller) Admin() bool { return c.Role == quire.RoleAdmin }
-
-// Owns reports whether the caller may act on the user id's resources: their
-// own, or anyone's for an admin.
-func (c Caller) Owns(id quire.ID) bool { return c.ID == id || c.Admin() }
 
 // The keys of the authorizer context, which the authorizer fills and API
 // Gateway passes to functions in requestContext.authorizer.
@@ -42,41 +26,39 @@ const (
 
 type callerKey struct{}
 
-// CallerOf returns the caller of a protected route, which the router has
-// checked; on a public route it is the zero Caller.
-func CallerOf(r *http.Request) Caller {
-	c, _ := r.Context().Value(callerKey{}).(Caller)
+// CallerOf returns the caller of a protected route, as the router decided
+// it (see access.Decide); on a public route it is the zero Caller.
+func CallerOf(r *http.Request) access.Caller {
+	c, _ := r.Context().Value(callerKey{}).(access.Caller)
 	return c
 }
 
-// authorize checks that the caller of r may call a route with access a, and
-// returns r carrying the caller (r itself with an error). API Gateway's authorizer has decided
-// already; checking again here keeps a function safe from a stack that
-// forgot to attach it, and refuses a token that expired while API Gateway
-// kept its decision cached.
-func authorize(r *http.Request, a routes.Access, now time.Time) (*http.Request, error) {
-	if a == routes.Public {
+// authorize returns r, a request on the route rt, carrying its caller as
+// callers decide it (r itself with an error). API Gateway's authorizer has
+// decided on the token already; deciding again here, on the account,
+// refuses a token whose account was deleted, closed or demoted since its
+// login, and keeps a function safe from a stack that forgot to attach the
+// authorizer.
+func authorize(r *http.Request, rt routes.Route, callers *access.Callers, now time.Time) (*http.Request, error) {
+	if rt.Access == routes.Public {
 		return r, nil
 	}
 	c, err := authorizerCaller(r)
 	if err != nil {
 		return r, &quire.Error{Code: quire.EUNAUTHORIZED, Message: "This route needs a valid bearer token.", Err: err}
 	}
-	if !now.Before(c.Expires.Add(login.ClockLeeway)) { // as the authorizer took it
-		return r, quire.Errorf(quire.EUNAUTHORIZED, "The token has expired; log in again.")
-	}
-	if a == routes.Admin && !c.Admin() {
-		return r, quire.Errorf(quire.EFORBIDDEN, "This route needs the admin role.")
+	if c, err = callers.Decide(r.Context(), c, rt, now, login.ClockLeeway); err != nil {
+		return r, err
 	}
 	return r.WithContext(context.WithValue(r.Context(), callerKey{}, c)), nil
 }
 
 // authorizerCaller reads the caller from the authorizer context API Gateway
 // puts in the request context.
-func authorizerCaller(r *http.Request) (Caller, error) {
+func authorizerCaller(r *http.Request) (access.Caller, error) {
 	rc, ok := core.GetAPIGatewayContextFromContext(r.Context())
 	if !ok || rc.Authorizer == nil {
-		return Caller{}, fmt.Errorf("no authorizer context")
+		return access.Caller{}, fmt.Errorf("no authorizer context")
 	}
 	get := func(k string) string {
 		switch v := rc.Authorizer[k].(type) {
@@ -90,17 +72,17 @@ func authorizerCaller(r *http.Request) (Caller, error) {
 	}
 	id, err := quire.ParseID(get(ContextUserID))
 	if err != nil {
-		return Caller{}, fmt.Errorf("authorizer context: user id %q", get(ContextUserID))
+		return access.Caller{}, fmt.Errorf("authorizer context: user id %q", get(ContextUserID))
 	}
 	role := quire.Role(get(ContextRole))
 	if !role.Valid() {
-		return Caller{}, fmt.Errorf("authorizer context: role %q", role)
+		return access.Caller{}, fmt.Errorf("authorizer context: role %q", role)
 	}
 	exp, err := strconv.ParseInt(get(ContextExpires), 10, 64)
 	if err != nil {
-		return Caller{}, fmt.Errorf("authorizer context: expires %q", get(ContextExpires))
+		return access.Caller{}, fmt.Errorf("authorizer context: expires %q", get(ContextExpires))
 	}
-	return Caller{ID: id, Role: role, Expires: time.Unix(exp, 0), SessionID: get(ContextSession)}, nil
+	return access.Caller{ID: id, Role: role, Expires: time.Unix(exp, 0), SessionID: get(ContextSession)}, nil
 }
 
 // BearerChallenge is the WWW-Authenticate value of a 401 for a request that

@@ -17,6 +17,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quireapi/quire/shared/access"
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/quire"
@@ -402,11 +403,29 @@ func usersRouter(t *testing.T) http.Handler {
 		hs[rt.Resource().Key()] = ok
 	}
 	hs["DELETE /users/{id}"] = func(http.ResponseWriter, *http.Request, *Answer) error { panic("boom") }
-	h, err := NewRouter(routes.GroupUsers, hs, noRecords{})
+	h, err := NewRouter(routes.GroupUsers, hs, noRecords{}, &access.Callers{Accounts: testAccounts})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// accounts are stored accounts by id, for the router to read.
+type accounts map[quire.ID]access.Account
+
+func (as accounts) Standing(_ context.Context, id quire.ID) (access.Account, error) {
+	a, ok := as[id]
+	if !ok {
+		return access.Account{}, quire.NotFound("user " + id.String())
+	}
+	return a, nil
+}
+
+// testAccounts: 7 a customer, 1 an admin, 2 a closed admin, 3 an admin
+// demoted since its login; 9 has none (deleted).
+var testAccounts = accounts{
+	7: {Role: quire.RoleCustomer}, 1: {Role: quire.RoleAdmin},
+	2: {Role: quire.RoleAdmin, Closed: true}, 3: {Role: quire.RoleCustomer},
 }
 
 func TestRouter(t *testing.T) {
@@ -434,7 +453,7 @@ func TestRouter(t *testing.T) {
 			t.Errorf("%s %s: Content-Type %q", tc.method, tc.path, rec.Header().Get("Content-Type"))
 		}
 	}
-	if _, err := NewRouter("users", Handlers{"GET /users": func(http.ResponseWriter, *http.Request, *Answer) error { return nil }}, noRecords{}); err == nil {
+	if _, err := NewRouter("users", Handlers{"GET /users": func(http.ResponseWriter, *http.Request, *Answer) error { return nil }}, noRecords{}, &access.Callers{Accounts: testAccounts}); err == nil {
 		t.Error("NewRouter accepted a group with routes missing")
 	}
 }
@@ -450,7 +469,7 @@ func TestRouterRefusesUnreadBodies(t *testing.T) {
 			return JSON(w, r, 200, struct{}{})
 		}
 	}
-	h, err := NewRouter(routes.GroupUsers, hs, noRecords{})
+	h, err := NewRouter(routes.GroupUsers, hs, noRecords{}, &access.Callers{Accounts: testAccounts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +508,9 @@ func TestRouterRefusesUnreadBodies(t *testing.T) {
 
 // TestRouterChecksCaller: a function checks the authorizer context itself,
 // so it is safe behind a stack that forgot the authorizer and refuses a
-// token that expired while API Gateway kept its decision cached.
+// token that expired while API Gateway kept its decision cached; and it
+// reads the caller's account, which decides over the token: a deleted
+// account's token is 401, a closed or demoted admin's is a customer's.
 func TestRouterChecksCaller(t *testing.T) {
 	h := usersRouter(t)
 	future, past := time.Now().Add(time.Minute), time.Now().Add(-login.ClockLeeway-time.Second)
@@ -510,6 +531,12 @@ func TestRouterChecksCaller(t *testing.T) {
 		{"customer", "GET", "/users/7", caller("7", "customer", future), 200, `{"caller":"7","id":"7","role":"customer"}`},
 		{"customer on an admin route", "GET", "/admin/users", caller("7", "customer", future), 403, ""},
 		{"admin", "GET", "/admin/users", caller("1", "admin", future), 200, `{"caller":"1","id":"","role":"admin"}`},
+		{"deleted", "GET", "/users/9", caller("9", "customer", future), 401, ""},
+		{"deleted admin", "GET", "/admin/users", caller("9", "admin", future), 401, ""},
+		{"closed admin on an admin route", "GET", "/admin/users", caller("2", "admin", future), 403, ""},
+		{"closed admin", "GET", "/users/5", caller("2", "admin", future), 200, `{"caller":"2","id":"5","role":"customer"}`},
+		{"demoted admin on an admin route", "GET", "/admin/users", caller("3", "admin", future), 403, ""},
+		{"demoted admin", "GET", "/users/5", caller("3", "admin", future), 200, `{"caller":"3","id":"5","role":"customer"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()

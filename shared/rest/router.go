@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/quireapi/quire/shared/access"
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
@@ -30,9 +31,10 @@ type Handlers map[string]HandlerFunc
 // table: each of the group's routes goes to its handler, any other method on
 // a path the group serves is 405 with Allow, and any other path is 404. It
 // returns an error when a route of the group has no handler or a handler has
-// no route, or a route takes idempotency keys and records is nil, so a
+// no route, a route takes idempotency keys and records is nil, or a route
+// is protected and callers, which read its callers' accounts, is nil, so a
 // function fails at init rather than on a request.
-func NewRouter(group string, hs Handlers, records idempotency.Store) (http.Handler, error) {
+func NewRouter(group string, hs Handlers, records idempotency.Store, callers *access.Callers) (http.Handler, error) {
 	rt := &router{routes: map[string]http.Handler{}, paths: map[string]http.Handler{}}
 	served := map[string]bool{}
 	for _, r := range routes.ForGroup(group) {
@@ -47,8 +49,11 @@ func NewRouter(group string, hs Handlers, records idempotency.Store) (http.Handl
 			}
 			h = keyed(r, records, h)
 		}
+		if r.Access != routes.Public && callers == nil {
+			return nil, fmt.Errorf("rest: %s is protected, and group %s reads no accounts", key, group)
+		}
 		served[key] = true
-		rt.routes[r.Key()] = route(r, h)
+		rt.routes[r.Key()] = route(r, h, callers)
 		rt.paths[r.Path] = nil
 	}
 	for key := range hs {
@@ -58,7 +63,7 @@ func NewRouter(group string, hs Handlers, records idempotency.Store) (http.Handl
 	}
 	for _, p := range routes.Paths() {
 		if _, ok := rt.paths[p]; ok || routes.Owner(p) == group {
-			rt.paths[p] = route(routes.Route{Path: p, Access: routes.Public}, nil)
+			rt.paths[p] = route(routes.Route{Path: p, Access: routes.Public}, nil, nil)
 		}
 	}
 	return rt, nil
@@ -108,7 +113,7 @@ func keyed(rt routes.Route, records idempotency.Store, h HandlerFunc) HandlerFun
 // HEAD on a GET route is the GET without its body (see head), any method
 // the path does not allow is 405, and a panic is an internal error rather
 // than a crashed function.
-func route(rt routes.Route, h HandlerFunc) http.Handler {
+func route(rt routes.Route, h HandlerFunc, callers *access.Callers) http.Handler {
 	allow := routes.Allow(rt.Path)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
@@ -117,21 +122,22 @@ func route(rt routes.Route, h HandlerFunc) http.Handler {
 			}
 		}()
 		if r.Method == http.MethodHead && rt.Method == http.MethodGet && h != nil {
-			head(w, func(w http.ResponseWriter) { serve(w, r, rt, h) })
+			head(w, func(w http.ResponseWriter) { serve(w, r, rt, h, callers) })
 			return
 		}
 		if h == nil || r.Method != rt.Method || !slices.Contains(allow, r.Method) {
 			MethodNotAllowed(w, r, allow)
 			return
 		}
-		serve(w, r, rt, h)
+		serve(w, r, rt, h, callers)
 	})
 }
 
 // serve runs h for r once the method is rt's, and r is of a caller rt
-// allows, in a version it has, without a body unless rt reads one.
-func serve(w http.ResponseWriter, r *http.Request, rt routes.Route, h HandlerFunc) {
-	r, err := authorize(r, rt.Access, time.Now())
+// allows as callers decide it, in a version it has, without a body unless
+// rt reads one.
+func serve(w http.ResponseWriter, r *http.Request, rt routes.Route, h HandlerFunc, callers *access.Callers) {
+	r, err := authorize(r, rt, callers, time.Now())
 	if err == nil && rt.Versioned {
 		w.Header().Add("Vary", "Accept")
 		if r, err = negotiate(r, rt.Version); err == nil {

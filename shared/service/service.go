@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/quireapi/quire/shared/access"
 	"github.com/quireapi/quire/shared/apigw"
 	"github.com/quireapi/quire/shared/awsenv"
 	"github.com/quireapi/quire/shared/cache"
@@ -93,6 +94,9 @@ type Config struct {
 type Stores struct {
 	Users    users.Store
 	Accounts login.Accounts
+	// Callers are the accounts of the callers of protected routes, which
+	// every group's router reads (see access.Decide).
+	Callers  access.Accounts
 	Sessions login.Sessions
 	Catalog  cache.CatalogSource
 	Carts    carts.Store
@@ -142,10 +146,16 @@ func (c Config) OpenStores(group string, opts ...func(*dynamodb.Options)) (*Stor
 	t := c.DynamoDB.Tables
 	u := dynamo.NewUserStore(db, t)
 	return &Stores{
-		Users: u, Accounts: u, Sessions: dynamo.NewSessionStore(db, t), Catalog: dynamo.NewCatalogStore(db, t),
+		Users: u, Accounts: u, Callers: u, Sessions: dynamo.NewSessionStore(db, t), Catalog: dynamo.NewCatalogStore(db, t),
 		Carts: dynamo.NewCartStore(db, t), Orders: dynamo.NewOrderStore(db, t), Config: dynamo.NewConfigStore(db, t),
 		Records: dynamo.NewRecordStore(db, t, c.IdempotencyTTL), Health: dynamo.NewPinger(db, t),
 	}, nil
+}
+
+// Callers reads the accounts of the callers of protected routes from s,
+// a customer's reads held for the catalog's staleness (see access.Callers).
+func (c Config) Callers(s *Stores) *access.Callers {
+	return &access.Callers{Accounts: s.Callers, Staleness: c.CatalogStaleness}
 }
 
 func (c Config) catalog(s *Stores) *cache.Catalog {
@@ -195,7 +205,7 @@ func Users(passwords password.Hasher) func(Config) (http.Handler, error) {
 			return nil, err
 		}
 		h := &users.Handlers{Store: s.Users, Passwords: passwords}
-		return rest.NewRouter(routes.GroupUsers, h.Routes(), s.Records)
+		return rest.NewRouter(routes.GroupUsers, h.Routes(), s.Records, c.Callers(s))
 	}
 }
 
@@ -210,7 +220,7 @@ func Health(c Config) (http.Handler, error) {
 	hs := (&health.Handlers{DB: s.Health}).Routes()
 	hs["GET /openapi.json"] = openapi.Handler
 	maps.Copy(hs, swaggerui.Routes(c.DocsLogin))
-	return rest.NewRouter(routes.GroupHealth, hs, nil)
+	return rest.NewRouter(routes.GroupHealth, hs, nil, nil)
 }
 
 // Catalog builds the handler of the catalog group.
@@ -219,7 +229,7 @@ func Catalog(c Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rest.NewRouter(routes.GroupCatalog, (&catalog.Handlers{Store: c.catalog(s)}).Routes(), s.Records)
+	return rest.NewRouter(routes.GroupCatalog, (&catalog.Handlers{Store: c.catalog(s)}).Routes(), s.Records, c.Callers(s))
 }
 
 // Carts builds the handler of the carts group.
@@ -228,7 +238,7 @@ func Carts(c Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rest.NewRouter(routes.GroupCarts, (&carts.Handlers{Store: s.Carts, Products: c.catalog(s)}).Routes(), s.Records)
+	return rest.NewRouter(routes.GroupCarts, (&carts.Handlers{Store: s.Carts, Products: c.catalog(s)}).Routes(), s.Records, c.Callers(s))
 }
 
 // Orders builds the handler of the orders group.
@@ -239,7 +249,7 @@ func Orders(c Config) (http.Handler, error) {
 	}
 	return rest.NewRouter(routes.GroupOrders, (&orders.Handlers{
 		Store: s.Orders, Catalog: c.catalog(s), Carts: s.Carts,
-	}).Routes(), s.Records)
+	}).Routes(), s.Records, c.Callers(s))
 }
 
 // Configuration builds the handler of the config group: the
@@ -250,7 +260,7 @@ func Configuration(c Config) (http.Handler, error) {
 		return nil, err
 	}
 	store := &cache.Config{Store: s.Config}
-	return rest.NewRouter(routes.GroupConfig, (&config.Handlers{Store: store}).Routes(), nil)
+	return rest.NewRouter(routes.GroupConfig, (&config.Handlers{Store: store}).Routes(), nil, c.Callers(s))
 }
 
 // Serve is the Lambda handler of group's HTTP handler h: behind the

@@ -1,8 +1,8 @@
 // Package storetest is the one behavioural suite of Quire's stores: Run
 // holds a set of stores to what the domain packages rely on (conditional
 // writes, transactions that fail as a whole and name the item that was not
-// as read, the caller's account check, idempotency records, the guesses of
-// a password, sessions, pages in id order with their cursors). Package
+// as read, idempotency records, callers' accounts, the guesses of a
+// password, sessions, pages in id order with their cursors). Package
 // dynamo runs it on DynamoDB Local and package memstore in memory, which
 // keeps the in-memory store as DynamoDB behaves.
 package storetest
@@ -21,9 +21,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quireapi/quire/shared/access"
 	"github.com/quireapi/quire/shared/cache"
 	"github.com/quireapi/quire/shared/carts"
-	"github.com/quireapi/quire/shared/catalog"
 	"github.com/quireapi/quire/shared/config"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
@@ -41,6 +41,7 @@ type Stores struct {
 	Users interface {
 		users.Store
 		login.Accounts
+		access.Accounts
 	}
 	Sessions login.Sessions
 	Catalog  interface {
@@ -97,7 +98,7 @@ var cases = []struct {
 }{
 	{"ConditionalCreate", testConditionalCreate},
 	{"StaleWritesChangeNothing", testStaleWrites},
-	{"CallerAccount", testCallerAccount},
+	{"Standing", testStanding},
 	{"IdempotencyRecords", testRecords},
 	{"PaymentIsWhole", testPayment},
 	{"Carts", testCarts},
@@ -175,14 +176,13 @@ func wantEvents(t *testing.T, s Stores, want ...quire.Event) {
 	}))
 }
 
-// credit is the deposit of amount into u on behalf of by.
-func credit(t *testing.T, u users.User, amount quire.Money, by quire.ID) users.Change {
+// credit is the deposit of amount into u.
+func credit(t *testing.T, u users.User, amount quire.Money) users.Change {
 	t.Helper()
 	ch, err := users.Credit(u, amount, now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch.By = by
 	return ch
 }
 
@@ -217,12 +217,12 @@ func testConditionalCreate(t *testing.T, s Stores) {
 
 func testStaleWrites(t *testing.T, s Stores) {
 	u := user(t, s, 2, quire.RoleCustomer)
-	first := credit(t, u, 10_00, 2)
+	first := credit(t, u, 10_00)
 	if err := s.Users.CommitDeposit(t.Context(), first, nil); err != nil {
 		t.Fatal(err)
 	}
 	// A second deposit decided on the same read finds the user changed.
-	wantStale(t, s.Users.CommitDeposit(t.Context(), credit(t, u, 5_00, 2), nil), users.StaleUser)
+	wantStale(t, s.Users.CommitDeposit(t.Context(), credit(t, u, 5_00), nil), users.StaleUser)
 	closing, err := users.CloseAccount(u, now())
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +231,7 @@ func testStaleWrites(t *testing.T, s Stores) {
 	p := u
 	p.Profile.Bio = "Reads."
 	p.Hash = quire.ContentHash(&p)
-	wantStale(t, s.Users.CommitProfile(t.Context(), users.Change{User: p, ReadHash: u.Hash, By: 2}, nil), users.StaleUser)
+	wantStale(t, s.Users.CommitProfile(t.Context(), users.Change{User: p, ReadHash: u.Hash}, nil), users.StaleUser)
 	got, err := s.Users.Get(t.Context(), 2)
 	if err != nil {
 		t.Fatal(err)
@@ -239,40 +239,31 @@ func testStaleWrites(t *testing.T, s Stores) {
 	same(t, "user after stale writes", *got, first.User)
 }
 
-func testCallerAccount(t *testing.T, s Stores) {
+// testStanding: a caller's account as it stands, which every protected
+// request reads: its role, closed or not, and ENOTFOUND once it is gone.
+func testStanding(t *testing.T, s Stores) {
+	user(t, s, 1, quire.RoleAdmin)
 	u := user(t, s, 2, quire.RoleCustomer)
-	rec := record("caller", 200)
-	err := s.Users.CommitDeposit(t.Context(), credit(t, u, 10_00, 7), rec)
-	wantCode(t, err, quire.EUNAUTHORIZED)
-	if got, _ := s.Users.Get(t.Context(), 2); got.Balance != 0 {
-		t.Errorf("a deposit on behalf of a gone account changed the balance to %s", got.Balance)
-	}
-	if got, err := s.Records.Get(t.Context(), rec.Scope); got != nil || err != nil {
-		t.Errorf("a refused write kept its record: %+v, %v", got, err)
-	}
-	user(t, s, 7, quire.RoleAdmin)
-	if err := s.Users.CommitDeposit(t.Context(), credit(t, u, 10_00, 7), nil); err != nil {
-		t.Errorf("deposit on behalf of an existing account: %v", err)
-	}
-	a := catalog.NewAuthor(catalog.Author{Name: "Mary Shelley"}, now())
-	wantCode(t, s.Catalog.CommitAuthor(t.Context(), 8, a, nil), quire.EUNAUTHORIZED)
-	ch, err := add(carts.Cart{UserID: 9, Items: map[quire.ID]int{}}, 1, 1)
+	closing, err := users.CloseAccount(user(t, s, 3, quire.RoleAdmin), now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, s.Carts.Commit(t.Context(), ch, nil), quire.EUNAUTHORIZED)
-	d, err := config.Parse([]byte(`{"a":1}`))
-	if err != nil {
+	if err := s.Users.CommitClose(t.Context(), closing, nil); err != nil {
 		t.Fatal(err)
 	}
-	rep, _, err := config.Replace(nil, d, quire.Precondition{}, "g1")
-	if err != nil {
+	if err := s.Users.CommitDelete(t.Context(), users.Deletion{User: u}); err != nil {
 		t.Fatal(err)
 	}
-	rep.By = 8
-	wantCode(t, s.Config.Commit(t.Context(), rep), quire.EUNAUTHORIZED)
-	if _, err := s.Config.Head(t.Context()); quire.ErrorCode(err) != quire.ENOTFOUND {
-		t.Errorf("configuration after a refused write: %v", err)
+	for id, want := range map[quire.ID]access.Account{1: {Role: quire.RoleAdmin}, 3: {Role: quire.RoleAdmin, Closed: true}} {
+		got, err := s.Users.Standing(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same(t, fmt.Sprintf("standing of user %d", id), got, want)
+	}
+	for _, id := range []quire.ID{2, 9} {
+		_, err := s.Users.Standing(t.Context(), id)
+		wantCode(t, err, quire.ENOTFOUND)
 	}
 }
 
@@ -292,7 +283,7 @@ func testRecords(t *testing.T, s Stores) {
 	}
 	u := user(t, s, 2, quire.RoleCustomer)
 	rec := record("POST /users/2/deposit key", 200)
-	if err := s.Users.CommitDeposit(t.Context(), credit(t, u, 10_00, 2), rec); err != nil {
+	if err := s.Users.CommitDeposit(t.Context(), credit(t, u, 10_00), rec); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Records.Get(t.Context(), rec.Scope)
@@ -305,7 +296,7 @@ func testRecords(t *testing.T, s Stores) {
 	same(t, "record", got, &want, cmp.Comparer(time.Time.Equal))
 	// Another request with the key, decided on a fresh read, races.
 	u2, _ := s.Users.Get(t.Context(), 2)
-	err = s.Users.CommitDeposit(t.Context(), credit(t, *u2, 10_00, 2), record(rec.Scope, 200))
+	err = s.Users.CommitDeposit(t.Context(), credit(t, *u2, 10_00), record(rec.Scope, 200))
 	if !errors.Is(err, idempotency.ErrRaced) {
 		t.Errorf("a second commit with the key: %v, want ErrRaced", err)
 	}
@@ -315,14 +306,14 @@ func testRecords(t *testing.T, s Stores) {
 	// An expired record is as none: the key commits again.
 	old := record("expired", 201)
 	old.Expires = now().Add(-time.Hour)
-	if err := s.Users.CommitDeposit(t.Context(), credit(t, *u2, 1_00, 2), old); err != nil {
+	if err := s.Users.CommitDeposit(t.Context(), credit(t, *u2, 1_00), old); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.Records.Get(t.Context(), "expired"); got != nil || err != nil {
 		t.Errorf("an expired record: %+v, %v", got, err)
 	}
 	u4, _ := s.Users.Get(t.Context(), 2)
-	if err := s.Users.CommitDeposit(t.Context(), credit(t, *u4, 1_00, 2), record("expired", 200)); err != nil {
+	if err := s.Users.CommitDeposit(t.Context(), credit(t, *u4, 1_00), record("expired", 200)); err != nil {
 		t.Errorf("a key whose record expired: %v", err)
 	}
 	p := s.Records.Begin("scope", "fp")

@@ -11,14 +11,11 @@ import (
 )
 
 // Change is a decided change of a user, for the store to commit: the user
-// as written, only over the user as read (ReadHash), and only while the
-// account of the user it is made on behalf of, By, exists (0: none, as
-// for demo data; the user's own change is conditioned on the user as read
-// already); with the event it publishes, if any.
+// as written, only over the user as read (ReadHash), with the event it
+// publishes, if any.
 type Change struct {
 	User     User
 	ReadHash string
-	By       quire.ID
 	Event    *quire.Event
 }
 
@@ -134,14 +131,13 @@ func CloseAccount(u User, now time.Time) (Change, error) {
 	return change(u, closed, now).event(quire.EventUserClosed, Gone{UserID: u.ID}), nil
 }
 
-// Apply changes the user id in s as decide decides, on behalf of the user
-// by, and returns the change:
+// Apply changes the user id in s as decide decides, and returns the change:
 // it reads the user, decides, and commits with commit (one of the store's
 // methods), again when the user changed meanwhile (quire.Again). With
 // answer, it commits the change with the record answer returns for it,
 // the answer to the request's idempotency key. A user that keeps changing
 // is ECONFLICT.
-func Apply(ctx context.Context, s Store, by, id quire.ID, decide func(User, time.Time) (Change, error),
+func Apply(ctx context.Context, s Store, id quire.ID, decide func(User, time.Time) (Change, error),
 	commit func(context.Context, Change, *idempotency.Record) error, answer func(Change) (*idempotency.Record, error)) (Change, error) {
 	var ch Change
 	err := quire.Again(ctx, func(int) error {
@@ -152,7 +148,6 @@ func Apply(ctx context.Context, s Store, by, id quire.ID, decide func(User, time
 		if ch, err = decide(*u, time.Now()); err != nil {
 			return err
 		}
-		ch.By = by
 		rec, err := idempotency.RecordOf(answer, ch)
 		if err != nil {
 			return err
@@ -181,6 +176,6 @@ func noUser(err error, id quire.ID) error {
 // Fund credits amount to the account id in s (see Credit), as POST
 // /users/{id}/deposit does without an answer: for demo data and tests.
 func Fund(ctx context.Context, s Store, id quire.ID, amount quire.Money) (*User, error) {
-	ch, err := Apply(ctx, s, 0, id, func(u User, now time.Time) (Change, error) { return Credit(u, amount, now) }, s.CommitDeposit, nil)
+	ch, err := Apply(ctx, s, id, func(u User, now time.Time) (Change, error) { return Credit(u, amount, now) }, s.CommitDeposit, nil)
 	return &ch.User, err
 }

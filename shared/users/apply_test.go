@@ -55,7 +55,7 @@ func TestApply(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) { // the pauses between reads take no real time
 				s := &store{commits: tc.commits}
 				answered := 0
-				ch, err := users.Apply(t.Context(), s, 0, 7, credit, s.CommitDeposit, func(ch users.Change) (*idempotency.Record, error) {
+				ch, err := users.Apply(t.Context(), s, 7, credit, s.CommitDeposit, func(ch users.Change) (*idempotency.Record, error) {
 					answered++
 					return &idempotency.Record{Scope: "key", Response: idempotency.Response{Status: 200}}, nil
 				})

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/quireapi/quire/shared/access"
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/password"
@@ -152,15 +153,15 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request, answer *rest.A
 // ownID returns the id in the path and the caller, when the caller may act
 // on that user, and ENOTFOUND otherwise, so that other users' ids look
 // unused.
-func ownID(r *http.Request) (quire.ID, rest.Caller, error) {
+func ownID(r *http.Request) (quire.ID, access.Caller, error) {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
-		return 0, rest.Caller{}, err
+		return 0, access.Caller{}, err
 	}
 	caller := rest.CallerOf(r)
 	if !caller.Owns(id) {
 		// The log says why: another user's id, not a missing user.
-		return 0, rest.Caller{}, &quire.Error{Code: quire.ENOTFOUND, Message: fmt.Sprintf(noSuchUser, id), Err: errAnotherUser}
+		return 0, access.Caller{}, &quire.Error{Code: quire.ENOTFOUND, Message: fmt.Sprintf(noSuchUser, id), Err: errAnotherUser}
 	}
 	return id, caller, nil
 }
@@ -265,7 +266,7 @@ func (h *Handlers) getProfile(w http.ResponseWriter, r *http.Request, _ *rest.An
 }
 
 func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	id, caller, err := ownID(r)
+	id, _, err := ownID(r)
 	if err != nil {
 		return err
 	}
@@ -280,7 +281,7 @@ func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request, _ *res
 	if err != nil {
 		return err
 	}
-	u, err := ReplaceProfile(r.Context(), h.Store, caller.ID, id, p, pre)
+	u, err := ReplaceProfile(r.Context(), h.Store, id, p, pre)
 	if err != nil {
 		return err
 	}
@@ -304,7 +305,7 @@ func (h *Handlers) deposit(w http.ResponseWriter, r *http.Request, answer *rest.
 	if err != nil {
 		return err
 	}
-	_, err = Apply(r.Context(), h.Store, caller.ID, id, func(u User, now time.Time) (Change, error) { return Credit(u, amount, now) }, h.Store.CommitDeposit,
+	_, err = Apply(r.Context(), h.Store, id, func(u User, now time.Time) (Change, error) { return Credit(u, amount, now) }, h.Store.CommitDeposit,
 		func(ch Change) (*idempotency.Record, error) {
 			return answer.Render(http.StatusOK, represent(r, caller, &ch.User, false))
 		})
@@ -317,7 +318,7 @@ func (h *Handlers) close(w http.ResponseWriter, r *http.Request, answer *rest.An
 	if err != nil {
 		return err
 	}
-	_, err = Apply(r.Context(), h.Store, caller.ID, id, CloseAccount, h.Store.CommitClose,
+	_, err = Apply(r.Context(), h.Store, id, CloseAccount, h.Store.CommitClose,
 		func(ch Change) (*idempotency.Record, error) {
 			return answer.Render(http.StatusOK, represent(r, caller, &ch.User, false))
 		})
@@ -325,7 +326,7 @@ func (h *Handlers) close(w http.ResponseWriter, r *http.Request, answer *rest.An
 }
 
 func (h *Handlers) delete(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	id, caller, err := ownID(r)
+	id, _, err := ownID(r)
 	if err != nil {
 		return err
 	}
@@ -333,7 +334,7 @@ func (h *Handlers) delete(w http.ResponseWriter, r *http.Request, _ *rest.Answer
 	if err != nil {
 		return err
 	}
-	if err := Delete(r.Context(), h.Store, caller.ID, id, pre); err != nil {
+	if err := Delete(r.Context(), h.Store, id, pre); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -381,7 +382,7 @@ type V2 struct {
 
 // represent returns u as the version r asked for, with the links caller may
 // follow, and with its profile when embed is true.
-func represent(r *http.Request, caller rest.Caller, u *User, embed bool) any {
+func represent(r *http.Request, caller access.Caller, u *User, embed bool) any {
 	var links Links
 	if u.Status == StatusActive {
 		base := "/users/" + u.ID.String()
@@ -402,7 +403,7 @@ func represent(r *http.Request, caller rest.Caller, u *User, embed bool) any {
 	return V1{u.ID, u.Email, u.FirstName, u.LastName, u.Role, u.Status, u.Balance, profile, u.CreatedAt, u.UpdatedAt, links}
 }
 
-func representAll(r *http.Request, caller rest.Caller, us []User, embed bool) []any {
+func representAll(r *http.Request, caller access.Caller, us []User, embed bool) []any {
 	out := make([]any, len(us))
 	for i := range us {
 		out[i] = represent(r, caller, &us[i], embed)

@@ -33,7 +33,6 @@ type Revision struct {
 	EndSessions bool
 	Proved      bool
 	Carried     Stored
-	By          quire.ID // the user it is made on behalf of: see Change
 }
 
 // MovesEmail reports whether the revision changes the email, whose
@@ -149,7 +148,6 @@ func Replace(ctx context.Context, s Store, by quire.ID, u User, hash func() stri
 			passwordHash = hash()
 		}
 		rev = Revise(read, u, passwordHash, proof, time.Now())
-		rev.By = by
 		err = s.CommitRevision(ctx, rev)
 		switch stale, _ := errors.AsType[*quire.Stale](err); {
 		case stale == nil || stale.What == StaleUser:
@@ -166,12 +164,11 @@ func Replace(ctx context.Context, s Store, by quire.ID, u User, hash func() stri
 	return rev.User, err
 }
 
-// ReplaceProfile stores p as the profile of the user id in s on behalf of
-// by, if the user holds pre and by's account exists, and returns the user
-// as stored (see Apply): ENOTFOUND for no such user, EPRECONDITION, and
-// login.AccountGone for a caller whose account is gone.
-func ReplaceProfile(ctx context.Context, s Store, by, id quire.ID, p Profile, pre quire.Precondition) (User, error) {
-	ch, err := Apply(ctx, s, by, id, func(u User, now time.Time) (Change, error) {
+// ReplaceProfile stores p as the profile of the user id in s, if the user
+// holds pre, and returns the user as stored (see Apply): ENOTFOUND for no
+// such user, and EPRECONDITION.
+func ReplaceProfile(ctx context.Context, s Store, id quire.ID, p Profile, pre quire.Precondition) (User, error) {
+	ch, err := Apply(ctx, s, id, func(u User, now time.Time) (Change, error) {
 		if err := pre.Check(u.Hash); err != nil {
 			return Change{}, err
 		}
@@ -192,7 +189,6 @@ type Deletion struct {
 	User     User
 	Sessions []string
 	More     bool
-	By       quire.ID // the user it is made on behalf of: see Change
 	Event    *quire.Event
 }
 
@@ -211,9 +207,9 @@ func Deleted(u User, pre quire.Precondition, now time.Time) (*quire.Event, error
 // in either case nothing changes. Orders and idempotency records stay. The
 // user and its sessions are read at once, and read again when the user
 // changed meanwhile.
-func Delete(ctx context.Context, s Store, by, id quire.ID, pre quire.Precondition) error {
+func Delete(ctx context.Context, s Store, id quire.ID, pre quire.Precondition) error {
 	err := quire.Again(ctx, func(int) error {
-		d := Deletion{By: by}
+		var d Deletion
 		err := quire.Concurrently(
 			func() error {
 				u, err := s.Get(ctx, id)

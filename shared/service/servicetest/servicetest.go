@@ -131,7 +131,7 @@ func MemoryConfig(tb testing.TB) (service.Config, *memstore.DB) {
 func memoryStores(mem *memstore.DB) *service.Stores {
 	u := mem.Users()
 	return &service.Stores{
-		Users: u, Accounts: u, Sessions: mem.Sessions(), Catalog: mem.Catalog(), Carts: mem.Carts(),
+		Users: u, Accounts: u, Callers: u, Sessions: mem.Sessions(), Catalog: mem.Catalog(), Carts: mem.Carts(),
 		Orders: mem.Orders(), Config: mem.Config(), Records: mem.Records(), Health: mem.Pinger(),
 		As: func(g routes.Group, sent func(dynamo.Access)) *service.Stores { return memoryStores(mem.As(g, sent)) },
 	}
