@@ -195,8 +195,8 @@ SOAK_ARGS ?=
 soak: deps ## send mixed traffic through DynamoDB faults and check invariants (SOAK_ARGS: -requests, -clients, -profile, -seed...)
 	go run ./bench/soak $(SOAK_ARGS)
 
-contract: $(call tool,$(OASDIFF)) ## commit a change to a version's OpenAPI document that breaks no client (contracts/v<N>.json; CORRECTION=1: a rule on requests the server applied already)
-	go test -count=1 ./shared/openapi -run '^TestReleasedContracts$$' -update $(if $(CORRECTION),-correction)
+contract: $(call tool,$(OASDIFF)) ## commit a change to a version's OpenAPI document that breaks no client (contracts/v<N>.json; CORRECTION=1: a rule on requests the server applied already; SECURITY=1: a security fix)
+	go test -count=1 ./shared/openapi -run '^TestReleasedContracts$$' -update $(if $(CORRECTION),-correction) $(if $(SECURITY),-security)
 
 FUZZTIME ?= 30s
 fuzz: ## run every fuzz target for FUZZTIME each

@@ -43,8 +43,12 @@ func events() map[string]event {
 				"user_id": id, "amount": money(users.MinDeposit, users.MaxDeposit),
 				"balance": with(money(0, users.MaxBalance), schema{"description": "The balance after the deposit"}),
 			})},
-		quire.EventUserClosed:  {summary: "An account was closed", when: "POST /users/{id}/close", subject: "users", data: user},
-		quire.EventUserDeleted: {summary: "A user was deleted", when: "DELETE /users/{id}", subject: "users", data: user},
+		quire.EventUserClosed: {summary: "An account was closed", when: "POST /users/{id}/close", subject: "users", data: user},
+		quire.EventUserDeleted: {summary: "A user was deleted", when: "DELETE /users/{id}", subject: "users", data: open(schema{
+			"user_id": id,
+			"balance": with(money(0, users.MaxBalance), schema{"description": "The balance the account held: zero when its owner " +
+				"deleted it; what the shop refunds outside Quire when an admin deleted a funded account"}),
+		})},
 		quire.EventProductCreated: {summary: "A product was added to the catalog", when: "POST /admin/products",
 			subject: "products", data: open(listed)},
 		quire.EventProductChanged: {summary: "A product changed", when: "PUT /admin/products/{id} changed a field, and did not archive it",

@@ -44,15 +44,17 @@ func same(s schema) versioned { return func(int) schema { return s } }
 // ETag and the 304.
 type operation struct {
 	summary   string
-	note      string           // more description: what else the route answers
-	query     []string         // names of its own parameters (query or header), from the parameters below
-	body      versioned        // the request body, or nil
-	plainBody bool             // the body is application/json in every version, not a version's media type
-	status    int              // of success
-	result    versioned        // the success body, or nil (204)
-	headers   []string         // response headers of success: Location, Link, Cache-Control
-	also      map[int][]string // more successes, without a body, and their headers
-	gzip      bool             // the body is gzip-compressed when Accept-Encoding takes gzip
+	note      string    // more description: what else the route answers
+	query     []string  // names of its own parameters (query or header), from the parameters below
+	body      versioned // the request body, or nil
+	plainBody bool      // the body is application/json in every version, not a version's media type
+	// optionalBody: the request may leave the body out.
+	optionalBody bool
+	status       int              // of success
+	result       versioned        // the success body, or nil (204)
+	headers      []string         // response headers of success: Location, Link, Cache-Control
+	also         map[int][]string // more successes, without a body, and their headers
+	gzip         bool             // the body is gzip-compressed when Accept-Encoding takes gzip
 	// revalidated: a GET, not a resource's, whose success carries an ETag
 	// of its own and that takes If-None-Match (304) and If-Match (412).
 	revalidated bool
@@ -95,11 +97,14 @@ func operations() map[string]operation {
 		"POST /admin/products":     {summary: "Add a product (admin)", body: perVersion("ProductWrite"), status: 201, result: perVersion("Product"), headers: []string{"Location"}},
 		"PUT /admin/products/{id}": {summary: "Replace a product, archiving included (admin)", body: perVersion("ProductWrite"), status: 200, result: perVersion("Product")},
 
-		"GET /users":                      {summary: "List users: all active ones for an admin, oneself for a customer", query: []string{"limit", "cursor", "role", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
-		"POST /users":                     {summary: "Sign up", body: perVersion("UserCreate"), status: 201, result: perVersion("User"), headers: []string{"Location"}, refusals: []string{quire.EEMAILTAKEN}},
-		"GET /users/{id}":                 {summary: "Get a user", query: []string{"embed"}, status: 200, result: perVersion("User")},
-		"PUT /users/{id}":                 {summary: "Replace a user; one's own email or password only with current_password", body: perVersion("UserWrite"), status: 200, result: perVersion("User"), refusals: []string{quire.EEMAILTAKEN}, problems: []string{quire.EWRONGPASSWORD}},
-		"DELETE /users/{id}":              {summary: "Delete a user", status: 204},
+		"GET /users":      {summary: "List users: all active ones for an admin, oneself for a customer", query: []string{"limit", "cursor", "role", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
+		"POST /users":     {summary: "Sign up", body: perVersion("UserCreate"), status: 201, result: perVersion("User"), headers: []string{"Location"}, refusals: []string{quire.EEMAILTAKEN}},
+		"GET /users/{id}": {summary: "Get a user", query: []string{"embed"}, status: 200, result: perVersion("User")},
+		"PUT /users/{id}": {summary: "Replace a user; one's own email or password only with current_password", body: perVersion("UserWrite"), status: 200, result: perVersion("User"), refusals: []string{quire.EEMAILTAKEN}, problems: []string{quire.EWRONGPASSWORD}},
+		"DELETE /users/{id}": {summary: "Delete a user; one's own with current_password, once its balance is zero",
+			note: "An admin deletes another user with no body; the user.deleted event carries the balance the account held.",
+			body: same(ref("DeleteRequest")), optionalBody: true, status: 204,
+			refusals: []string{quire.EBALANCENOTZERO}, problems: []string{quire.EWRONGPASSWORD}},
 		"GET /users/{id}/profile":         {summary: "Get a user's profile", status: 200, result: same(ref("Profile"))},
 		"PUT /users/{id}/profile":         {summary: "Replace a user's profile", body: same(ref("Profile")), status: 200, result: same(ref("Profile"))},
 		"POST /users/{id}/deposit":        {summary: "Record money received for an active account (admin)", note: "The back office's record of money the shop received outside the API; a customer's account is funded by the shop, never by the customer.", body: same(ref("Deposit")), status: 200, result: perVersion("User"), refusals: []string{quire.EACCOUNTCLOSED, quire.EBALANCELIMIT}},
@@ -407,7 +412,7 @@ func (op operation) document(r routes.Route, problems schema) schema {
 		if op.plainBody {
 			c = schema{rest.MediaTypeJSON: schema{"schema": op.body(routes.Versions[0])}}
 		}
-		out["requestBody"] = schema{"required": true, "content": c}
+		out["requestBody"] = schema{"required": !op.optionalBody, "content": c}
 	}
 	return out
 }

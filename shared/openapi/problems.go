@@ -136,7 +136,9 @@ func otherErrorsResponse() schema {
 	return response("Any other error, as an RFC 9457 problem: 500 internal (it says nothing of its cause; quote its "+
 		"request_id), 502 or 504 when the function did not answer API Gateway in time, and, with the stack's web ACL "+
 		"on, 403 forbidden for a request its managed rules block.",
-		schema{rest.ProblemMediaType: schema{"schema": ref("Problem")}}, []string{"Cache-Control"})
+		schema{rest.ProblemMediaType: schema{"schema": schema{"allOf": []any{ref("Problem"), schema{"properties": schema{"type": schema{
+			"enum": []any{rest.ProblemType(quire.EFORBIDDEN), rest.ProblemType(quire.EGATEWAY), rest.ProblemType(quire.EINTERNAL)},
+		}}}}}}}, []string{"Cache-Control"})
 }
 
 // problemDescription says what a problem of code means in any operation

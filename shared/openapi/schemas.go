@@ -181,6 +181,9 @@ func schemas() schema {
 			"refresh_token":      schema{"type": "string", "description": "Opaque; trade it at POST /tokens before refresh_expires_in seconds pass. Keep it secret."},
 			"refresh_expires_in": schema{"type": "integer"}}),
 		"RefreshRequest": object(schema{"refresh_token": str}),
+		"DeleteRequest": object(schema{"current_password": schema{"type": "string", "writeOnly": true,
+			"description": "Required to delete one's own account: the password now (403 wrong-password otherwise). " +
+				"An admin deleting another user sends no body."}}),
 		"JWKS": object(schema{"keys": arrayOf(object(schema{
 			"kty": schema{"const": "EC"}, "crv": schema{"const": "P-256"}, "alg": schema{"const": "ES256"},
 			"use": schema{"const": "sig"}, "kid": str, "x": str, "y": str,

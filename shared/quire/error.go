@@ -28,6 +28,7 @@ const (
 	EINSUFFICIENTFUNDS  = "insufficient-funds"  // the balance is short of the total to pay; the shop funds accounts
 	EACCOUNTCLOSED      = "account-closed"      // the account is closed (or gone): it takes no deposits, pays nothing and closes once
 	EBALANCELIMIT       = "balance-limit"       // a deposit would take the balance past its cap
+	EBALANCENOTZERO     = "balance-not-zero"    // one's own account is deleted only once its balance is zero
 	ECARTEMPTY          = "cart-empty"          // there is nothing in the cart to pay
 	EPRODUCTUNAVAILABLE = "product-unavailable" // a book is not for sale (discontinued, archived or gone)
 	ECARTFULL           = "cart-full"           // the cart would pass its limit of copies of a book or of different books

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -36,6 +37,17 @@ func Decode(r *http.Request, v any) error {
 		return err
 	}
 	return decodeBytes(body, v)
+}
+
+// DecodeOptional is Decode for a body a request may leave out: without one,
+// it leaves v as it is.
+func DecodeOptional(r *http.Request, v any) error {
+	b := bufio.NewReader(r.Body)
+	if _, err := b.Peek(1); err == io.EOF {
+		return nil
+	}
+	r.Body = io.NopCloser(b)
+	return Decode(r, v)
 }
 
 // readBody reads r's body of at most limit bytes, sent as JSON in UTF-8,

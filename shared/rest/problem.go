@@ -49,6 +49,7 @@ var codes = map[string]struct {
 	quire.EINSUFFICIENTFUNDS:  {http.StatusConflict, "Insufficient funds"},
 	quire.EACCOUNTCLOSED:      {http.StatusConflict, "Account closed"},
 	quire.EBALANCELIMIT:       {http.StatusConflict, "Balance limit reached"},
+	quire.EBALANCENOTZERO:     {http.StatusConflict, "Balance not zero"},
 	quire.ECARTEMPTY:          {http.StatusConflict, "Cart empty"},
 	quire.EPRODUCTUNAVAILABLE: {http.StatusConflict, "Product unavailable"},
 	quire.ECARTFULL:           {http.StatusConflict, "Cart full"},

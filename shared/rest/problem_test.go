@@ -15,7 +15,7 @@ import (
 )
 
 // refusals are the 409s that no retry fixes, each with a type of its own.
-var refusals = []string{quire.EINSUFFICIENTFUNDS, quire.EACCOUNTCLOSED, quire.EBALANCELIMIT, quire.ECARTEMPTY,
+var refusals = []string{quire.EINSUFFICIENTFUNDS, quire.EACCOUNTCLOSED, quire.EBALANCELIMIT, quire.EBALANCENOTZERO, quire.ECARTEMPTY,
 	quire.EPRODUCTUNAVAILABLE, quire.ECARTFULL, quire.EEMAILTAKEN}
 
 // TestRetryAfter: a collision with another request (ECONFLICT), too many

@@ -253,7 +253,7 @@ func TestErrorShowsClientErrors(t *testing.T) {
 func TestEveryCodeHasAStatus(t *testing.T) {
 	for _, code := range []string{quire.EINVALID, quire.ENOTFOUND, quire.ECONFLICT, quire.ETOOLARGE, quire.EMEDIATYPE,
 		quire.EMETHOD, quire.EUNAVAILABLE, quire.ETHROTTLED, quire.EGATEWAY, quire.EINTERNAL,
-		quire.EINSUFFICIENTFUNDS, quire.EACCOUNTCLOSED, quire.EBALANCELIMIT, quire.ECARTEMPTY,
+		quire.EINSUFFICIENTFUNDS, quire.EACCOUNTCLOSED, quire.EBALANCELIMIT, quire.EBALANCENOTZERO, quire.ECARTEMPTY,
 		quire.EPRODUCTUNAVAILABLE, quire.ECARTFULL, quire.EEMAILTAKEN} {
 		if _, ok := codes[code]; !ok {
 			t.Errorf("code %s has no status", code)
@@ -480,7 +480,7 @@ func TestRouterRefusesUnreadBodies(t *testing.T) {
 	}{
 		{"POST", "/users/7/close", `{"total":0.01}`, 400},
 		{"POST", "/users/7/close", "", 200},
-		{"DELETE", "/api/v2/users/7", " ", 400},
+		{"GET", "/api/v2/users/7", " ", 400},
 		{"GET", "/users", "{}", 400},
 		{"HEAD", "/users/7", "{}", 400},
 		{"GET", "/users", "", 200},

@@ -251,7 +251,7 @@ var resources = []Route{
 	{Method: "POST", Path: "/users", Group: GroupUsers, Access: Public, Idempotency: KeyOptional, KeyScope: "email", Body: true},
 	{Method: "GET", Path: "/users/{id}", Group: GroupUsers, Access: User},
 	{Method: "PUT", Path: "/users/{id}", Group: GroupUsers, Access: User, Body: true},
-	{Method: "DELETE", Path: "/users/{id}", Group: GroupUsers, Access: User},
+	{Method: "DELETE", Path: "/users/{id}", Group: GroupUsers, Access: User, Body: true},
 	{Method: "GET", Path: "/users/{id}/profile", Group: GroupUsers, Access: User},
 	{Method: "PUT", Path: "/users/{id}/profile", Group: GroupUsers, Access: User, Body: true},
 	{Method: "POST", Path: "/users/{id}/deposit", Group: GroupUsers, Access: Admin, Idempotency: KeyOptional, Body: true},

@@ -2,7 +2,9 @@ package service_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -86,4 +88,65 @@ func TestDeleteRemovesWhatBelongsToTheAccount(t *testing.T) {
 		t.Errorf("the deleted user's refresh token: %d %s", r.StatusCode, r.Body)
 	}
 	admin.Expect(t, "GET", "/orders/1", "", http.StatusOK)
+}
+
+// Deleting one's own account takes the current password, as a change of
+// its email does, and a zero balance: without the password it is 400
+// naming current_password, with a wrong one 403 (a guess counted against
+// the email), and while the account holds money 409 balance-not-zero
+// naming the amount; nothing changes. With both, it is gone, and its
+// user.deleted event says it held nothing. An admin deletes a funded
+// account with no body, and the event records the balance, which the shop
+// refunds outside Quire.
+func TestDeletingOnesOwnAccount(t *testing.T) {
+	servicetest.On(t, func(t *testing.T, o servicetest.Option) {
+		api := servicetest.New(t, o)
+		admin := api.As(t, 1, quire.RoleAdmin)
+		signUp := func(email string) (*servicetest.Client, string) {
+			r := api.Do(t, "POST", "/users", fmt.Sprintf(`{"email":%q,"first_name":"Edith","last_name":"Clarke","password":"a long passphrase"}`, email))
+			u := servicetest.Decode[struct{ ID quire.ID }](t, r)
+			return api.Gone(t, u.ID, quire.RoleCustomer), "/users/" + u.ID.String()
+		}
+		deleted := func(path string) map[string]any {
+			t.Helper()
+			for _, ev := range api.Events(t) {
+				if ev.Type == quire.EventUserDeleted && ev.Subject == path {
+					var data map[string]any
+					if err := json.Unmarshal(ev.Data, &data); err != nil {
+						t.Fatal(err)
+					}
+					return data
+				}
+			}
+			return nil
+		}
+		const right, wrong = `{"current_password":"a long passphrase"}`, `{"current_password":"not the password"}`
+
+		funded, path := signUp("funded@example.com")
+		admin.Expect(t, "POST", path+"/deposit", `{"amount":5.00}`, http.StatusOK)
+		before := admin.Expect(t, "GET", path, "", http.StatusOK).Body
+		p := funded.ExpectProblem(t, "DELETE", path, "", http.StatusBadRequest, quire.EINVALID)
+		if len(p.Errors) != 1 || p.Errors[0].Pointer != "/current_password" {
+			t.Errorf("without current_password: errors %+v, want /current_password", p.Errors)
+		}
+		funded.ExpectProblem(t, "DELETE", path, wrong, http.StatusForbidden, quire.EWRONGPASSWORD)
+		p = funded.ExpectProblem(t, "DELETE", path, right, http.StatusConflict, quire.EBALANCENOTZERO)
+		if !strings.Contains(p.Detail, "5.00") {
+			t.Errorf("balance-not-zero %q, want it to name the balance, 5.00", p.Detail)
+		}
+		if after := admin.Expect(t, "GET", path, "", http.StatusOK).Body; after != before || deleted(path) != nil {
+			t.Errorf("refused deletions changed the account: %s, was %s", after, before)
+		}
+		admin.Expect(t, "DELETE", path, "", http.StatusNoContent)
+		if got := deleted(path); got["balance"] != 5.0 {
+			t.Errorf("user.deleted of a funded account deleted by an admin: %v, want its balance, 5.00", got)
+		}
+
+		empty, path := signUp("empty@example.com")
+		empty.Expect(t, "DELETE", path, right, http.StatusNoContent)
+		if got := deleted(path); got == nil || got["balance"] != 0.0 {
+			t.Errorf("user.deleted of one's own account: %v, want a balance of 0", got)
+		}
+		admin.Expect(t, "GET", path, "", http.StatusNotFound)
+	})
 }

@@ -524,7 +524,7 @@ func testDeletion(t *testing.T, s Stores) {
 	if err := s.Sessions.Start(t.Context(), sess, u.Email); err != nil {
 		t.Fatal(err)
 	}
-	gone, err := users.Deleted(u, quire.Precondition{}, now())
+	gone, err := users.Deleted(u, 0, now())
 	if err != nil {
 		t.Fatal(err)
 	}

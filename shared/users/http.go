@@ -216,7 +216,7 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request, _ *rest.Answe
 	}
 	var prove func(Credentials) error
 	if caller.ID == id {
-		prove = func(c Credentials) error { return h.proveIdentity(r, f, c) }
+		prove = func(c Credentials) error { return h.proveIdentity(r, f.CurrentPassword, c) }
 	}
 	stored, err := Replace(r.Context(), h.Store, caller.ID, *u, hash, pre, prove)
 	if err != nil {
@@ -234,14 +234,14 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request, _ *rest.Answe
 // locked email is ETHROTTLED, right password or wrong, and a wrong one is
 // EWRONGPASSWORD. The right one clears the count as the change commits. An
 // admin changing another user's account needs none.
-func (h *Handlers) proveIdentity(r *http.Request, f Fields, c Credentials) error {
-	if f.CurrentPassword == nil {
+func (h *Handlers) proveIdentity(r *http.Request, current *string, c Credentials) error {
+	if current == nil {
 		return needCurrentPassword()
 	}
 	if err := login.Reserve(r.Context(), h.Store, c.Email, time.Now()); err != nil {
 		return err
 	}
-	if h.Passwords.Match(c.PasswordHash, *f.CurrentPassword) {
+	if h.Passwords.Match(c.PasswordHash, *current) {
 		return nil
 	}
 	telemetry.Count(r.Context(), telemetry.FailedLogins)
@@ -325,8 +325,11 @@ func (h *Handlers) close(w http.ResponseWriter, r *http.Request, answer *rest.An
 	return err
 }
 
+// delete removes a user. One's own account needs the current password, as
+// a change of its email does: a stolen access token cannot delete it. An
+// admin deleting another's needs none, and may send no body.
 func (h *Handlers) delete(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	id, _, err := ownID(r)
+	id, caller, err := ownID(r)
 	if err != nil {
 		return err
 	}
@@ -334,7 +337,20 @@ func (h *Handlers) delete(w http.ResponseWriter, r *http.Request, _ *rest.Answer
 	if err != nil {
 		return err
 	}
-	if err := Delete(r.Context(), h.Store, id, pre); err != nil {
+	var f struct {
+		CurrentPassword *string `json:"current_password"`
+	}
+	if err := rest.DecodeOptional(r, &f); err != nil {
+		return err
+	}
+	var prove func(Credentials) error
+	if caller.ID == id {
+		if f.CurrentPassword == nil {
+			return quire.Invalid(quire.FieldError{Pointer: "/current_password", Detail: "is required to delete one's own account"})
+		}
+		prove = func(c Credentials) error { return h.proveIdentity(r, f.CurrentPassword, c) }
+	}
+	if err := Delete(r.Context(), h.Store, caller.ID, id, pre, prove); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

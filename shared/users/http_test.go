@@ -443,8 +443,8 @@ func TestDelete(t *testing.T) {
 	u := signUp(t, api, "ada@example.com")
 	keep := signUp(t, api, "grace@example.com")
 	path := fmt.Sprintf("/users/%d", u.ID)
-	c := as(t, api, u) // a customer may delete their own account
-	r := c.Do(t, "DELETE", path, "")
+	c := as(t, api, u) // a customer may delete their own account, with its password
+	r := c.Do(t, "DELETE", path, `{"current_password":"correct horse"}`)
 	if r.StatusCode != 204 || r.Body != "" {
 		t.Fatalf("DELETE = %d %q", r.StatusCode, r.Body)
 	}

@@ -192,39 +192,61 @@ type Deletion struct {
 	Event    *quire.Event
 }
 
-// Deleted decides the deletion of u at now, if it holds pre: its
-// user.deleted event, or EPRECONDITION.
-func Deleted(u User, pre quire.Precondition, now time.Time) (*quire.Event, error) {
-	if err := pre.Check(u.Hash); err != nil {
-		return nil, err
+// Removed is the data of a user.deleted event: the user's id, and the
+// balance the account held. One's own account goes only once its balance
+// is zero; an admin deletes a funded one, whose balance the shop refunds
+// outside Quire, and the event records it.
+type Removed struct {
+	UserID  quire.ID    `json:"user_id"`
+	Balance quire.Money `json:"balance"`
+}
+
+// Deleted decides the deletion of u on behalf of the user by at now: its
+// user.deleted event. It refuses one's own account while its balance is
+// not zero (EBALANCENOTZERO), which would leave with no record of where it
+// went.
+func Deleted(u User, by quire.ID, now time.Time) (*quire.Event, error) {
+	if by == u.ID && u.Balance != 0 {
+		return nil, quire.Errorf(quire.EBALANCENOTZERO, "The account holds %s; it can be deleted once its balance is zero: "+
+			"spend it, or ask the shop to refund it and delete the account.", u.Balance)
 	}
-	ev := quire.NewEvent(quire.EventUserDeleted, "/users/"+u.ID.String(), u.Hash, now, Gone{UserID: u.ID})
+	ev := quire.NewEvent(quire.EventUserDeleted, "/users/"+u.ID.String(), u.Hash, now, Removed{UserID: u.ID, Balance: u.Balance})
 	return &ev, nil
 }
 
-// Delete removes the user id from s, if it holds pre, with what belongs to
-// it alone (see Deletion): ENOTFOUND for no such user, EPRECONDITION, and
-// in either case nothing changes. Orders and idempotency records stay. The
-// user and its sessions are read at once, and read again when the user
-// changed meanwhile.
-func Delete(ctx context.Context, s Store, id quire.ID, pre quire.Precondition) error {
+// Delete removes the user id from s on behalf of the user by, if it holds
+// pre, with what belongs to it alone (see Deletion): ENOTFOUND for no such
+// user, EPRECONDITION, what prove and Deleted refuse, and in either case
+// nothing changes. With prove (one's own deletion), the user that holds
+// pre first passes prove with the stored credentials, once; the deletion
+// ends the guesses counted against the email with the rest. Orders and idempotency records stay.
+// The user and its sessions are read at once, and read again when the
+// user changed meanwhile.
+func Delete(ctx context.Context, s Store, by, id quire.ID, pre quire.Precondition, prove func(Credentials) error) error {
+	proved := false
 	err := quire.Again(ctx, func(int) error {
-		var d Deletion
+		var (
+			d    Deletion
+			read Stored
+		)
 		err := quire.Concurrently(
-			func() error {
-				u, err := s.Get(ctx, id)
-				if err != nil {
-					return noUser(err, id)
-				}
-				d.User = *u
-				return nil
-			},
+			func() (err error) { read, err = s.Stored(ctx, id); return noUser(err, id) },
 			func() (err error) { d.Sessions, d.More, err = s.Sessions(ctx, id); return err },
 		)
 		if err != nil {
 			return err
 		}
-		if d.Event, err = Deleted(d.User, pre, time.Now()); err != nil {
+		if err := pre.Check(read.User.Hash); err != nil {
+			return err
+		}
+		if prove != nil && !proved {
+			if err := prove(Credentials{Email: read.User.Email, PasswordHash: read.PasswordHash}); err != nil {
+				return err
+			}
+			proved = true
+		}
+		d.User = read.User
+		if d.Event, err = Deleted(d.User, by, time.Now()); err != nil {
 			return err
 		}
 		return s.CommitDelete(ctx, d)

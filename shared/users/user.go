@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quireapi/quire/shared/access"
 	"github.com/quireapi/quire/shared/idempotency"
 	"github.com/quireapi/quire/shared/login"
 	"github.com/quireapi/quire/shared/password"
@@ -341,14 +342,15 @@ func checkName(s string) string { return quire.CheckName(s, MaxNameLen) }
 // differing only in case belong to one user.
 func EmailKey(email string) string { return strings.ToLower(email) }
 
-// LoginRole is the role a login or a refresh of an account with role and
-// status gets in its token: its own while the account is active, a
-// customer's once it is closed, so that a closed admin's login holds no
-// admin token. The stores keep it on the email's reservation, which login
-// reads, and apply it to the user a refresh reads.
-func LoginRole(role quire.Role, status Status) quire.Role {
-	if status != StatusActive {
-		return quire.RoleCustomer
-	}
-	return role
+// AccountOf is the account of a user with role and status, as package
+// access decides on it.
+func AccountOf(role quire.Role, status Status) access.Account {
+	return access.Account{Role: role, Closed: status != StatusActive}
 }
+
+// LoginRole is the role a login or a refresh of an account with role and
+// status gets in its token: the role the account acts with
+// (access.Account.ActsAs), a customer's once it is closed, so that a closed
+// admin's login holds no admin token. The stores keep it on the email's
+// reservation, which login reads, and apply it to the user a refresh reads.
+func LoginRole(role quire.Role, status Status) quire.Role { return AccountOf(role, status).ActsAs() }

@@ -284,9 +284,9 @@ var looser = []rule{
 		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {
 			return problemSays(p, "", rest.WholeNumber)
 		}},
-	{"current_password, to change one's own email or password (the rule depends on the caller)",
+	{"current_password, to change one's own email or password, or to delete one's own account (the rule depends on the caller)",
 		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {
-			return problemSays(p, "/current_password", "is required to change")
+			return problemSays(p, "/current_password", "is required to change", "is required to delete one's own account")
 		}},
 	{"role and status, required when an admin writes a user, ignored when a customer does, and never one's own to change " +
 		"(the rule depends on the caller)",
