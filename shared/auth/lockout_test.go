@@ -314,8 +314,9 @@ func (h *hashes) Hash(pw string) string      { h.n.Add(1); return h.Hasher.Hash(
 func (h *hashes) Match(hash, pw string) bool { h.n.Add(1); return h.Hasher.Match(hash, pw) }
 func (h *hashes) work(f func()) (n int32)    { before := h.n.Load(); f(); return h.n.Load() - before }
 
-// Lockout comes before any hash: once an email is locked, a login and a
-// change of one's own password or email are 429 without hashing anything,
+// Lockout comes before any hash: once an email is locked, a login, a
+// change of one's own password or email, and the deletion of one's own
+// account are 429 without hashing anything,
 // neither the new password nor the current one, so that guesses against a
 // locked email cost the functions no hashing at all.
 func TestLockoutBeforeAnyHash(t *testing.T) {
@@ -335,6 +336,12 @@ func TestLockoutBeforeAnyHash(t *testing.T) {
 		"a password change, wrong": func() servicetest.Response { return grace.Do(t, "PUT", "/users/2", change) },
 		"an email change": func() servicetest.Response {
 			return grace.Do(t, "PUT", "/users/2", strings.Replace(right, "grace@", "grace.h@", 1))
+		},
+		"a deletion of one's own account, right": func() servicetest.Response {
+			return grace.Do(t, "DELETE", "/users/2", `{"current_password":"`+demo.CustomerPassword+`"}`)
+		},
+		"a deletion of one's own account, wrong": func() servicetest.Response {
+			return grace.Do(t, "DELETE", "/users/2", `{"current_password":"wrong"}`)
 		},
 	} {
 		var r servicetest.Response
