@@ -28,6 +28,7 @@ import (
 	"github.com/quireapi/quire/shared/awsenv"
 	"github.com/quireapi/quire/shared/demo"
 	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/pretraffic"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service/servicetest"
@@ -73,40 +74,16 @@ func TestChecksPassAndWriteNothing(t *testing.T) {
 	}
 	for _, withDemo := range []bool{false, true} {
 		fns, db, tables := functions(t, withDemo)
-		before := stored(t, db, tables)
+		before := dynamotest.Snapshot(t, db, tables)
 		for _, g := range pretraffic.Groups() {
 			if err := pretraffic.Check(t.Context(), g, fns[g]); err != nil {
 				t.Errorf("demo data %v: %s: %v", withDemo, g, err)
 			}
 		}
-		if after := stored(t, db, tables); !maps.Equal(before, after) {
+		if after := dynamotest.Snapshot(t, db, tables); !slices.Equal(before, after) {
 			t.Errorf("demo data %v: the checks changed what is stored:\nbefore %v\nafter  %v", withDemo, before, after)
 		}
 	}
-}
-
-// stored is every item of every table, by table, as JSON.
-func stored(t *testing.T, db *dynamodb.Client, tables dynamo.TableNames) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for _, table := range dynamo.Tables() {
-		name := tables.Physical(table.Name)
-		var items []string
-		p := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{TableName: &name, ConsistentRead: new(true)})
-		for p.HasMorePages() {
-			page, err := p.NextPage(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, it := range page.Items {
-				b, _ := json.Marshal(it)
-				items = append(items, string(b))
-			}
-		}
-		slices.Sort(items)
-		out[name] = strings.Join(items, "\n")
-	}
-	return out
 }
 
 // answering changes what a proxy function answers.

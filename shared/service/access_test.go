@@ -1,16 +1,13 @@
 package service_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
+	"github.com/quireapi/quire/shared/dynamo/dynamotest"
 	"github.com/quireapi/quire/shared/quire"
 	"github.com/quireapi/quire/shared/routes"
 	"github.com/quireapi/quire/shared/service/servicetest"
@@ -49,7 +46,7 @@ func TestTheStoredAccountDecides(t *testing.T) {
 		{"a closed admin", api.Gone(t, 3, quire.RoleAdmin)},
 		{"a demoted admin", api.Gone(t, 5, quire.RoleAdmin)},
 	}
-	before := snapshot(t, api)
+	before := dynamotest.Snapshot(t, api.DB, api.Tables)
 	for _, who := range callers {
 		for _, rt := range routes.All() {
 			if rt.Access == routes.Public {
@@ -71,7 +68,7 @@ func TestTheStoredAccountDecides(t *testing.T) {
 			})
 		}
 	}
-	if after := snapshot(t, api); !slices.Equal(after, before) {
+	if after := dynamotest.Snapshot(t, api.DB, api.Tables); !slices.Equal(after, before) {
 		t.Errorf("the refused requests changed the tables: %d items, were %d\n%s", len(after), len(before), diff(before, after))
 	}
 }
@@ -116,31 +113,6 @@ func bodyOf(rt routes.Route) string {
 		return `{"bio":"taken over","location":"","website":"","newsletter":false}`
 	}
 	return `{}`
-}
-
-// snapshot returns every item of every table of api, each as JSON, sorted.
-func snapshot(t *testing.T, api *servicetest.API) []string {
-	t.Helper()
-	var out []string
-	for _, table := range []string{routes.TableUsers, routes.TableCatalog, routes.TableCarts, routes.TableOrders,
-		routes.TableIdempotency, routes.TableConfig, routes.TableSessions, routes.TableEvents} {
-		p := dynamodb.NewScanPaginator(api.DB, &dynamodb.ScanInput{TableName: aws.String(api.Tables.Physical(table)), ConsistentRead: aws.Bool(true)})
-		for p.HasMorePages() {
-			page, err := p.NextPage(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, item := range page.Items {
-				b, err := json.Marshal(item)
-				if err != nil {
-					t.Fatal(err)
-				}
-				out = append(out, table+" "+string(b))
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // diff lists the items only one of two snapshots holds.

@@ -16,6 +16,7 @@ package dynamotest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -23,6 +24,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -371,4 +373,31 @@ func Unreachable() string {
 	addr := l.Addr().String()
 	l.Close()
 	return "http://" + addr
+}
+
+// Snapshot returns every item of every table of Quire's in db under the
+// physical names tables gives, each as "<table> <item as JSON>", sorted: a
+// test compares two to tell what a request changed, if anything.
+func Snapshot(tb testing.TB, db *dynamodb.Client, tables dynamo.TableNames) []string {
+	tb.Helper()
+	var out []string
+	for _, table := range dynamo.Tables() {
+		name := tables.Physical(table.Name)
+		p := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{TableName: &name, ConsistentRead: aws.Bool(true)})
+		for p.HasMorePages() {
+			page, err := p.NextPage(tb.Context())
+			if err != nil {
+				tb.Fatal(err)
+			}
+			for _, item := range page.Items {
+				b, err := json.Marshal(item)
+				if err != nil {
+					tb.Fatal(err)
+				}
+				out = append(out, table.Name+" "+string(b))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
