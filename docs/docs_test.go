@@ -180,69 +180,6 @@ func lines(t *testing.T, path string) []string {
 	return strings.Split(string(b), "\n")
 }
 
-// TestWalks: each walk of architecture.md's table counts what it lists. Its
-// files are the steps that are not returns (↩), each a file of shared/ the
-// walk had not entered; a return names one it had. Each function a step
-// names first, in parentheses, is defined in that step's file.
-func TestWalks(t *testing.T) {
-	var (
-		row   = regexp.MustCompile("^\\| `([A-Z]+ [^`]+)` \\| (\\d+) \\| (\\d+) \\| (.+) \\|$")
-		step  = regexp.MustCompile("^(↩ )?`([a-z0-9/]+\\.go)`(?: \\((`[A-Za-z.]+`(?:, `[A-Za-z.]+`)*)[:)])?")
-		ident = regexp.MustCompile("`([A-Za-z]+)(?:\\.([A-Za-z]+))?`")
-	)
-	walks := 0
-	for _, line := range lines(t, "architecture.md") {
-		m := row.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		walks++
-		route := m[1]
-		entered := map[string]bool{}
-		returns := 0
-		for _, s := range strings.Split(m[4], " → ") {
-			sm := step.FindStringSubmatch(s)
-			if sm == nil {
-				t.Errorf("%s: the step %q names no file", route, s)
-				continue
-			}
-			file := sm[2]
-			switch back := sm[1] != ""; {
-			case back && !entered[file]:
-				t.Errorf("%s: the step %q returns to a file the walk had not entered", route, s)
-			case !back && entered[file]:
-				t.Errorf("%s: the step %q enters %s again without marking the return (↩)", route, s, file)
-			case back:
-				returns++
-			}
-			entered[file] = true
-			b, err := os.ReadFile(filepath.Join("..", "shared", file))
-			if err != nil {
-				t.Errorf("%s: %v", route, err)
-				continue
-			}
-			for _, id := range ident.FindAllStringSubmatch(sm[3], -1) {
-				def := `func (\(\w+ \*?\w+\) )?` + regexp.QuoteMeta(id[1]) + `[[(]`
-				if id[2] != "" {
-					def = `func \(\w+ \*?` + regexp.QuoteMeta(id[1]) + `\) ` + regexp.QuoteMeta(id[2]) + `\(`
-				}
-				if !regexp.MustCompile(def).Match(b) {
-					t.Errorf("%s: shared/%s defines no %s", route, file, strings.Trim(id[0], "`"))
-				}
-			}
-		}
-		if n, _ := strconv.Atoi(m[2]); n != len(entered) {
-			t.Errorf("%s: the walk enters %d files, and its row says %d", route, len(entered), n)
-		}
-		if n, _ := strconv.Atoi(m[3]); n != returns {
-			t.Errorf("%s: the walk returns %d times, and its row says %d", route, returns, n)
-		}
-	}
-	if walks != 3 {
-		t.Errorf("architecture.md has %d walks, want the 3 of POST /pay, POST /users/{id}/deposit and POST /login", walks)
-	}
-}
-
 // TestSharedPackages: architecture.md's list of the packages of shared/
 // (its bullet "**shared/** is a folder of packages") names every package
 // there, by its path under shared/ ("password/argon2id"), and nothing
