@@ -6,7 +6,7 @@ SHELL := bash
 GROUPS := $(notdir $(wildcard functions/*))
 BOOTSTRAPS := $(GROUPS:%=build/%/bootstrap)
 DDB_LOCAL := .cache/dynamodb-local/Loopback.class
-DOCS_ASSETS := $(addprefix shared/swaggerui/assets/,swagger-ui-bundle.js.gz swagger-ui-standalone-preset.js.gz swagger-ui.css.gz)
+DOCS_ASSETS := $(addprefix internal/swaggerui/assets/,swagger-ui-bundle.js.gz swagger-ui-standalone-preset.js.gz swagger-ui.css.gz)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 # -trimpath: what the go command builds does not depend on the folder it is
 # built in, so that a clone elsewhere (a CI checkout, another worktree)
@@ -65,10 +65,10 @@ $(SWAGGER_UI)/package.json: package-lock.json scripts/fetch-swagger-ui.sh
 	scripts/fetch-swagger-ui.sh
 	@touch $@
 
-shared/swaggerui/assets/%.gz: $(SWAGGER_UI)/package.json
+internal/swaggerui/assets/%.gz: $(SWAGGER_UI)/package.json
 	gzip -9nc $(SWAGGER_UI)/$* > $@
 
-$(DDB_LOCAL): scripts/install-dynamodb-local.sh shared/ddblocal/Loopback.java
+$(DDB_LOCAL): scripts/install-dynamodb-local.sh internal/testing/ddblocal/Loopback.java
 	scripts/install-dynamodb-local.sh
 
 # make run installs only what it serves with: DynamoDB Local and Swagger
@@ -196,7 +196,7 @@ soak: deps ## send mixed traffic through DynamoDB faults and check invariants (S
 	go run ./bench/soak $(SOAK_ARGS)
 
 contract: $(call tool,$(OASDIFF)) ## commit a change to a version's OpenAPI document that breaks no client (contracts/v<N>.json; CORRECTION=1: a rule on requests the server applied already; SECURITY=1: a security fix)
-	go test -count=1 ./shared/openapi -run '^TestReleasedContracts$$' -update $(if $(CORRECTION),-correction) $(if $(SECURITY),-security)
+	go test -count=1 ./internal/openapi -run '^TestReleasedContracts$$' -update $(if $(CORRECTION),-correction) $(if $(SECURITY),-security)
 
 FUZZTIME ?= 30s
 fuzz: ## run every fuzz target for FUZZTIME each

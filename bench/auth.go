@@ -11,10 +11,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/quireapi/quire/shared/api"
-	"github.com/quireapi/quire/shared/auth"
-	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/service"
+	"github.com/quireapi/quire/internal/api"
+	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/demo"
+	"github.com/quireapi/quire/internal/service"
 )
 
 // authorizerEvent is the REQUEST authorizer event of GET /users/1 with the

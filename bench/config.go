@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quireapi/quire/shared/config"
-	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/rest"
-	"github.com/quireapi/quire/shared/service"
+	"github.com/quireapi/quire/internal/config"
+	"github.com/quireapi/quire/internal/demo"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/service"
 )
 
 // configRow is the cost of one request for the configuration document.

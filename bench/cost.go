@@ -6,10 +6,10 @@ import (
 	"math"
 	"time"
 
-	"github.com/quireapi/quire/shared/auth"
-	"github.com/quireapi/quire/shared/login"
-	"github.com/quireapi/quire/shared/quire"
-	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/login"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/routes"
 )
 
 // Prices in us-east-1 on pricesDate, each at its first tier: API Gateway's

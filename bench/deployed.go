@@ -16,8 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/quireapi/quire/shared/awsenv/awsenvtest"
-	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/testing/awsenvtest"
 )
 
 // The cold request as deployed: what a user waits for from a new instance,
@@ -87,7 +87,7 @@ func coldAsDeployed(ctx context.Context, fns []*function, floor *function, endpo
 		return nil, "", err
 	}
 	defer front.Close()
-	awsRoots, err := os.ReadFile("shared/awsenv/roots.pem")
+	awsRoots, err := os.ReadFile("internal/awsenv/roots.pem")
 	if err != nil {
 		return nil, "", err
 	}

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/internal/dynamo"
+	"github.com/quireapi/quire/internal/routes"
 )
 
 // DynamoDB's limits per partition, and the rates the key-heat report is at

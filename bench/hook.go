@@ -6,10 +6,10 @@ import (
 	"io"
 	"time"
 
-	"github.com/quireapi/quire/shared/api"
-	"github.com/quireapi/quire/shared/pretraffic"
-	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/service"
+	"github.com/quireapi/quire/internal/api"
+	"github.com/quireapi/quire/internal/pretraffic"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/service"
 )
 
 // hookName is the pre-traffic hook's function.
@@ -69,7 +69,7 @@ func hookRuns(ctx context.Context, cfg service.Config) ([]hookRun, error) {
 // medians of the functions' inits, by name.
 func printHook(w io.Writer, runs []hookRun, inits map[string]time.Duration) {
 	fmt.Fprintf(w, "\n## The pre-traffic hook\n\nBefore CodeDeploy shifts traffic to a new version, the hook (`functions/hook`, %d MB) "+
-		"invokes it with its group's read-only checks (`shared/pretraffic`). The checks here run in this process against "+
+		"invokes it with its group's read-only checks (`internal/pretraffic`). The checks here run in this process against "+
 		"DynamoDB Local on the demo data; a deployed run adds the network between the hook and Lambda. The cost is at "+
 		"Lambda's prices of %s, the inits billed as duration (the hook's too, and the new version's, which the hook waits for).\n\n", pretraffic.MemoryMB, pricesDate)
 	fmt.Fprintln(w, "| deployment group | invocations of the new version | checks' time | cost of a deployment (US$) |")

@@ -29,17 +29,17 @@ import (
 	"time"
 
 	"github.com/quireapi/quire/bench/generated"
-	"github.com/quireapi/quire/shared/apigw"
-	"github.com/quireapi/quire/shared/auth"
-	"github.com/quireapi/quire/shared/cache"
-	"github.com/quireapi/quire/shared/ddblocal"
-	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/login"
-	"github.com/quireapi/quire/shared/pretraffic"
-	"github.com/quireapi/quire/shared/rest"
-	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/service"
+	"github.com/quireapi/quire/internal/apigw"
+	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/cache"
+	"github.com/quireapi/quire/internal/demo"
+	"github.com/quireapi/quire/internal/dynamo"
+	"github.com/quireapi/quire/internal/login"
+	"github.com/quireapi/quire/internal/pretraffic"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/service"
+	"github.com/quireapi/quire/internal/testing/ddblocal"
 )
 
 // page is the page of docs/ this command writes.

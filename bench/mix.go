@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/internal/routes"
 )
 
 // mixEntry is one request case of the traffic mix and its weight: requests

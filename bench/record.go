@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/internal/dynamo"
 )
 
 // recorder records every DynamoDB request of the clients it is an option

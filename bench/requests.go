@@ -10,16 +10,16 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/quireapi/quire/shared/api"
-	"github.com/quireapi/quire/shared/apigw"
-	"github.com/quireapi/quire/shared/auth"
-	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/dynamo/dynamotest"
-	"github.com/quireapi/quire/shared/quire"
-	"github.com/quireapi/quire/shared/rest"
-	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/service"
+	"github.com/quireapi/quire/internal/api"
+	"github.com/quireapi/quire/internal/apigw"
+	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/demo"
+	"github.com/quireapi/quire/internal/dynamo"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/service"
+	"github.com/quireapi/quire/internal/testing/dynamotest"
 )
 
 // requestCase is one request of a route, with the count it should make.

@@ -13,11 +13,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/quireapi/quire/shared/apigw"
-	"github.com/quireapi/quire/shared/password/argon2id"
-	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/service"
-	"github.com/quireapi/quire/shared/telemetry"
+	"github.com/quireapi/quire/internal/apigw"
+	"github.com/quireapi/quire/internal/password/argon2id"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/service"
+	"github.com/quireapi/quire/internal/telemetry"
 )
 
 // telemetryRun is what a request's line and metrics add to a warm request.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/quireapi/quire/shared/dynamo"
+	"github.com/quireapi/quire/internal/dynamo"
 )
 
 // DynamoDB's capacity rules, as its developer guide states them ("DynamoDB

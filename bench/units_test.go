@@ -8,8 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/internal/dynamo"
+	"github.com/quireapi/quire/internal/quire"
 )
 
 // The examples of DynamoDB's developer guide ("DynamoDB read and write

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/quireapi/quire/docs/markdown"
-	"github.com/quireapi/quire/shared/quire"
-	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/service/servicetest"
-	"github.com/quireapi/quire/shared/swaggerui"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/swaggerui"
+	"github.com/quireapi/quire/internal/testing/servicetest"
 )
 
 // TestCacheControl: the table of Cache-Control by route in conventions.md

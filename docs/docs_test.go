@@ -180,16 +180,16 @@ func lines(t *testing.T, path string) []string {
 	return strings.Split(string(b), "\n")
 }
 
-// TestSharedPackages: architecture.md's list of the packages of shared/
-// (its bullet "**shared/** is a folder of packages") names every package
-// there, by its path under shared/ ("password/argon2id"), and nothing
+// TestInternalPackages: architecture.md's list of the packages of internal/
+// (its bullet "**internal/** is a folder of packages") names every package
+// there, by its path under internal/ ("password/argon2id"), and nothing
 // else: each code span of the bullet that could be such a path is one.
-func TestSharedPackages(t *testing.T) {
+func TestInternalPackages(t *testing.T) {
 	var list []string
 	in := false
 	for _, line := range lines(t, "architecture.md") {
 		switch {
-		case strings.HasPrefix(line, "- **shared/** is a folder of packages"):
+		case strings.HasPrefix(line, "- **internal/** is a folder of packages"):
 			in = true
 		case in && (line == "" || strings.HasPrefix(line, "- ")):
 			in = false
@@ -199,14 +199,14 @@ func TestSharedPackages(t *testing.T) {
 		}
 	}
 	if list == nil {
-		t.Fatal("architecture.md has no list of the packages of shared/")
+		t.Fatal("architecture.md has no list of the packages of internal/")
 	}
 	listed := map[string]bool{}
 	for _, m := range regexp.MustCompile("`([a-z0-9/]+)`").FindAllStringSubmatch(strings.Join(list, " "), -1) {
 		listed[m[1]] = true
 	}
 	packages := map[string]bool{}
-	root := filepath.Join("..", "shared")
+	root := filepath.Join("..", "internal")
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err
@@ -221,12 +221,12 @@ func TestSharedPackages(t *testing.T) {
 	}
 	for _, p := range slices.Sorted(maps.Keys(packages)) {
 		if !listed[p] {
-			t.Errorf("architecture.md's list of the packages of shared/ does not name %s", p)
+			t.Errorf("architecture.md's list of the packages of internal/ does not name %s", p)
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(listed)) {
 		if !packages[p] {
-			t.Errorf("architecture.md's list of the packages of shared/ names %s, which is no package of shared/", p)
+			t.Errorf("architecture.md's list of the packages of internal/ names %s, which is no package of internal/", p)
 		}
 	}
 }

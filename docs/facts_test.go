@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/quireapi/quire/docs/markdown"
-	"github.com/quireapi/quire/shared/login"
-	"github.com/quireapi/quire/shared/openapi"
-	"github.com/quireapi/quire/shared/quire"
-	"github.com/quireapi/quire/shared/rest"
-	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/internal/login"
+	"github.com/quireapi/quire/internal/openapi"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/routes"
 )
 
 // read returns the page's text.

@@ -25,18 +25,18 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/quireapi/quire/docs/markdown"
-	"github.com/quireapi/quire/shared/apigw"
-	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/pretraffic"
-	"github.com/quireapi/quire/shared/rest"
-	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/service"
-	"github.com/quireapi/quire/shared/telemetry"
+	"github.com/quireapi/quire/internal/apigw"
+	"github.com/quireapi/quire/internal/demo"
+	"github.com/quireapi/quire/internal/dynamo"
+	"github.com/quireapi/quire/internal/pretraffic"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/service"
+	"github.com/quireapi/quire/internal/telemetry"
 )
 
 // TestProblemTypes: the table of problem types in conventions.md has one row
-// for each error code of shared/rest and none other, each row with the
+// for each error code of internal/rest and none other, each row with the
 // code's status and with Retry-After exactly when rest.Retryable says a
 // retry can succeed. (API Gateway's own answers, the statuses of the
 // gateway responses, are infra's TestDocsGatewayProblems.)
@@ -56,7 +56,7 @@ func TestProblemTypes(t *testing.T) {
 		}
 		seen[kind] = r
 		if !slices.Contains(rest.Codes(), kind) {
-			t.Errorf("%s: %s is not an error code of shared/rest (rest.Codes: %v)", r, kind, rest.Codes())
+			t.Errorf("%s: %s is not an error code of internal/rest (rest.Codes: %v)", r, kind, rest.Codes())
 			continue
 		}
 		statuses, err := statusesOf(r.Cells[1])
@@ -216,7 +216,7 @@ func envReads(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
-	// where is a place in the module: "shared/awsenv/awsenv.go:23".
+	// where is a place in the module: "internal/awsenv/awsenv.go:23".
 	where := func(at token.Pos) string {
 		p := fset.Position(at)
 		rel, _ := filepath.Rel(root, p.Filename)

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quireapi/quire/shared/quire/quiretest"
+	"github.com/quireapi/quire/internal/testing/quiretest"
 )
 
 // walkRoutes are the routes whose walks the architecture page gives, each
@@ -46,7 +46,7 @@ type walkOf struct {
 }
 
 // TestWalks measures, at runtime, what a request reads. It copies the tree,
-// adds to every function of every project file (shared/ and functions/,
+// adds to every function of every project file (internal/ and functions/,
 // tests aside) a call that records the function's file and its caller's,
 // and sends each of walkRoutes' sample events through its function's Lambda
 // handler, built as deployed, on DynamoDB Local holding the demo data. From
@@ -73,7 +73,7 @@ func TestWalks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "quire") // the recorder knows project files by quire/shared/...
+	dir := filepath.Join(t.TempDir(), "quire") // the recorder knows project files by quire/internal/...
 	leaves := instrumentedCopy(t, root, dir)
 	var events []string
 	for _, w := range walkRoutes {
@@ -139,7 +139,7 @@ func walksSection(walks map[string]walkOf) string {
 		var dirs []string
 		for _, f := range m.files {
 			d, name := filepath.Split(f)
-			d = strings.TrimSuffix(strings.TrimPrefix(d, "shared/"), "/")
+			d = strings.TrimSuffix(strings.TrimPrefix(d, "internal/"), "/")
 			if byDir[d] == nil {
 				dirs = append(dirs, d)
 			}
@@ -232,7 +232,7 @@ func instrumentedCopy(t *testing.T, root, dir string) map[string]bool {
 		rel, _ := filepath.Rel(root, path)
 		top, _, _ := strings.Cut(rel, string(filepath.Separator))
 		if d.IsDir() {
-			if rel != "." && !slices.Contains([]string{"shared", "functions", "events"}, top) {
+			if rel != "." && !slices.Contains([]string{"internal", "functions", "events"}, top) {
 				return filepath.SkipDir
 			}
 			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
@@ -244,7 +244,7 @@ func instrumentedCopy(t *testing.T, root, dir string) map[string]bool {
 		if err != nil {
 			return err
 		}
-		if strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go") && (top == "shared" || top == "functions") {
+		if strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go") && (top == "internal" || top == "functions") {
 			var imports bool
 			if src, imports, err = instrument(rel, src, module); err != nil {
 				return err
@@ -258,7 +258,7 @@ func instrumentedCopy(t *testing.T, root, dir string) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, to := range map[string]string{"recorder.go": "shared/walk/walk.go", "driver_test.go": "events/walk_test.go"} {
+	for name, to := range map[string]string{"recorder.go": "internal/walk/walk.go", "driver_test.go": "events/walk_test.go"} {
 		b, err := os.ReadFile(filepath.Join(root, "docs", "testdata", "walk", name))
 		if err != nil {
 			t.Fatal(err)
@@ -297,7 +297,7 @@ func instrument(rel string, src []byte, module string) ([]byte, bool, error) {
 	var b bytes.Buffer
 	pkgEnd := fset.Position(f.Name.End()).Offset
 	b.Write(src[:pkgEnd])
-	b.WriteString("; import walkrecorder \"" + module + "/shared/walk\"")
+	b.WriteString("; import walkrecorder \"" + module + "/internal/walk\"")
 	last := pkgEnd
 	for _, o := range at {
 		b.Write(src[last:o])

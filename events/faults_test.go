@@ -9,13 +9,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/quireapi/quire/shared/api"
-	"github.com/quireapi/quire/shared/ddbfault"
-	"github.com/quireapi/quire/shared/dynamo/dynamotest"
-	"github.com/quireapi/quire/shared/quire"
-	"github.com/quireapi/quire/shared/rest"
-	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/service/servicetest"
+	"github.com/quireapi/quire/internal/api"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/testing/ddbfault"
+	"github.com/quireapi/quire/internal/testing/dynamotest"
+	"github.com/quireapi/quire/internal/testing/servicetest"
 )
 
 // faultEvents are, per function, a sample event whose handling reads

@@ -23,16 +23,16 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/quireapi/quire/shared/api"
-	"github.com/quireapi/quire/shared/apigw"
-	"github.com/quireapi/quire/shared/auth"
-	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/quire"
-	"github.com/quireapi/quire/shared/rest"
-	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/service"
-	"github.com/quireapi/quire/shared/service/servicetest"
-	"github.com/quireapi/quire/shared/swaggerui"
+	"github.com/quireapi/quire/internal/api"
+	"github.com/quireapi/quire/internal/apigw"
+	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/dynamo"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/service"
+	"github.com/quireapi/quire/internal/swaggerui"
+	"github.com/quireapi/quire/internal/testing/servicetest"
 )
 
 func TestMain(m *testing.M) { servicetest.Main(m) }

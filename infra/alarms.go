@@ -17,9 +17,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/quireapi/quire/shared/auth"
-	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/telemetry"
+	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/telemetry"
 )
 
 // contextAlarmEmail is an email address that the alarm topic mails; none

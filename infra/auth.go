@@ -13,10 +13,10 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/quireapi/quire/shared/auth"
-	"github.com/quireapi/quire/shared/login"
-	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/secrets"
+	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/login"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/secrets"
 )
 
 // CDK context keys of the stack's auth settings.

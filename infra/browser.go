@@ -7,8 +7,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/quireapi/quire/shared/rest"
-	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/routes"
 )
 
 // contextCORS names the origins whose pages may call the API from a

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/internal/routes"
 )
 
 // TestBrowserMethods: every path takes OPTIONS without a token, answered by

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawslogs"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/quireapi/quire/shared/telemetry"
+	"github.com/quireapi/quire/internal/telemetry"
 )
 
 // newDashboard defines the stack's one CloudWatch dashboard, read from the

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawscloudwatch"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/quireapi/quire/shared/pretraffic"
+	"github.com/quireapi/quire/internal/pretraffic"
 )
 
 // contextDeployment names how CodeDeploy shifts a function's traffic to a

@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/quireapi/quire/docs/markdown"
-	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/login"
-	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/internal/dynamo"
+	"github.com/quireapi/quire/internal/login"
+	"github.com/quireapi/quire/internal/rest"
 )
 
 // The tables of docs/ that say what the stack makes: its alarms, its CDK
@@ -362,8 +362,8 @@ type gatewayAnswer struct {
 // (the stack's gateway responses, API Gateway's errors that its DEFAULT_4XX
 // and DEFAULT_5XX rewrite, the web ACL's 429), listing its status and
 // saying Retry-After exactly when it carries one; and each status a row
-// lists is one that shared/rest or they answer with that type. (That every
-// code of shared/rest has its row is docs/tables_test.go's
+// lists is one that internal/rest or they answer with that type. (That every
+// code of internal/rest has its row is docs/tables_test.go's
 // TestProblemTypes.)
 func TestDocsGatewayProblems(t *testing.T) {
 	needsNode(t)
@@ -477,7 +477,7 @@ func TestDocsGatewayProblems(t *testing.T) {
 				return a.code == code && a.status == status
 			})
 			if !answered {
-				t.Errorf("%s: %s says status %d, which neither shared/rest nor API Gateway answers with %s", rows[code], code, status, code)
+				t.Errorf("%s: %s says status %d, which neither internal/rest nor API Gateway answers with %s", rows[code], code, status, code)
 			}
 		}
 	}

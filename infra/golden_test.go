@@ -7,7 +7,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 
-	"github.com/quireapi/quire/shared/quire/quiretest"
+	"github.com/quireapi/quire/internal/testing/quiretest"
 )
 
 // The synthesized templates, with the default context, are what a

@@ -15,11 +15,11 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/quireapi/quire/shared/auth"
-	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/pretraffic"
-	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/telemetry"
+	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/dynamo"
+	"github.com/quireapi/quire/internal/pretraffic"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/telemetry"
 )
 
 // opsTemplate returns the resources of the default stack's nested

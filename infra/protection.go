@@ -14,9 +14,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/quireapi/quire/shared/quire"
-	"github.com/quireapi/quire/shared/rest"
-	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/routes"
 )
 
 // CDK context keys of the stack's request limits.

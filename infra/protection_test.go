@@ -14,9 +14,9 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/quireapi/quire/shared/quire"
-	"github.com/quireapi/quire/shared/rest"
-	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/routes"
 )
 
 // synthWAF synthesizes the stack with the web ACL switched on: a

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/internal/dynamo"
+	"github.com/quireapi/quire/internal/routes"
 )
 
 // dynamoActions are the actions on items, tables and indexes that IAM

@@ -14,14 +14,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/quireapi/quire/shared/api"
-	"github.com/quireapi/quire/shared/apigw"
-	"github.com/quireapi/quire/shared/auth"
-	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/dynamo/dynamotest"
-	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/service"
+	"github.com/quireapi/quire/internal/api"
+	"github.com/quireapi/quire/internal/apigw"
+	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/demo"
+	"github.com/quireapi/quire/internal/dynamo"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/service"
+	"github.com/quireapi/quire/internal/testing/dynamotest"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }

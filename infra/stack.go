@@ -15,13 +15,13 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/quireapi/quire/shared/apigw"
-	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/login"
-	"github.com/quireapi/quire/shared/quire"
-	"github.com/quireapi/quire/shared/rest"
-	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/telemetry"
+	"github.com/quireapi/quire/internal/apigw"
+	"github.com/quireapi/quire/internal/dynamo"
+	"github.com/quireapi/quire/internal/login"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/telemetry"
 )
 
 // QuireStackProps configures the stack.

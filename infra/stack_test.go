@@ -22,13 +22,13 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/quireapi/quire/shared/apigw"
-	"github.com/quireapi/quire/shared/auth"
-	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/login"
-	"github.com/quireapi/quire/shared/quire"
-	"github.com/quireapi/quire/shared/rest"
-	"github.com/quireapi/quire/shared/routes"
+	"github.com/quireapi/quire/internal/apigw"
+	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/dynamo"
+	"github.com/quireapi/quire/internal/login"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/routes"
 )
 
 // synth synthesizes the stack as deployed by default.

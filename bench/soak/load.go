@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/internal/quire"
 )
 
 // op is one logical operation: a request sent until it gets a final

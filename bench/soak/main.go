@@ -36,7 +36,7 @@ import (
 	"time"
 
 	"github.com/quireapi/quire/bench/generated"
-	"github.com/quireapi/quire/shared/ddbfault"
+	"github.com/quireapi/quire/internal/testing/ddbfault"
 )
 
 // options are the command's flags.

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quireapi/quire/shared/ddbfault"
-	"github.com/quireapi/quire/shared/rest"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/testing/ddbfault"
 )
 
 // report is what a run found, printed as Markdown.

@@ -13,16 +13,16 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/quireapi/quire/shared/api"
-	"github.com/quireapi/quire/shared/auth"
-	"github.com/quireapi/quire/shared/ddbfault"
-	"github.com/quireapi/quire/shared/ddblocal"
-	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/login"
-	"github.com/quireapi/quire/shared/quire"
-	"github.com/quireapi/quire/shared/service"
-	"github.com/quireapi/quire/shared/users"
+	"github.com/quireapi/quire/internal/api"
+	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/demo"
+	"github.com/quireapi/quire/internal/dynamo"
+	"github.com/quireapi/quire/internal/login"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/service"
+	"github.com/quireapi/quire/internal/testing/ddbfault"
+	"github.com/quireapi/quire/internal/testing/ddblocal"
+	"github.com/quireapi/quire/internal/users"
 )
 
 // env is the Quire under soak: fresh tables in DynamoDB Local with the

@@ -5,7 +5,7 @@
 //
 // The command's DYNAMODB_ENDPOINT names the n servers, separated by
 // spaces; each test binary takes one no other binary holds (see
-// shared/dynamo/dynamotest). `make test` runs the Go tests so: two warm
+// internal/testing/dynamotest). `make test` runs the Go tests so: two warm
 // servers, one per package go test runs at a time on two cores, in place
 // of a server started and warmed up by every test binary.
 package main
@@ -20,8 +20,8 @@ import (
 	"os/signal"
 	"strings"
 
-	"github.com/quireapi/quire/shared/ddblocal"
-	"github.com/quireapi/quire/shared/quire"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/testing/ddblocal"
 )
 
 func main() {

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/quire"
-	"github.com/quireapi/quire/shared/service/servicetest"
+	"github.com/quireapi/quire/internal/demo"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/testing/servicetest"
 )
 
 // TestEvents: make run delivers the events of what commits from DynamoDB

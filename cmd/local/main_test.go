@@ -20,13 +20,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/quireapi/quire/docs/markdown"
-	"github.com/quireapi/quire/shared/api"
-	"github.com/quireapi/quire/shared/awsenv"
-	"github.com/quireapi/quire/shared/ddblocal"
-	"github.com/quireapi/quire/shared/demo"
-	"github.com/quireapi/quire/shared/dynamo"
-	"github.com/quireapi/quire/shared/dynamo/dynamotest"
-	"github.com/quireapi/quire/shared/service/servicetest"
+	"github.com/quireapi/quire/internal/api"
+	"github.com/quireapi/quire/internal/awsenv"
+	"github.com/quireapi/quire/internal/demo"
+	"github.com/quireapi/quire/internal/dynamo"
+	"github.com/quireapi/quire/internal/testing/ddblocal"
+	"github.com/quireapi/quire/internal/testing/dynamotest"
+	"github.com/quireapi/quire/internal/testing/servicetest"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }

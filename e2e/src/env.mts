@@ -21,7 +21,7 @@ export const basePath = new URL(apiURL).pathname.replace(/\/$/, "");
 /** The demo admin's credentials (SEED_ADMIN_EMAIL, SEED_ADMIN_PASSWORD of the server). */
 export const admin = { email: required("QUIRE_ADMIN_EMAIL"), password: required("QUIRE_ADMIN_PASSWORD") };
 
-/** The demo customer's credentials (shared/demo): Grace, the README's customer, id 2. */
+/** The demo customer's credentials (internal/demo): Grace, the README's customer, id 2. */
 export const customer = { email: "grace@quire.example", password: "quire-customer-password", id: 2 };
 
 /** The port of http://127.0.0.1:<port>, the one origin in the server's CORS_ORIGINS. */

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/quireapi/quire/shared/auth"
+	"github.com/quireapi/quire/internal/auth"
 )
 
 func main() {

@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/service"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/service"
 )
 
 func main() { service.Run(routes.GroupCatalog, service.Catalog) }

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/quireapi/quire/shared/outbox"
+	"github.com/quireapi/quire/internal/outbox"
 )
 
 func main() {

@@ -5,10 +5,10 @@
 package main
 
 import (
-	"github.com/quireapi/quire/shared/api"
-	"github.com/quireapi/quire/shared/auth"
-	"github.com/quireapi/quire/shared/secrets"
-	"github.com/quireapi/quire/shared/service"
+	"github.com/quireapi/quire/internal/api"
+	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/secrets"
+	"github.com/quireapi/quire/internal/service"
 )
 
 func main() {

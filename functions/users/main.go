@@ -2,9 +2,9 @@
 package main
 
 import (
-	"github.com/quireapi/quire/shared/password/argon2id"
-	"github.com/quireapi/quire/shared/routes"
-	"github.com/quireapi/quire/shared/service"
+	"github.com/quireapi/quire/internal/password/argon2id"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/service"
 )
 
 func main() { service.Run(routes.GroupUsers, service.Users(argon2id.Hasher)) }

@@ -8,10 +8,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/quireapi/quire/shared/api"
-	"github.com/quireapi/quire/shared/cache"
-	"github.com/quireapi/quire/shared/service/servicetest"
-	"github.com/quireapi/quire/shared/walk"
+	"github.com/quireapi/quire/internal/api"
+	"github.com/quireapi/quire/internal/cache"
+	"github.com/quireapi/quire/internal/testing/servicetest"
+	"github.com/quireapi/quire/internal/walk"
 )
 
 // TestWalk sends each sample event WALK_EVENTS names through its

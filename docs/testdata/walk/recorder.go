@@ -89,15 +89,16 @@ func caller() Entry {
 }
 
 // testSupport reports whether rel is a file the deployed functions do not
-// run: the tests' packages (servicetest's log sink among them), and the
+// run: the tests' packages (internal/testing, servicetest's log sink among
+// them), and the
 // check of each DynamoDB call against the function's grants, which stands
 // in for IAM outside AWS (dynamo/iam.go).
 func testSupport(rel string) bool {
-	if rel == "shared/dynamo/iam.go" {
+	if rel == "internal/dynamo/iam.go" {
 		return true
 	}
 	for _, dir := range strings.Split(rel, "/") {
-		if strings.HasSuffix(dir, "test") {
+		if dir == "testing" || strings.HasSuffix(dir, "test") {
 			return true
 		}
 	}
@@ -105,13 +106,13 @@ func testSupport(rel string) bool {
 }
 
 // project returns path relative to the tree's root when it names a project
-// file (under shared/ or functions/, not a test's, not this package's): the
+// file (under internal/ or functions/, not a test's, not this package's): the
 // module's path ends in quire, and so does the copy's folder.
 func project(path string) (string, bool) {
-	for _, root := range []string{"quire/shared/", "quire/functions/"} {
+	for _, root := range []string{"quire/internal/", "quire/functions/"} {
 		if i := strings.LastIndex(path, root); i >= 0 {
 			rel := path[i+len("quire/"):]
-			if strings.HasSuffix(rel, "_test.go") || strings.HasPrefix(rel, "shared/walk/") || testSupport(rel) {
+			if strings.HasSuffix(rel, "_test.go") || strings.HasPrefix(rel, "internal/walk/") || testSupport(rel) {
 				return "", false
 			}
 			return rel, true

@@ -1,0 +1,192 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/quireapi/quire/internal/idempotency"
+	"github.com/quireapi/quire/internal/quire"
+)
+
+// What the commit of a catalog write may find changed since it was read:
+// the What of its *quire.Stale error.
+const (
+	StaleID      = "id"      // a new author's or product's id, taken in the same millisecond
+	StaleProduct = "product" // the product replaced
+)
+
+// NewAuthor decides the new author a, stored at now under a new id.
+func NewAuthor(a Author, now time.Time) Author {
+	a.ID = quire.NewID(now)
+	a.Hash = quire.ContentHash(&a)
+	return a
+}
+
+// A ProductWrite is a decided write of a product, for the store to commit:
+// the product as written, over the product whose content hash is Read (""
+// for a new product, under an id no item has), and the event it publishes
+// (nil for none: a write that changes nothing).
+type ProductWrite struct {
+	Product Product
+	Read    string
+	Event   *quire.Event
+}
+
+// Listed is the data of a product.created or product.changed event: the
+// product's fields as written (its status as API version 2 names it), and,
+// for a change, the names of the fields that changed.
+type Listed struct {
+	ProductID quire.ID    `json:"product_id"`
+	Name      string      `json:"name"`
+	Price     quire.Money `json:"price"`
+	Status    Status      `json:"status"`
+	AuthorID  quire.ID    `json:"author_id"`
+	Changed   []string    `json:"changed,omitempty"`
+}
+
+// Archived is the data of a product.archived event: the product's id.
+type Archived struct {
+	ProductID quire.ID `json:"product_id"`
+}
+
+// NewProduct decides the new product p by author (nil when no author has
+// p's author id), stored at now under a new id with its author's name, and
+// its product.created event: EINVALID naming author_id when there is no
+// such author.
+func NewProduct(p Product, author *Author, now time.Time) (ProductWrite, error) {
+	if author == nil {
+		return ProductWrite{}, NoSuchAuthor(p.AuthorID)
+	}
+	p.ID, p.AuthorName = quire.NewID(now), author.Name
+	p.Hash = quire.ContentHash(&p)
+	return ProductWrite{Product: p, Event: productEvent(quire.EventProductCreated, p, now, listed(p, nil))}, nil
+}
+
+// Revise decides p's fields over the product read (nil when there is none
+// with p's id), by author (nil when no author has p's author id), at now,
+// and its event: product.archived when it archives the product, else
+// product.changed naming what changed, and none when nothing did. It
+// refuses a missing product (ENOTFOUND), a missing author (EINVALID naming
+// author_id) and a product that fails pre (EPRECONDITION). p comes from a
+// client of API version v: a status written as v shows the stored one
+// keeps the stored one, so that a v1 client, to whom an archived product
+// is DISCONTINUED, leaves it archived when it writes back what it read.
+func Revise(read *Product, author *Author, p Product, v int, pre quire.Precondition, now time.Time) (ProductWrite, error) {
+	switch {
+	case read == nil:
+		return ProductWrite{}, NoProduct(quire.NotFound("product "+p.ID.String()), p.ID)
+	case author == nil:
+		return ProductWrite{}, NoSuchAuthor(p.AuthorID)
+	}
+	if err := pre.Check(read.Hash); err != nil {
+		return ProductWrite{}, err
+	}
+	if p.Status == read.Status.In(v) {
+		p.Status = read.Status
+	}
+	p.AuthorName = author.Name
+	p.Hash = quire.ContentHash(&p)
+	w := ProductWrite{Product: p, Read: read.Hash}
+	switch changed := changes(*read, p); {
+	case p.Status == StatusArchived && read.Status != StatusArchived:
+		w.Event = productEvent(quire.EventProductArchived, p, now, Archived{ProductID: p.ID})
+	case len(changed) > 0:
+		w.Event = productEvent(quire.EventProductChanged, p, now, listed(p, changed))
+	}
+	return w, nil
+}
+
+// changes names the fields of a product's event that differ from read in p.
+func changes(read, p Product) []string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		diff bool
+	}{
+		{"name", read.Name != p.Name}, {"price", read.Price != p.Price},
+		{"status", read.Status != p.Status}, {"author_id", read.AuthorID != p.AuthorID},
+	} {
+		if f.diff {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+func listed(p Product, changed []string) Listed {
+	return Listed{ProductID: p.ID, Name: p.Name, Price: p.Price, Status: p.Status, AuthorID: p.AuthorID, Changed: changed}
+}
+
+func productEvent(typ string, p Product, now time.Time, data any) *quire.Event {
+	ev := quire.NewEvent(typ, "/products/"+p.ID.String(), p.Hash, now, data)
+	return &ev
+}
+
+// CreateAuthor stores a in s under a new id (see NewAuthor), and returns it
+// as stored, with the record answer returns for it when answer is set.
+func CreateAuthor(ctx context.Context, s Store, a Author, answer func(Author) (*idempotency.Record, error)) (Author, error) {
+	var stored Author
+	err := quire.Again(ctx, func(int) error {
+		stored = NewAuthor(a, time.Now())
+		rec, err := idempotency.RecordOf(answer, stored)
+		if err != nil {
+			return err
+		}
+		return s.CommitAuthor(ctx, stored, rec)
+	})
+	return stored, created(err)
+}
+
+// CreateProduct stores p in s under a new id (see NewProduct), reading its
+// author first, and returns it as stored, with the record answer returns
+// for it when answer is set.
+func CreateProduct(ctx context.Context, s Store, p Product, answer func(Product) (*idempotency.Record, error)) (Product, error) {
+	var w ProductWrite
+	err := quire.Again(ctx, func(int) error {
+		_, author, err := s.Current(ctx, 0, p.AuthorID)
+		if err != nil {
+			return err
+		}
+		if w, err = NewProduct(p, author, time.Now()); err != nil {
+			return err
+		}
+		rec, err := idempotency.RecordOf(answer, w.Product)
+		if err != nil {
+			return err
+		}
+		return s.CommitProduct(ctx, w, rec)
+	})
+	return w.Product, created(err)
+}
+
+// ReplaceProduct stores p's fields, from a client of API version v, over
+// the product p.ID in s (see Revise), and returns it as stored: it reads the product and its author, decides, and commits,
+// again when the product changed meanwhile, which checks pre again. A
+// product that keeps changing is ECONFLICT.
+func ReplaceProduct(ctx context.Context, s Store, p Product, v int, pre quire.Precondition) (Product, error) {
+	var w ProductWrite
+	err := quire.Again(ctx, func(int) error {
+		read, author, err := s.Current(ctx, p.ID, p.AuthorID)
+		if err != nil {
+			return err
+		}
+		if w, err = Revise(read, author, p, v, pre, time.Now()); err != nil {
+			return err
+		}
+		return s.CommitProduct(ctx, w, nil)
+	})
+	if _, stale := errors.AsType[*quire.Stale](err); stale {
+		return Product{}, quire.Errorf(quire.ECONFLICT, "The product %d changed during the request; retry it.", p.ID)
+	}
+	return w.Product, err
+}
+
+// created is the error of a create that drew taken ids every time.
+func created(err error) error {
+	if _, stale := errors.AsType[*quire.Stale](err); stale {
+		return fmt.Errorf("create catalog item: no free id after %d attempts: %w", quire.MaxAttempts, err)
+	}
+	return err
+}

@@ -1,0 +1,253 @@
+package catalog
+
+import (
+	"net/http"
+
+	"github.com/quireapi/quire/internal/idempotency"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/rest"
+)
+
+// Handlers serves the catalog from a Store.
+type Handlers struct {
+	Store Store
+}
+
+// Routes returns the handler of each catalog route, keyed as in the route
+// table.
+func (h *Handlers) Routes() rest.Handlers {
+	// The catalog is no one's personal data: clients may keep it.
+	shared := func(serve rest.HandlerFunc) rest.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request, a *rest.Answer) error {
+			rest.Shared(w)
+			return serve(w, r, a)
+		}
+	}
+	return rest.Handlers{
+		"GET /landing":             h.landing,
+		"GET /authors":             shared(h.authors),
+		"GET /authors/{id}":        shared(h.author),
+		"GET /authors/{id}/books":  shared(h.authorBooks),
+		"GET /products":            shared(h.products),
+		"GET /products/{id}":       shared(h.product),
+		"POST /admin/authors":      h.createAuthor,
+		"POST /admin/products":     h.createProduct,
+		"PUT /admin/products/{id}": h.replaceProduct,
+	}
+}
+
+// Link is a link of a catalog item: its relation and the path to follow.
+type Link struct {
+	Rel  string `json:"rel"`
+	Href string `json:"href"`
+}
+
+// ProductRep is a product as the API shows it: its status in the request's
+// version, and links to buy it (while it is available) and to its author.
+type ProductRep struct {
+	ID       quire.ID    `json:"id"`
+	Name     string      `json:"name"`
+	Price    quire.Money `json:"price"`
+	Status   Status      `json:"status"`
+	AuthorID quire.ID    `json:"author_id"`
+	Links    []Link      `json:"links"`
+}
+
+func productRep(r *http.Request, p *Product) ProductRep {
+	links := []Link{}
+	if p.Status == StatusAvailable {
+		links = append(links, Link{"buy", rest.Path(r, "/products/"+p.ID.String()+"/buy")})
+	}
+	links = append(links, Link{"author", rest.Path(r, "/authors/"+p.AuthorID.String())})
+	return ProductRep{p.ID, p.Name, p.Price, p.Status.In(rest.Version(r)), p.AuthorID, links}
+}
+
+// AuthorRep is an author as the API shows it, with a link to their books.
+type AuthorRep struct {
+	ID    quire.ID `json:"id"`
+	Name  string   `json:"name"`
+	Links []Link   `json:"links"`
+}
+
+func authorRep(r *http.Request, a *Author) AuthorRep {
+	return AuthorRep{a.ID, a.Name, []Link{{"books", rest.Path(r, "/authors/"+a.ID.String()+"/books")}}}
+}
+
+// FeaturedBook is a product on the landing page, with its author's name.
+type FeaturedBook struct {
+	ProductRep
+	AuthorName string `json:"author_name"`
+}
+
+// Landing is the body of GET /landing.
+type Landing struct {
+	Featured []FeaturedBook `json:"featured"`
+}
+
+// landing answers the landing page's data, public and the same for every
+// caller, so caches may keep it for a minute.
+func (h *Handlers) landing(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	ps, err := h.Store.Featured(r.Context(), MaxFeatured)
+	if err != nil {
+		return err
+	}
+	books := make([]FeaturedBook, len(ps))
+	for i := range ps {
+		books[i] = FeaturedBook{productRep(r, &ps[i]), ps[i].AuthorName}
+	}
+	w.Header().Set("Cache-Control", "public, max-age=60")
+	return rest.JSON(w, r, http.StatusOK, Landing{Featured: books})
+}
+
+func listQuery(r *http.Request) (ListQuery, error) {
+	limit, after, err := rest.ParseIDPage(r)
+	return ListQuery{Limit: limit, After: after}, err
+}
+
+func (h *Handlers) authors(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	q, err := listQuery(r)
+	if err != nil {
+		return err
+	}
+	as, next, err := h.Store.Authors(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	out := make([]AuthorRep, len(as))
+	for i := range as {
+		out[i] = authorRep(r, &as[i])
+	}
+	if next != 0 {
+		rest.SetNext(w, r, next.String())
+	}
+	return rest.JSON(w, r, http.StatusOK, out)
+}
+
+func (h *Handlers) author(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	id, err := quire.ParseID(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	a, err := h.Store.Author(r.Context(), id)
+	if err != nil {
+		return noAuthor(err, id)
+	}
+	rest.SetETag(w, r, a.Hash)
+	return rest.JSON(w, r, http.StatusOK, authorRep(r, a))
+}
+
+func (h *Handlers) products(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	q, err := listQuery(r)
+	if err != nil {
+		return err
+	}
+	return h.productPage(w, r, q)
+}
+
+// authorBooks answers an author's books, a page at a time; an author
+// nobody has is 404 rather than an empty list.
+func (h *Handlers) authorBooks(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	id, err := quire.ParseID(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	q, err := listQuery(r)
+	if err != nil {
+		return err
+	}
+	q.AuthorID = id
+	return h.productPage(w, r, q)
+}
+
+func (h *Handlers) productPage(w http.ResponseWriter, r *http.Request, q ListQuery) error {
+	ps, next, err := h.Store.Products(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	if len(ps) == 0 && q.After == 0 && q.AuthorID != 0 {
+		if _, err := h.Store.Author(r.Context(), q.AuthorID); err != nil {
+			return noAuthor(err, q.AuthorID)
+		}
+	}
+	out := make([]ProductRep, len(ps))
+	for i := range ps {
+		out[i] = productRep(r, &ps[i])
+	}
+	if next != 0 {
+		rest.SetNext(w, r, next.String())
+	}
+	return rest.JSON(w, r, http.StatusOK, out)
+}
+
+func (h *Handlers) product(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	id, err := quire.ParseID(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	p, err := h.Store.Product(r.Context(), id)
+	if err != nil {
+		return NoProduct(err, id)
+	}
+	rest.SetETag(w, r, p.Hash)
+	return rest.JSON(w, r, http.StatusOK, productRep(r, p))
+}
+
+func (h *Handlers) createAuthor(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
+	var f AuthorFields
+	if err := rest.Decode(r, &f); err != nil {
+		return err
+	}
+	a, err := f.author()
+	if err != nil {
+		return err
+	}
+	_, err = CreateAuthor(r.Context(), h.Store, *a, func(a Author) (*idempotency.Record, error) {
+		return answer.Created("/authors/"+a.ID.String(), authorRep(r, &a))
+	})
+	return err
+}
+
+func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
+	var f ProductFields
+	if err := rest.Decode(r, &f); err != nil {
+		return err
+	}
+	p, err := f.product(rest.Version(r))
+	if err != nil {
+		return err
+	}
+	_, err = CreateProduct(r.Context(), h.Store, *p, func(p Product) (*idempotency.Record, error) {
+		return answer.Created("/products/"+p.ID.String(), productRep(r, &p))
+	})
+	return err
+}
+
+// replaceProduct replaces a product's fields, archiving included (v2). A v1
+// client that writes back the DISCONTINUED it read of an archived product
+// leaves it archived.
+func (h *Handlers) replaceProduct(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	id, err := quire.ParseID(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	var f ProductFields
+	if err := rest.Decode(r, &f); err != nil {
+		return err
+	}
+	v := rest.Version(r)
+	p, err := f.product(v)
+	if err != nil {
+		return err
+	}
+	pre, err := rest.Precondition(r)
+	if err != nil {
+		return err
+	}
+	p.ID = id
+	stored, err := ReplaceProduct(r.Context(), h.Store, *p, v, pre)
+	if err != nil {
+		return err
+	}
+	rest.SetETag(w, r, stored.Hash)
+	return rest.JSON(w, r, http.StatusOK, productRep(r, &stored))
+}

@@ -1,0 +1,216 @@
+// Package config is the shop's configuration document: one JSON object of
+// up to MaxBytes, which admins replace whole (PUT /admin/config) and every
+// signed-in user reads (GET /config). It is stored gzip-compressed, so a
+// client that takes gzip gets the stored bytes as they are, and its content
+// hash is kept apart from it, so a conditional GET that matches reads the
+// hash only, whatever the document's size.
+package config
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	"github.com/quireapi/quire/internal/idempotency"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/rest"
+)
+
+// MaxBytes bounds the document, as sent in a PUT: 2 MiB.
+const MaxBytes = 2 << 20
+
+// Head describes the stored document without holding it.
+type Head struct {
+	Hash string // the content hash of the document's compact JSON
+	Size int    // the length of the compact JSON
+	// Where the store keeps the document: the generation of its chunks and
+	// their number.
+	Generation string
+	Chunks     int
+}
+
+// Document is the configuration document: its head and its compact JSON,
+// gzip-compressed.
+type Document struct {
+	Head
+	Gzip []byte
+}
+
+// ErrReplaced is returned by Store.Gzip when the document a head names was
+// replaced while it was read; reading the head again finds the new one.
+var ErrReplaced = errors.New("config: the document was replaced while it was read")
+
+// Store keeps the configuration document.
+type Store interface {
+	// Head returns the head of the stored document: ENOTFOUND when there
+	// is none. A cache may answer it (see cache.Config).
+	Head(ctx context.Context) (Head, error)
+	// Current returns the head as stored now, never from a cache, for a
+	// write to decide on: ENOTFOUND when there is none.
+	Current(ctx context.Context) (Head, error)
+	// Gzip returns the compressed document h names, or ErrReplaced.
+	Gzip(ctx context.Context, h Head) ([]byte, error)
+	// Commit writes rep (see Replace) in one transaction: a *quire.Stale
+	// naming StaleHead, with nothing written, when the head is not as
+	// read.
+	Commit(ctx context.Context, rep Replacement) error
+}
+
+// Parse validates body as a configuration document, a JSON object in
+// UTF-8, and returns it compact (insignificant whitespace removed, members
+// and numbers as sent) and compressed: EINVALID otherwise.
+func Parse(body []byte) (Document, error) {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	switch {
+	case !utf8.Valid(body):
+		return Document{}, quire.Errorf(quire.EINVALID, "The configuration document is not valid UTF-8.")
+	case len(trimmed) == 0 || trimmed[0] != '{':
+		return Document{}, quire.Errorf(quire.EINVALID, "The configuration document must be a JSON object.")
+	}
+	var compact bytes.Buffer
+	compact.Grow(len(body))
+	if err := json.Compact(&compact, body); err != nil {
+		return Document{}, quire.Errorf(quire.EINVALID, "The configuration document is not valid JSON: %s.", err)
+	}
+	var z bytes.Buffer
+	gz := gzip.NewWriter(&z)
+	if _, err := gz.Write(compact.Bytes()); err != nil {
+		return Document{}, fmt.Errorf("compress the configuration document: %w", err)
+	}
+	if err := gz.Close(); err != nil {
+		return Document{}, fmt.Errorf("compress the configuration document: %w", err)
+	}
+	return Document{Head: Head{Hash: quire.HashBytes(compact.Bytes()), Size: compact.Len()}, Gzip: z.Bytes()}, nil
+}
+
+// Gunzip returns the JSON of a document whose compressed form is z and
+// whose head is h.
+func Gunzip(z []byte, h Head) ([]byte, error) {
+	gz, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return nil, fmt.Errorf("open document %s: %w", h.Hash, err)
+	}
+	out := make([]byte, 0, h.Size)
+	buf := bytes.NewBuffer(out)
+	if _, err := io.Copy(buf, io.LimitReader(gz, MaxBytes+1)); err != nil {
+		return nil, fmt.Errorf("read document %s: %w", h.Hash, err)
+	}
+	if buf.Len() != h.Size {
+		return nil, fmt.Errorf("document %s: %d bytes, its head says %d", h.Hash, buf.Len(), h.Size)
+	}
+	return buf.Bytes(), nil
+}
+
+// Handlers serves the configuration document from a Store: the function's
+// wiring hands it one that a cache.Config wraps, so that a GET reads the
+// head only when the one held is Staleness old, and the chunks only when
+// the document changed.
+type Handlers struct {
+	Store Store
+}
+
+// Staleness bounds how old the head GET /config answers from may be: a
+// function instance reads the head again once the head it holds was read
+// (or written, by a PUT in the same instance) Staleness ago. So a document
+// one instance stores is served by every other within Staleness of its
+// commit, and by its own at once; and the head item, one partition key
+// that every GET reads, takes at most one read per warm instance per
+// Staleness, whatever the number of users: with Lambda's default of 1,000
+// concurrent executions per account and Region, at most 1,000 read units
+// a second, a third of the partition's 3,000. (A Lambda instance of a Go
+// function serves one request at a time; the local gateway's concurrent
+// requests may read the head together.)
+//
+// The head is read consistently, 1 unit: with the cache the read is rare,
+// and a consistent read makes Staleness the whole bound, where an
+// eventually consistent one (half a unit) would add a lag DynamoDB does
+// not bound.
+const Staleness = time.Second
+
+// Routes returns the handler of each config route, keyed as in the route
+// table.
+func (h *Handlers) Routes() rest.Handlers {
+	return rest.Handlers{
+		"GET /config":       h.get,
+		"PUT /admin/config": h.put,
+	}
+}
+
+// get answers the document, gzip-compressed when the client takes gzip.
+// Its ETag is checked against If-None-Match before the document is read,
+// so a 304 costs the read of the head at most; so does a 200 of the
+// document the instance holds. A head that names a document replaced
+// meanwhile is read again (quire.Again).
+func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	gz := rest.AcceptsGzip(r)
+	w.Header().Add("Vary", "Accept-Encoding")
+	rest.Shared(w) // the same document for every caller
+	var (
+		head Head
+		z    []byte
+		done bool
+	)
+	err := quire.Again(r.Context(), func(int) (err error) {
+		if head, err = h.Store.Head(r.Context()); err != nil {
+			return quire.Reword(err, quire.ENOTFOUND, "No configuration document is stored yet; an admin stores one with PUT /admin/config.")
+		}
+		if done, err = rest.NotModified(w, r, rest.ETag(r, head.Hash, gz)); done || err != nil {
+			return err
+		}
+		if z, err = h.Store.Gzip(r.Context(), head); errors.Is(err, ErrReplaced) {
+			return &quire.Stale{What: StaleHead}
+		}
+		return err
+	})
+	if _, stale := errors.AsType[*quire.Stale](err); stale {
+		return quire.Errorf(quire.EUNAVAILABLE, "The configuration document is being replaced; retry in a moment.")
+	}
+	if done || err != nil {
+		return err
+	}
+	resp := idempotency.Response{Status: http.StatusOK, Header: http.Header{}, Body: z}
+	resp.Header.Set("Content-Type", rest.MediaType(r))
+	if gz {
+		resp.Header.Set("Content-Encoding", "gzip")
+	} else if resp.Body, err = Gunzip(z, head); err != nil {
+		return err
+	}
+	rest.Write(w, resp)
+	return nil
+}
+
+// put replaces the document whole: 201 when there was none, 204
+// otherwise, each with the new ETag.
+func (h *Handlers) put(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	pre, err := rest.Precondition(r)
+	if err != nil {
+		return err
+	}
+	body, err := rest.ReadJSON(r, MaxBytes)
+	if err != nil {
+		return err
+	}
+	d, err := Parse(body)
+	if err != nil {
+		return err
+	}
+	created, err := Put(r.Context(), h.Store, d, pre)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", rest.ETag(r, d.Hash, false))
+	if created {
+		w.Header().Set("Location", rest.Location(r, "/config"))
+		w.WriteHeader(http.StatusCreated)
+		return nil
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

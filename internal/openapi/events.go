@@ -1,0 +1,122 @@
+package openapi
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/quireapi/quire/internal/carts"
+	"github.com/quireapi/quire/internal/catalog"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/users"
+)
+
+// event documents one type of event: what it says, the resource path its
+// subject is under, and its data's schema.
+type event struct {
+	summary, when, subject string
+	data                   schema
+}
+
+// events documents every type of event (quire.EventTypes), by type. The
+// events are not versioned with the API: every version's document
+// describes the same ones, in its webhooks.
+func events() map[string]event {
+	id := ref("ID")
+	anyMoney := money(0, quire.MaxMoney)
+	statuses := []any{string(catalog.StatusAvailable), string(catalog.StatusDiscontinued), string(catalog.StatusArchived)}
+	listed := schema{
+		"product_id": id, "name": schema{"type": "string", "minLength": 1, "maxLength": catalog.MaxNameLen},
+		"price": money(1, catalog.MaxPrice), "status": schema{"type": "string", "enum": statuses}, "author_id": id,
+	}
+	user := open(schema{"user_id": id})
+	return map[string]event{
+		quire.EventOrderPlaced: {summary: "An order was placed", when: "a payment committed: POST /pay or POST /products/{id}/buy",
+			subject: "orders", data: open(schema{
+				"order_id": id, "user_id": id, "total": anyMoney,
+				"items": with(arrayOf(open(schema{
+					"product_id": id, "name": schema{"type": "string"}, "price": money(1, catalog.MaxPrice),
+					"quantity": schema{"type": "integer", "minimum": 1, "maximum": carts.MaxQuantity}, "subtotal": anyMoney,
+				})), schema{"minItems": 1, "maxItems": carts.MaxItems}),
+			})},
+		quire.EventUserFunded: {summary: "Money was deposited into an account", when: "a deposit committed: POST /users/{id}/deposit",
+			subject: "users", data: open(schema{
+				"user_id": id, "amount": money(users.MinDeposit, users.MaxDeposit),
+				"balance": with(money(0, users.MaxBalance), schema{"description": "The balance after the deposit"}),
+			})},
+		quire.EventUserClosed: {summary: "An account was closed", when: "POST /users/{id}/close", subject: "users", data: user},
+		quire.EventUserDeleted: {summary: "A user was deleted", when: "DELETE /users/{id}", subject: "users", data: open(schema{
+			"user_id": id,
+			"balance": with(money(0, users.MaxBalance), schema{"description": "The balance the account held: zero when its owner " +
+				"deleted it; what the shop refunds outside Quire when an admin deleted a funded account"}),
+		})},
+		quire.EventProductCreated: {summary: "A product was added to the catalog", when: "POST /admin/products",
+			subject: "products", data: open(listed)},
+		quire.EventProductChanged: {summary: "A product changed", when: "PUT /admin/products/{id} changed a field, and did not archive it",
+			subject: "products", data: open(with(listed, schema{"changed": schema{
+				"type": "array", "minItems": 1, "uniqueItems": true, "description": "The fields that changed",
+				"items": schema{"type": "string", "enum": []any{"name", "price", "status", "author_id"}},
+			}}))},
+		quire.EventProductArchived: {summary: "A product was archived", when: "PUT /admin/products/{id} archived it",
+			subject: "products", data: open(schema{"product_id": id})},
+	}
+}
+
+// open is an object schema of these properties, all required but the
+// optional ones, that may have more: an event a consumer reads may carry
+// new members, which it ignores.
+func open(props schema, optional ...string) schema {
+	out := object(props, optional...)
+	delete(out, "additionalProperties")
+	return out
+}
+
+// eventSchema names the component schema of the event typ:
+// "order.placed" is OrderPlaced.
+func eventSchema(typ string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(typ, func(c rune) bool { return c == '.' || c == '_' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
+
+// webhooks returns the document's webhooks, each event as the POST its
+// receiver takes, and adds their schemas to schemas.
+func webhooks(schemas schema) schema {
+	out := schema{}
+	all := events()
+	for _, typ := range quire.EventTypes {
+		e := all[typ]
+		name := eventSchema(typ)
+		schemas[name+"Data"] = e.data
+		schemas[name] = open(schema{
+			"id": ref("EventID"), "type": schema{"const": typ},
+			"subject": schema{"type": "string", "pattern": fmt.Sprintf("^/%s/[1-9][0-9]*$", e.subject),
+				"description": "The path of the resource the change happened to"},
+			"time": schema{"type": "string", "format": "date-time", "description": "When the change was decided, to the millisecond"},
+			"data": ref(name + "Data"),
+		})
+		out[typ] = schema{"post": schema{
+			"operationId": "event" + name,
+			"summary":     e.summary,
+			"description": "Published once " + e.when + ", if and only if the change committed, at least once: a " +
+				"receiver deduplicates by id. Deployed, it is the detail of an EventBridge event on the stage's bus, " +
+				"whose detail-type is its type; under make run, a POST to EVENTS_URL.",
+			"tags":        []any{"events"},
+			"security":    []any{},
+			"requestBody": schema{"required": true, "content": schema{"application/json": schema{"schema": ref(name)}}},
+			"responses": schema{
+				"2XX": schema{"description": "The receiver took the event"},
+				"default": schema{"description": "The receiver did not take it: it is sent again, after a pause " +
+					"that doubles each time"},
+			},
+		}}
+	}
+	schemas["EventID"] = schema{"type": "string", "pattern": "^[A-Za-z0-9_-]{22}$",
+		"description": "The event's own id, the same at every delivery of it"}
+	return out
+}
+
+// eventsTag is the tag of the webhooks.
+var eventsTag = schema{"name": "events", "description": "What happened in the shop, published as it commits: " +
+	"the webhooks. Every version's document describes the same events."}

@@ -1,0 +1,233 @@
+package openapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/quireapi/quire/internal/carts"
+	"github.com/quireapi/quire/internal/catalog"
+	"github.com/quireapi/quire/internal/idempotency"
+	"github.com/quireapi/quire/internal/password"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/users"
+)
+
+func parameters() schema {
+	q := func(name, description string, s schema) schema {
+		return schema{"name": name, "in": "query", "required": false, "description": description, "schema": s}
+	}
+	key := func(name string) schema {
+		return schema{
+			"name": name, "in": "header", "required": false,
+			"description": fmt.Sprintf("Makes the request safe to retry: 1 to %d printable ASCII characters, kept for %d hours "+
+				"(unless IDEMPOTENCY_TTL says otherwise) in the caller's scope. The same key with the same request replays "+
+				"the first answer; with another, 422. Idempotency-Key and X-Idempotency-Key mean the same; both with "+
+				"different values are 400.", idempotency.MaxKeyLen, int(idempotency.DefaultTTL.Hours())),
+			"schema": schema{"type": "string", "minLength": 1, "maxLength": idempotency.MaxKeyLen, "pattern": "^[\\x20-\\x7e]+$"},
+		}
+	}
+	h := func(name, description string) schema {
+		return schema{"name": name, "in": "header", "required": false, "description": description, "schema": schema{"type": "string"}}
+	}
+	tags := func(name, description string) schema {
+		return with(h(name, description), schema{"schema": schema{"type": "string", "pattern": entityTags}})
+	}
+	return schema{
+		"ifMatch": tags("If-Match", "`*` or a list"+` of entity tags. On a GET, the answer is 412 unless the representation's ETag `+
+			`is one of them (strong comparison). On a PUT or DELETE, the write happens only when the resource exists (`+"`*`"+`) or `+
+			`its current state is one of them: the ETag of any of its representations, in any version or encoding. `+
+			`Otherwise 412, a problem of type https://quire.dev/problems/precondition.`),
+		"ifNoneMatch": tags("If-None-Match", "`*` or a list"+` of entity tags. On a GET, the answer is 304 Not Modified, without a body, `+
+			`when the representation's ETag is one of them (weak comparison). On a PUT or DELETE, `+"`*`"+` writes only when the `+
+			`resource does not exist yet, a list only when its current state is none of them; otherwise 412, a problem `+
+			`of type https://quire.dev/problems/precondition.`),
+		"ifMatchPurchase": tags("If-Match", `The ETag of what the buyer saw, so that they pay exactly that: the product's `+
+			`(GET /products/{id}) to buy one book, GET /cart's to pay the cart (its books' prices and status are part of it), `+
+			`a strong tag of any API version. When what is bought changed since, the answer is 412, a problem of type `+
+			`https://quire.dev/problems/precondition, and nothing is paid. Without it, the prices the request reads are charged (a function's catalog cache may be up to a second old).`),
+		"acceptEncoding":         h("Accept-Encoding", "gzip (or *) with a quality above 0 gets the body gzip-compressed, with Content-Encoding: gzip"),
+		"idempotencyKey":         key("Idempotency-Key"),
+		"idempotencyKeyRequired": with(key("Idempotency-Key"), schema{"required": true}),
+		"xIdempotencyKey":        key("X-Idempotency-Key"),
+		"limit":                  q("limit", "Items per page", schema{"type": "integer", "minimum": 1, "maximum": rest.MaxLimit, "default": rest.DefaultLimit}),
+		"cursor": q("cursor", "Where the page starts: from the next link of the previous page (another is 400)",
+			schema{"type": "string", "pattern": "^[A-Za-z0-9_-]+$"}),
+		"role":  q("role", "Only active users with this role", schema{"type": "string", "enum": []any{"customer", "admin"}}),
+		"embed": q("embed", "Add each user's profile", schema{"type": "string", "enum": []any{"profile"}}),
+	}
+}
+
+// object is a closed object schema: these properties, all required but
+// the optional ones, and nothing else.
+func object(props schema, optional ...string) schema {
+	var required []string
+	for name := range props {
+		if !slices.Contains(optional, name) {
+			required = append(required, name)
+		}
+	}
+	slices.Sort(required)
+	out := schema{"type": "object", "properties": props, "additionalProperties": false}
+	if required != nil {
+		out["required"] = required
+	}
+	return out
+}
+
+func with(props schema, more schema) schema {
+	out := maps.Clone(props)
+	maps.Copy(out, more)
+	return out
+}
+
+// amount is m as a JSON number, written exactly: 12.50.
+func amount(m quire.Money) json.Number { return json.Number(m.String()) }
+
+// money is the schema of an amount from min to max: a JSON number with at
+// most two decimals (quire.Money).
+func money(min, max quire.Money) schema {
+	return schema{"type": "number", "multipleOf": amount(1), "minimum": amount(min), "maximum": amount(max),
+		"description": "An exact amount with two decimals, such as 12.50"}
+}
+
+// text is a string of 1 to max characters, checked as quire.CheckName
+// checks names.
+func text(max int) schema {
+	return schema{"type": "string", "minLength": 1, "maxLength": max, "pattern": quire.TextPattern(false, true),
+		"description": fmt.Sprintf("1 to %d characters once surrounding space is trimmed, not all of them space, on one line, with %s", max, textRule)}
+}
+
+// textRule says what quire.CheckText refuses in text, which the patterns
+// of text fields say too (quire.TextPattern).
+const textRule = "no control, format or invisible characters (such as U+202E, U+200B, U+FEFF or U+2028)"
+
+// adminSets describes a user's role and status in a write.
+const adminSets = "Required when an admin writes the user (400 otherwise); ignored when a customer does"
+
+// entityTags is the syntax of If-Match and If-None-Match as rest.ParseTags
+// reads them: "*", or a list of entity tags, weak or strong.
+const entityTags = `^[ \t,]*(\*|(W/)?"[^"\x00-\x20\x7f]*"([ \t]*,[ \t,]*(W/)?"[^"\x00-\x20\x7f]*")*)[ \t,]*$`
+
+func schemas() schema {
+	str := schema{"type": "string"}
+	anyMoney := money(0, quire.MaxMoney)
+	price := money(1, catalog.MaxPrice)
+	id := ref("ID")
+	time := schema{"type": "string", "format": "date-time"}
+	links := arrayOf(ref("Link"))
+	quantity := schema{"type": "integer", "minimum": 1, "maximum": carts.MaxQuantity}
+	hidden := quire.HiddenClass(false)
+	email := schema{"type": "string", "format": "email", "maxLength": users.MaxEmailLen,
+		"pattern":     "^[^" + hidden + "]+@[^@" + hidden + "]+\\.[^@" + hidden + "]+$",
+		"description": fmt.Sprintf("One bare address whose domain has a dot, at most %d bytes, with %s", users.MaxEmailLen, textRule)}
+	status := func(v int) schema {
+		if v < 2 {
+			return schema{"enum": []any{"AVAILABLE", "DISCONTINUED"}}
+		}
+		return schema{"enum": []any{"AVAILABLE", "DISCONTINUED", "ARCHIVED"}}
+	}
+	userBase := schema{
+		"id": id, "email": email, "role": schema{"type": "string", "enum": []any{"customer", "admin"}},
+		"status": schema{"type": "string", "enum": []any{"ACTIVE", "CLOSED"}}, "balance": money(0, users.MaxBalance), "profile": ref("Profile"),
+		"created_at": time, "updated_at": time,
+		"_links": with(object(schema{"deposit": str, "close_account": str}, "deposit", "close_account"), schema{
+			"description": "The actions the caller may take on the account now, as paths: they follow the caller " +
+				"(deposit for an admin, close_account for the owner or an admin) and the state (none once CLOSED), " +
+				"and are empty for an anonymous caller, as in sign-up's answer."}),
+	}
+	userWrite := schema{
+		"email": email, "role": schema{"type": "string", "enum": []any{"customer", "admin"}, "description": adminSets},
+		"status":   schema{"type": "string", "enum": []any{"ACTIVE", "CLOSED"}, "description": adminSets},
+		"password": schema{"type": "string", "minLength": password.MinLength, "maxLength": password.MaxLength, "writeOnly": true},
+		"current_password": schema{"type": "string", "writeOnly": true,
+			"description": "Required to change one's own email or password: the password now (403 wrong-password otherwise)."},
+		"id": schema{"readOnly": true}, "balance": schema{"readOnly": true}, "profile": schema{"readOnly": true},
+		"_links": schema{"readOnly": true}, "created_at": schema{"readOnly": true}, "updated_at": schema{"readOnly": true},
+	}
+	writeOptional := []string{"role", "status", "password", "current_password", "id", "balance", "profile", "_links", "created_at", "updated_at"}
+	signUpOptional := slices.DeleteFunc(slices.Clone(writeOptional), func(f string) bool { return f == "password" })
+	userName := text(users.MaxNameLen)
+	name := text(catalog.MaxNameLen)
+	product := func(v int) schema {
+		return schema{"id": id, "name": name, "price": price, "status": status(v), "author_id": id, "links": links}
+	}
+	productWrite := func(v int) schema {
+		return object(schema{"name": name, "price": price, "status": status(v),
+			"author_id": with(id, schema{"description": "The id of an author; one no author has is 400"}),
+			"id":        schema{"readOnly": true}, "links": schema{"readOnly": true}}, "id", "links")
+	}
+	cartLine := func(v int) schema {
+		return object(schema{"product_id": id, "name": name, "price": price, "status": status(v), "quantity": quantity, "subtotal": anyMoney, "links": links})
+	}
+	out := schema{
+		"ID":   schema{"type": "integer", "minimum": 1, "maximum": int64(quire.MaxID)},
+		"Link": object(schema{"rel": str, "href": str}),
+		"Problem": object(schema{
+			"type": problemType(), "title": str, "status": schema{"type": "integer"}, "detail": str, "instance": str, "request_id": str,
+			"errors": arrayOf(object(schema{"pointer": str, "detail": str})),
+		}, "detail", "instance", "request_id", "errors"),
+		"Health": object(schema{"status": str, "database": str}),
+		"Config": schema{"type": "object", "description": "The configuration document: any JSON object"},
+		"Credentials": object(schema{
+			"email": schema{"type": "string", "maxLength": quire.MaxEmailLen,
+				"description": fmt.Sprintf("At most %d bytes: no account has a longer one", quire.MaxEmailLen)},
+			"password": schema{"type": "string", "maxLength": password.MaxLength, "writeOnly": true},
+		}),
+		"Token": object(schema{"access_token": str, "token_type": schema{"const": "Bearer"}, "expires_in": schema{"type": "integer"},
+			"refresh_token":      schema{"type": "string", "description": "Opaque; trade it at POST /tokens before refresh_expires_in seconds pass. Keep it secret."},
+			"refresh_expires_in": schema{"type": "integer"}}),
+		"RefreshRequest": object(schema{"refresh_token": str}),
+		"DeleteRequest": object(schema{"current_password": schema{"type": "string", "writeOnly": true,
+			"description": "Required to delete one's own account: the password now (403 wrong-password otherwise). " +
+				"An admin deleting another user sends no body."}}),
+		"JWKS": object(schema{"keys": arrayOf(object(schema{
+			"kty": schema{"const": "EC"}, "crv": schema{"const": "P-256"}, "alg": schema{"const": "ES256"},
+			"use": schema{"const": "sig"}, "kid": str, "x": str, "y": str,
+		}))}),
+		"Profile": object(schema{
+			"bio": schema{"type": "string", "maxLength": users.MaxBioLen, "pattern": quire.TextPattern(true, false),
+				"description": "Lines ended by line feeds (U+000A), with " + textRule},
+			"location": schema{"type": "string", "maxLength": users.MaxLocationLen, "pattern": quire.TextPattern(false, false),
+				"description": "One line, with " + textRule},
+			"website": schema{"type": "string", "maxLength": users.MaxWebsiteLen,
+				"pattern":     "^([Hh][Tt][Tt][Pp][Ss]?://[^ /?#" + hidden + "]+[^" + hidden + "]*)?$",
+				"description": "Empty, or an http or https URL, with " + textRule},
+			"newsletter": schema{"type": "boolean"},
+		}, "bio", "location", "website", "newsletter"),
+		"UserV1": object(with(userBase, schema{
+			"first_name": schema{"type": "string", "minLength": 1, "maxLength": users.MaxNameLen},
+			"last_name": schema{"type": "string", "maxLength": users.MaxNameLen,
+				"description": "Empty when the name was written in API v2 as one word"},
+		}), "profile"),
+		"UserV2": object(with(userBase, schema{"name": schema{"type": "string", "minLength": 1, "maxLength": 2*users.MaxNameLen + 1,
+			"description": "first_name and last_name of API v1, with a space between when last_name is not empty"}}), "profile"),
+		"UserWriteV1":  object(with(userWrite, schema{"first_name": userName, "last_name": userName}), writeOptional...),
+		"UserWriteV2":  object(with(userWrite, schema{"name": userName}), writeOptional...),
+		"UserCreateV1": object(with(userWrite, schema{"first_name": userName, "last_name": userName}), signUpOptional...),
+		"UserCreateV2": object(with(userWrite, schema{"name": userName}), signUpOptional...),
+		"Deposit": object(schema{"amount": with(money(users.MinDeposit, users.MaxDeposit), schema{
+			"description": fmt.Sprintf("From %s to %s; the balance never passes %s (409 balance-limit)",
+				users.MinDeposit, users.MaxDeposit, users.MaxBalance)})}),
+		"Author":       object(schema{"id": id, "name": name, "links": links}),
+		"AuthorWrite":  object(schema{"name": name, "id": schema{"readOnly": true}, "links": schema{"readOnly": true}}, "id", "links"),
+		"CartAddition": object(schema{"product_id": id, "quantity": quantity}),
+		"Quantity":     object(schema{"quantity": quantity}),
+		"Order": object(schema{
+			"id": id, "user_id": id, "total": anyMoney, "created_at": time,
+			"items": with(arrayOf(object(schema{"product_id": id, "name": str, "price": price, "quantity": quantity, "subtotal": anyMoney})),
+				schema{"minItems": 1, "maxItems": carts.MaxItems}),
+		}),
+	}
+	for _, v := range routes.Versions {
+		out[fmt.Sprintf("ProductV%d", v)] = object(product(v))
+		out[fmt.Sprintf("ProductWriteV%d", v)] = productWrite(v)
+		out[fmt.Sprintf("LandingV%d", v)] = object(schema{"featured": with(arrayOf(object(with(product(v), schema{"author_name": name}))),
+			schema{"maxItems": catalog.MaxFeatured})})
+		out[fmt.Sprintf("CartV%d", v)] = object(schema{"items": with(arrayOf(cartLine(v)), schema{"maxItems": carts.MaxItems}), "total": anyMoney})
+	}
+	return out
+}

@@ -1,0 +1,211 @@
+// Package orders is buying: one book at once (POST /products/{id}/buy) or
+// the whole cart (POST /pay), paid from the buyer's prepaid balance, and
+// the orders that record what was bought.
+package orders
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/quireapi/quire/internal/carts"
+	"github.com/quireapi/quire/internal/catalog"
+	"github.com/quireapi/quire/internal/idempotency"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/users"
+)
+
+// Item is one book of an order, at the price it was bought for.
+type Item struct {
+	ProductID quire.ID    `json:"product_id"`
+	Name      string      `json:"name"`
+	Price     quire.Money `json:"price"`
+	Quantity  int         `json:"quantity"`
+	Subtotal  quire.Money `json:"subtotal"`
+}
+
+// Order is a purchase: what was bought, by whom, for how much.
+type Order struct {
+	ID        quire.ID    `json:"id"`
+	UserID    quire.ID    `json:"user_id"`
+	Items     []Item      `json:"items"`
+	Total     quire.Money `json:"total"`
+	CreatedAt time.Time   `json:"created_at"`
+	// Hash is the content hash of the order, stored with it: its ETag.
+	Hash string `json:"-"`
+}
+
+// Purchase is what a buyer pays for: the items at the prices read, and,
+// when paying a cart, the cart as read (which the payment empties, if it
+// has not changed).
+type Purchase struct {
+	Items []Item
+	Total quire.Money
+	Cart  *carts.Cart
+}
+
+// Book decides what buying n copies of p, as read, buys: EPRODUCTUNAVAILABLE
+// when p cannot be bought (its status named as API version v does).
+func Book(p catalog.Product, n, v int) (Purchase, error) {
+	if err := p.Buyable(v); err != nil {
+		return Purchase{}, err
+	}
+	sub := p.Price * quire.Money(n)
+	return Purchase{Items: []Item{{p.ID, p.Name, p.Price, n, sub}}, Total: sub}, nil
+}
+
+// Checkout decides what paying the cart c buys, with products the products
+// its items name, as read: each line at the price read. It refuses an empty
+// cart (ECARTEMPTY) and a cart holding a product that is gone or cannot be
+// bought (EPRODUCTUNAVAILABLE, its status named as API version v does).
+func Checkout(c *carts.Cart, products map[quire.ID]catalog.Product, v int) (Purchase, error) {
+	if len(c.Items) == 0 {
+		return Purchase{}, quire.Errorf(quire.ECARTEMPTY, "The cart is empty: add books with POST /cart first.")
+	}
+	for _, id := range c.ProductIDs() {
+		p, ok := products[id]
+		if !ok {
+			return Purchase{}, quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d of the cart does not exist; remove it.", id)
+		}
+		if err := p.Buyable(v); err != nil {
+			return Purchase{}, err
+		}
+	}
+	lines, total := carts.Priced(c, products)
+	purchase := Purchase{Total: total, Cart: c}
+	for _, l := range lines {
+		purchase.Items = append(purchase.Items, Item{l.ProductID, l.Name, l.Price, l.Quantity, l.Subtotal})
+	}
+	return purchase, nil
+}
+
+// Store keeps orders and commits payments.
+type Store interface {
+	// Buyer reads the account of user, consistently: ENOTFOUND when it is
+	// gone.
+	Buyer(ctx context.Context, user quire.ID) (*users.User, error)
+	// CommitPayment commits pay in one transaction, with rec, the answer to
+	// the request's idempotency key, when it has one. With nothing written,
+	// it returns a *quire.Stale naming StaleBuyer, StaleCart or StaleOrder
+	// when that was not as read, and idempotency.ErrRaced when another
+	// request with rec's key committed first.
+	CommitPayment(ctx context.Context, pay Payment, rec *idempotency.Record) error
+	// Get returns the order id: of the user, or anyone's when anyUser is set.
+	Get(ctx context.Context, user, id quire.ID, anyUser bool) (*Order, error)
+	// List returns the user's orders, newest last, a page at a time.
+	List(ctx context.Context, user, after quire.ID, limit int) ([]Order, quire.ID, error)
+}
+
+// Catalog finds the products a purchase needs.
+type Catalog interface {
+	Product(ctx context.Context, id quire.ID) (*catalog.Product, error)
+	ProductsByID(ctx context.Context, ids []quire.ID) (map[quire.ID]catalog.Product, error)
+}
+
+// Handlers serves buying and orders.
+type Handlers struct {
+	Store   Store
+	Catalog Catalog
+	Carts   carts.Store
+}
+
+// Routes returns the handler of each orders route, keyed as in the route
+// table.
+func (h *Handlers) Routes() rest.Handlers {
+	return rest.Handlers{
+		"POST /products/{id}/buy": h.buy,
+		"POST /pay":               h.pay,
+		"GET /orders":             h.list,
+		"GET /orders/{id}":        h.get,
+	}
+}
+
+// Quantity is the body of POST /products/{id}/buy.
+type Quantity struct {
+	Quantity *int `json:"quantity"`
+}
+
+func (h *Handlers) buy(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
+	id, err := quire.ParseID(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	var q Quantity
+	if err := rest.Decode(r, &q); err != nil {
+		return err
+	}
+	if e := carts.CheckQuantity(q.Quantity); e != nil {
+		return quire.Invalid(*e)
+	}
+	pre, err := rest.Precondition(r)
+	if err != nil {
+		return err
+	}
+	v := rest.Version(r)
+	return h.commit(r.Context(), rest.CallerOf(r).ID, answer, func(ctx context.Context) (*Purchase, error) {
+		p, err := h.Catalog.Product(ctx, id)
+		if err != nil {
+			return nil, catalog.NoProduct(err, id)
+		}
+		if err := pre.Check(p.Hash); err != nil {
+			return nil, err
+		}
+		purchase, err := Book(*p, int(*q.Quantity), v)
+		return &purchase, err
+	})
+}
+
+// pay pays the caller's whole cart at the prices read.
+func (h *Handlers) pay(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
+	pre, err := rest.Precondition(r)
+	if err != nil {
+		return err
+	}
+	caller, v := rest.CallerOf(r).ID, rest.Version(r)
+	return h.commit(r.Context(), caller, answer, func(ctx context.Context) (*Purchase, error) {
+		c, err := h.Carts.Get(ctx, caller)
+		if err != nil {
+			return nil, err
+		}
+		products, err := h.Catalog.ProductsByID(ctx, c.ProductIDs())
+		if err != nil {
+			return nil, err
+		}
+		if err := pre.Check(carts.ETagHash(c, products)); err != nil {
+			return nil, err
+		}
+		purchase, err := Checkout(c, products, v)
+		return &purchase, err
+	})
+}
+
+func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	id, err := quire.ParseID(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	c := rest.CallerOf(r)
+	o, err := h.Store.Get(r.Context(), c.ID, id, c.Admin())
+	if err != nil {
+		return quire.Reword(err, quire.ENOTFOUND, "No order has the id %d.", id)
+	}
+	rest.SetETag(w, r, o.Hash)
+	return rest.JSON(w, r, http.StatusOK, o)
+}
+
+// list answers the caller's own orders, oldest first, a page at a time.
+func (h *Handlers) list(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	limit, after, err := rest.ParseIDPage(r)
+	if err != nil {
+		return err
+	}
+	os, next, err := h.Store.List(r.Context(), rest.CallerOf(r).ID, after, limit)
+	if err != nil {
+		return err
+	}
+	if next != 0 {
+		rest.SetNext(w, r, next.String())
+	}
+	return rest.JSON(w, r, http.StatusOK, os)
+}

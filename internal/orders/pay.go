@@ -1,0 +1,124 @@
+package orders
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/quireapi/quire/internal/carts"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/users"
+)
+
+// Payment is a decided payment, for the store to commit whole or not at
+// all: the buyer after the debit, written only over the buyer as read
+// (ReadHash); the new order; when paying a cart, the cart emptied,
+// written only over the cart as read (its Revision); and the event of the
+// order placed.
+type Payment struct {
+	Buyer    users.User
+	ReadHash string
+	Order    Order
+	Cart     *carts.Cart
+	Event    *quire.Event
+}
+
+// Placed is the data of an order.placed event: the order's lines and total,
+// and its buyer's id.
+type Placed struct {
+	OrderID quire.ID    `json:"order_id"`
+	UserID  quire.ID    `json:"user_id"`
+	Items   []Item      `json:"items"`
+	Total   quire.Money `json:"total"`
+}
+
+// What the commit of a payment may find changed since it was read: the
+// What of its *quire.Stale error.
+const (
+	StaleBuyer = "buyer" // the account paid from (a concurrent payment or deposit)
+	StaleCart  = "cart"  // the cart paid
+	StaleOrder = "order" // the new order's id, taken in the same millisecond
+)
+
+// Charge decides how buyer pays for p at now: the debit of p's total from
+// the balance, the order of p's items and its order.placed event. It
+// refuses a closed account (EACCOUNTCLOSED) and a balance short of the
+// total (EINSUFFICIENTFUNDS).
+func Charge(buyer users.User, p Purchase, now time.Time) (Payment, error) {
+	switch {
+	case buyer.Status != users.StatusActive:
+		return Payment{}, quire.Errorf(quire.EACCOUNTCLOSED, "The account %d is closed: it cannot pay.", buyer.ID)
+	case buyer.Balance < p.Total:
+		return Payment{}, quire.Errorf(quire.EINSUFFICIENTFUNDS,
+			"The balance is %s, short of the %s to pay: the shop must fund the account first.", buyer.Balance, p.Total)
+	}
+	now = now.UTC().Truncate(time.Millisecond)
+	pay := Payment{Buyer: buyer, ReadHash: buyer.Hash}
+	pay.Buyer.Balance -= p.Total
+	pay.Buyer.UpdatedAt = quire.WriteTime(now, buyer.UpdatedAt)
+	pay.Buyer.Hash = quire.ContentHash(&pay.Buyer)
+	pay.Order = Order{ID: quire.NewID(now), UserID: buyer.ID, Items: p.Items, Total: p.Total, CreatedAt: now}
+	pay.Order.Hash = quire.ContentHash(&pay.Order)
+	ev := quire.NewEvent(quire.EventOrderPlaced, "/orders/"+pay.Order.ID.String(), pay.Order.Hash, now,
+		Placed{OrderID: pay.Order.ID, UserID: buyer.ID, Items: p.Items, Total: p.Total})
+	pay.Event = &ev
+	if p.Cart != nil {
+		pay.Cart = carts.Emptied(*p.Cart)
+	}
+	return pay, nil
+}
+
+// commit pays for what purchase reads, from the caller's balance, and
+// answers 201 with the order: it reads the purchase and the buyer at once,
+// decides the payment (Charge) and commits it with the answer to the
+// request's idempotency key. A buyer that changed meanwhile (a concurrent
+// payment or deposit) is read again, and the payment decided again, as
+// quire.Again does; a cart that changed is a conflict, which the client
+// resolves by reading the cart again.
+func (h *Handlers) commit(ctx context.Context, caller quire.ID, answer *rest.Answer, purchase func(context.Context) (*Purchase, error)) error {
+	var (
+		p     *Purchase
+		buyer *users.User
+	)
+	err := quire.Again(ctx, func(attempt int) error {
+		read := []func() error{func() (err error) { buyer, err = h.buyer(ctx, caller); return err }}
+		if attempt == 1 {
+			read = append(read, func() (err error) { p, err = purchase(ctx); return err })
+		}
+		if err := quire.Concurrently(read...); err != nil {
+			return err
+		}
+		pay, err := Charge(*buyer, *p, time.Now())
+		if err != nil {
+			return err
+		}
+		rec, err := answer.Created("/orders/"+pay.Order.ID.String(), pay.Order)
+		if err != nil {
+			return err
+		}
+		err = h.Store.CommitPayment(ctx, pay, rec)
+		if stale, ok := errors.AsType[*quire.Stale](err); ok && stale.What == StaleCart {
+			return quire.Errorf(quire.ECONFLICT, "The cart changed during the payment; nothing was paid. Check it and pay again.")
+		}
+		return err
+	})
+	if stale, ok := errors.AsType[*quire.Stale](err); ok {
+		if stale.What == StaleBuyer {
+			return quire.Errorf(quire.ECONFLICT, "The account changed during the payment; nothing was paid. Pay again.")
+		}
+		return fmt.Errorf("pay %s for user %d: %w", p.Total, caller, err)
+	}
+	return err
+}
+
+// buyer reads the account the caller pays from: EACCOUNTCLOSED when it is
+// gone.
+func (h *Handlers) buyer(ctx context.Context, user quire.ID) (*users.User, error) {
+	u, err := h.Store.Buyer(ctx, user)
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		return nil, quire.Errorf(quire.EACCOUNTCLOSED, "The user %d has no account to pay from.", user)
+	}
+	return u, err
+}

@@ -1,0 +1,127 @@
+package rest
+
+import (
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+
+	"github.com/quireapi/quire/internal/quire"
+)
+
+// Page bounds: the default and largest number of items per page.
+const (
+	DefaultLimit = 20
+	MaxLimit     = 100
+)
+
+// Page is what a client asked of a collection: at most Limit items, after
+// the position a previous page's cursor names (After is "" for the first).
+type Page struct {
+	Limit int
+	After string
+}
+
+// ParsePage reads the limit and cursor query parameters (see Param). A
+// limit outside 1..MaxLimit or a cursor that is not one Quire made is
+// EINVALID naming it.
+func ParsePage(r *http.Request) (Page, error) {
+	p := Page{Limit: DefaultLimit}
+	s, ok, err := Param(r, "limit")
+	if err != nil {
+		return Page{}, err
+	}
+	if ok {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxLimit {
+			return Page{}, ParamError("limit", "must be an integer from 1 to "+strconv.Itoa(MaxLimit))
+		}
+		p.Limit = n
+	}
+	c, ok, err := Param(r, "cursor")
+	if err != nil {
+		return Page{}, err
+	}
+	if ok {
+		b, err := base64.RawURLEncoding.Strict().DecodeString(c) // as SetNext writes it
+		if err != nil || len(b) == 0 {
+			return Page{}, invalidCursor()
+		}
+		p.After = string(b)
+	}
+	return p, nil
+}
+
+// ParseIDPage reads the limit and cursor of a collection ordered by id,
+// whose cursors are the id a page starts after, as quire.ID.String writes
+// it.
+func ParseIDPage(r *http.Request) (limit int, after quire.ID, err error) {
+	p, err := ParsePage(r)
+	if err != nil || p.After == "" {
+		return p.Limit, 0, err
+	}
+	if after, err = quire.ParseID(p.After); err != nil {
+		return 0, 0, invalidCursor()
+	}
+	return p.Limit, after, nil
+}
+
+// invalidCursor is the error of a cursor Quire did not make.
+func invalidCursor() error {
+	return ParamError("cursor", "is not valid; use the next link of a previous page")
+}
+
+// SetNext adds the RFC 8288 Link header to the next page, which starts after
+// the position after, keeping every other query parameter of r.
+func SetNext(w http.ResponseWriter, r *http.Request, after string) {
+	q := r.URL.Query()
+	q.Set("cursor", base64.RawURLEncoding.EncodeToString([]byte(after)))
+	w.Header().Add("Link", "<"+URL(r, r.URL.Path)+"?"+q.Encode()+`>; rel="next"`)
+}
+
+// URL returns the absolute URL a client uses for path (a path of the API,
+// such as /users/42): the scheme the client used (X-Forwarded-Proto, which
+// API Gateway and the local gateway set), r.Host, and the base path the
+// client's path had (see basePath). The Lambda adapter takes r.Host from
+// the event's requestContext.domainName, never from a header: deployed,
+// API Gateway's domain name; locally, the Host the local gateway checked
+// against the hosts it serves.
+func URL(r *http.Request, path string) string {
+	scheme := "https"
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
+		scheme = p
+	}
+	return scheme + "://" + r.Host + basePath(r) + path
+}
+
+// Path returns the path a client uses for path (a path of the API without
+// a version prefix, such as /users/42) in links of a response to r: with
+// the stage prefix of API Gateway's default endpoint, and the version prefix
+// when r's own path has one.
+func Path(r *http.Request, path string) string {
+	n, _ := r.Context().Value(negotiatedKey{}).(negotiated)
+	return basePath(r) + n.prefix + path
+}
+
+// basePath is what comes before the API's own path (the route API Gateway
+// matched) in the path the client sent: "/prod" on API Gateway's default
+// endpoint, the mapping's base path on a custom domain ("/shop" for a
+// mapping of api.example.com/shop), "" on a custom domain mapped to the
+// root or on the local gateway without BASE_PATH.
+func basePath(r *http.Request) string {
+	rc, ok := core.GetAPIGatewayContextFromContext(r.Context())
+	if !ok {
+		return ""
+	}
+	// API Gateway serves a path with a trailing slash as the one without
+	// (and the root, "/", as the base path alone).
+	sent := strings.TrimSuffix(rc.Path, "/")
+	prefix, found := strings.CutSuffix(sent, strings.TrimSuffix(r.URL.Path, "/"))
+	if !found || strings.ContainsAny(prefix, "?#") {
+		return ""
+	}
+	return (&url.URL{Path: prefix}).EscapedPath()
+}

@@ -1,0 +1,118 @@
+package service_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/testing/servicetest"
+)
+
+// TestEventsOfEachWrite: each write a downstream system acts on publishes
+// one event, of its type, about the resource its answer shows, with what
+// the answer says (the order's total, the balance); sent again with its
+// idempotency key, it publishes nothing more; a PUT that changes nothing
+// publishes nothing. Every event is as its webhook describes it.
+func TestEventsOfEachWrite(t *testing.T) {
+	api := servicetest.New(t, servicetest.Option{Demo: true})
+	admin, grace := api.As(t, 1, quire.RoleAdmin), api.As(t, 2, quire.RoleCustomer)
+	alan := api.As(t, 3, quire.RoleCustomer)
+	const frankenstein = `{"name": "Frankenstein", "price": 12.99, "status": "AVAILABLE", "author_id": 1}`
+	for _, tc := range []struct {
+		name               string
+		who                *servicetest.Client
+		method, path, body string
+		key                string // an idempotency key, sent twice
+		status             int
+		typ                string // "" for none
+		subject            string // "{id}": the answer's id
+		data               map[string]string
+	}{
+		{name: "a deposit", who: admin, method: "POST", path: "/users/2/deposit", body: `{"amount": 5.00}`, key: "deposit",
+			status: http.StatusOK, typ: quire.EventUserFunded, subject: "/users/2",
+			data: map[string]string{"user_id": "2", "amount": "5.00", "balance": "55.00"}},
+		{name: "a purchase", who: grace, method: "POST", path: "/products/1/buy", body: `{"quantity": 1}`, key: "buy",
+			status: http.StatusCreated, typ: quire.EventOrderPlaced, subject: "/orders/{id}",
+			data: map[string]string{"user_id": "2", "total": "12.99"}},
+		{name: "a payment", who: grace, method: "POST", path: "/pay", key: "pay",
+			status: http.StatusCreated, typ: quire.EventOrderPlaced, subject: "/orders/{id}", data: map[string]string{"user_id": "2"}},
+		{name: "a new product", who: admin, method: "POST", path: "/admin/products", key: "product",
+			body:   `{"name": "Kindred", "price": 9.99, "status": "AVAILABLE", "author_id": 1}`,
+			status: http.StatusCreated, typ: quire.EventProductCreated, subject: "/products/{id}",
+			data: map[string]string{"name": "Kindred", "price": "9.99", "status": "AVAILABLE", "author_id": "1"}},
+		{name: "a product unchanged", who: admin, method: "PUT", path: "/admin/products/1", body: frankenstein, status: http.StatusOK},
+		{name: "a new price", who: admin, method: "PUT", path: "/admin/products/1",
+			body:   strings.Replace(frankenstein, "12.99", "13.50", 1),
+			status: http.StatusOK, typ: quire.EventProductChanged, subject: "/products/1",
+			data: map[string]string{"product_id": "1", "price": "13.50", "changed": `["price"]`}},
+		// A product that comes back to a state it had is a change of its
+		// own, with an id of its own.
+		{name: "the price back", who: admin, method: "PUT", path: "/admin/products/1", body: frankenstein,
+			status: http.StatusOK, typ: quire.EventProductChanged, subject: "/products/1",
+			data: map[string]string{"price": "12.99", "changed": `["price"]`}},
+		{name: "the new price again", who: admin, method: "PUT", path: "/admin/products/1",
+			body:   strings.Replace(frankenstein, "12.99", "13.50", 1),
+			status: http.StatusOK, typ: quire.EventProductChanged, subject: "/products/1",
+			data: map[string]string{"price": "13.50", "changed": `["price"]`}},
+		{name: "an archiving", who: admin, method: "PUT", path: "/api/v2/admin/products/1",
+			body:   strings.Replace(strings.Replace(frankenstein, "12.99", "13.50", 1), "AVAILABLE", "ARCHIVED", 1),
+			status: http.StatusOK, typ: quire.EventProductArchived, subject: "/products/1", data: map[string]string{"product_id": "1"}},
+		{name: "a closing", who: alan, method: "POST", path: "/users/3/close", key: "close",
+			status: http.StatusOK, typ: quire.EventUserClosed, subject: "/users/3", data: map[string]string{"user_id": "3"}},
+		{name: "a deletion", who: admin, method: "DELETE", path: "/users/3",
+			status: http.StatusNoContent, typ: quire.EventUserDeleted, subject: "/users/3", data: map[string]string{"user_id": "3"}},
+	} {
+		before := len(api.Events(t))
+		var header []string
+		if tc.key != "" {
+			header = []string{"Idempotency-Key", tc.key}
+		}
+		r := tc.who.Do(t, tc.method, tc.path, tc.body, header...)
+		if r.StatusCode != tc.status {
+			t.Fatalf("%s: %s %s = %d %s, want %d", tc.name, tc.method, tc.path, r.StatusCode, r.Body, tc.status)
+		}
+		if tc.key != "" {
+			if again := tc.who.Do(t, tc.method, tc.path, tc.body, header...); again.Header.Get("Idempotent-Replayed") != "true" {
+				t.Errorf("%s: sent again with its key, not a replay: %d %v", tc.name, again.StatusCode, again.Header)
+			}
+		}
+		published := api.Events(t)[before:]
+		if tc.typ == "" {
+			if len(published) != 0 {
+				t.Errorf("%s: published %v, want nothing", tc.name, published)
+			}
+			continue
+		}
+		if len(published) != 1 {
+			t.Errorf("%s: published %v, want one %s", tc.name, published, tc.typ)
+			continue
+		}
+		ev := published[0]
+		var answer struct {
+			ID json.Number `json:"id"`
+		}
+		d := json.NewDecoder(strings.NewReader(r.Body))
+		d.UseNumber()
+		_ = d.Decode(&answer)
+		subject := strings.Replace(tc.subject, "{id}", answer.ID.String(), 1)
+		var data map[string]json.RawMessage
+		if err := json.Unmarshal(ev.Data, &data); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type != tc.typ || ev.Subject != subject {
+			t.Errorf("%s: published %s about %s, want %s about %s", tc.name, ev.Type, ev.Subject, tc.typ, subject)
+		}
+		for k, want := range tc.data {
+			if got := strings.Trim(string(data[k]), `"`); got != want {
+				t.Errorf("%s: data %s = %s, want %s (%s)", tc.name, k, got, want, ev.Data)
+			}
+		}
+		for _, secret := range []string{"@", "password", "token"} {
+			if strings.Contains(string(ev.Data), secret) {
+				t.Errorf("%s: the event's data holds %q: %s", tc.name, secret, ev.Data)
+			}
+		}
+	}
+}

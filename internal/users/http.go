@@ -1,0 +1,428 @@
+package users
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/quireapi/quire/internal/access"
+	"github.com/quireapi/quire/internal/idempotency"
+	"github.com/quireapi/quire/internal/login"
+	"github.com/quireapi/quire/internal/password"
+	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/telemetry"
+)
+
+// Handlers serves the users resource from a Store.
+//
+// A customer sees and changes only their own user: another user's id is
+// 404, exactly as if it did not exist, and GET /users lists only them. An
+// admin sees and changes every user.
+type Handlers struct {
+	Store Store
+	// Passwords hashes new passwords and checks current ones: the users
+	// function's main passes Argon2id's (package argon2id), which the
+	// packages that share users' types need not link.
+	Passwords password.Hasher
+}
+
+// Routes returns the handler of each users route, keyed as in the route
+// table.
+func (h *Handlers) Routes() rest.Handlers {
+	return rest.Handlers{
+		"GET /users":               h.list,
+		"POST /users":              h.create,
+		"GET /users/{id}":          h.get,
+		"PUT /users/{id}":          h.replace,
+		"DELETE /users/{id}":       h.delete,
+		"GET /users/{id}/profile":  h.getProfile,
+		"PUT /users/{id}/profile":  h.replaceProfile,
+		"POST /users/{id}/deposit": h.deposit,
+		"POST /users/{id}/close":   h.close,
+		"GET /admin/users":         h.listAll,
+	}
+}
+
+// embedProfile reads the embed query parameter: "profile" or nothing.
+func embedProfile(r *http.Request) (bool, error) {
+	e, ok, err := rest.Param(r, "embed")
+	if err != nil || !ok {
+		return false, err
+	}
+	if e != "profile" {
+		return false, rest.ParamError("embed", "may only be profile")
+	}
+	return true, nil
+}
+
+// list answers an admin with the active users (with the role the role
+// query parameter names, if any), a page at a time, and a customer with
+// their own user (when it has that role).
+func (h *Handlers) list(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	q, embed, err := listQuery(r)
+	if err != nil {
+		return err
+	}
+	role, ok, err := rest.Param(r, "role")
+	if err != nil {
+		return err
+	}
+	if q.Role = quire.Role(role); ok && !q.Role.Valid() {
+		return rest.ParamError("role", `must be "customer" or "admin"`)
+	}
+	c := rest.CallerOf(r)
+	if c.Admin() {
+		return h.page(w, r, q, embed)
+	}
+	us := []User{}
+	switch u, err := h.Store.Get(r.Context(), c.ID); quire.ErrorCode(err) {
+	case "":
+		if q.After < u.ID && (q.Role == "" || q.Role == u.Role) {
+			us = append(us, *u)
+		}
+	case quire.ENOTFOUND: // deleted since the token was issued
+	default:
+		return err
+	}
+	return rest.JSON(w, r, http.StatusOK, representAll(r, c, us, embed))
+}
+
+// listAll answers every user in any status, a page at a time.
+func (h *Handlers) listAll(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	q, embed, err := listQuery(r)
+	if err != nil {
+		return err
+	}
+	if _, ok, _ := rest.Param(r, "role"); ok {
+		return rest.ParamError("role", "filters active users: use GET /users?role=")
+	}
+	q.AnyStatus = true
+	return h.page(w, r, q, embed)
+}
+
+// listQuery reads a page's query parameters: the page, and whether each
+// user comes with its profile (embed=profile), which every user item holds.
+func listQuery(r *http.Request) (q ListQuery, embed bool, err error) {
+	limit, after, err := rest.ParseIDPage(r)
+	if err != nil {
+		return ListQuery{}, false, err
+	}
+	embed, err = embedProfile(r)
+	return ListQuery{Limit: limit, After: after}, embed, err
+}
+
+func (h *Handlers) page(w http.ResponseWriter, r *http.Request, q ListQuery, embed bool) error {
+	us, next, err := h.Store.List(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	if next != 0 {
+		rest.SetNext(w, r, next.String())
+	}
+	return rest.JSON(w, r, http.StatusOK, representAll(r, rest.CallerOf(r), us, embed))
+}
+
+// create signs a new customer up. The route is public: whatever the body
+// says, the user is an active customer. A sign-up of a taken email, which
+// tells that the email has an account, is counted as a guess of it, as a
+// failed login is (login.Reserve): once the email is locked, it is 429 as
+// a login is, so that learning which emails have accounts costs what
+// guessing their passwords does.
+func (h *Handlers) create(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
+	var f Fields
+	if err := rest.Decode(r, &f); err != nil {
+		return err
+	}
+	u, err := newUser(f, rest.Version(r))
+	if err != nil {
+		return err
+	}
+	_, err = Create(r.Context(), h.Store, *u, h.Passwords.Hash(*f.Password), func(u User) (*idempotency.Record, error) {
+		return answer.Created("/users/"+u.ID.String(), represent(r, rest.CallerOf(r), &u, false))
+	})
+	if quire.ErrorCode(err) == quire.EEMAILTAKEN {
+		if locked := login.Reserve(r.Context(), h.Store, u.Email, time.Now()); locked != nil {
+			return locked
+		}
+	}
+	return err
+}
+
+// ownID returns the id in the path and the caller, when the caller may act
+// on that user, and ENOTFOUND otherwise, so that other users' ids look
+// unused.
+func ownID(r *http.Request) (quire.ID, access.Caller, error) {
+	id, err := quire.ParseID(r.PathValue("id"))
+	if err != nil {
+		return 0, access.Caller{}, err
+	}
+	caller := rest.CallerOf(r)
+	if !caller.Owns(id) {
+		// The log says why: another user's id, not a missing user.
+		return 0, access.Caller{}, &quire.Error{Code: quire.ENOTFOUND, Message: fmt.Sprintf(noSuchUser, id), Err: errAnotherUser}
+	}
+	return id, caller, nil
+}
+
+// errAnotherUser is the cause ownID logs when it hides another user's id.
+var errAnotherUser = errors.New("the id is another user's")
+
+func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	id, caller, err := ownID(r)
+	if err != nil {
+		return err
+	}
+	embed, err := embedProfile(r)
+	if err != nil {
+		return err
+	}
+	u, err := h.Store.Get(r.Context(), id)
+	if err != nil {
+		return noUser(err, id)
+	}
+	rest.SetETag(w, r, u.Hash)
+	return rest.JSON(w, r, http.StatusOK, represent(r, caller, u, embed))
+}
+
+// replace stores the user's fields: email and names; a new password when
+// the body has one; role and status only from an admin. A change of one's
+// own email or password needs the current password (see proveIdentity).
+func (h *Handlers) replace(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	id, caller, err := ownID(r)
+	if err != nil {
+		return err
+	}
+	var f Fields
+	if err := rest.Decode(r, &f); err != nil {
+		return err
+	}
+	u, err := f.user(rest.Version(r), caller.Admin())
+	if err != nil {
+		return err
+	}
+	pre, err := rest.Precondition(r)
+	if err != nil {
+		return err
+	}
+	u.ID = id
+	if f.Password != nil && caller.ID == id && f.CurrentPassword == nil {
+		return needCurrentPassword()
+	}
+	var hash func() string // once the current password is proved, if it must be
+	if f.Password != nil {
+		hash = func() string { return h.Passwords.Hash(*f.Password) }
+	}
+	var prove func(Credentials) error
+	if caller.ID == id {
+		prove = func(c Credentials) error { return h.proveIdentity(r, f.CurrentPassword, c) }
+	}
+	stored, err := Replace(r.Context(), h.Store, caller.ID, *u, hash, pre, prove)
+	if err != nil {
+		return err
+	}
+	rest.SetETag(w, r, stored.Hash)
+	return rest.JSON(w, r, http.StatusOK, represent(r, caller, &stored, false))
+}
+
+// proveIdentity asks for the current password when the caller changes the
+// email or the password of their own account (Replace calls it then, with
+// the stored credentials c), so that a stolen access token cannot take the
+// account over: none given is EINVALID. The guess is counted against the
+// account's email before the password is checked, as a login's is: a
+// locked email is ETHROTTLED, right password or wrong, and a wrong one is
+// EWRONGPASSWORD. The right one clears the count as the change commits. An
+// admin changing another user's account needs none.
+func (h *Handlers) proveIdentity(r *http.Request, current *string, c Credentials) error {
+	if current == nil {
+		return needCurrentPassword()
+	}
+	if err := login.Reserve(r.Context(), h.Store, c.Email, time.Now()); err != nil {
+		return err
+	}
+	if h.Passwords.Match(c.PasswordHash, *current) {
+		return nil
+	}
+	telemetry.Count(r.Context(), telemetry.FailedLogins)
+	return quire.Errorf(quire.EWRONGPASSWORD, "The current password is wrong; nothing was changed.")
+}
+
+func needCurrentPassword() error {
+	return quire.Invalid(quire.FieldError{Pointer: "/current_password", Detail: "is required to change the email or the password"})
+}
+
+func (h *Handlers) getProfile(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	id, _, err := ownID(r)
+	if err != nil {
+		return err
+	}
+	u, err := h.Store.Get(r.Context(), id)
+	if err != nil {
+		return noUser(err, id)
+	}
+	rest.SetETag(w, r, u.Hash)
+	return rest.JSON(w, r, http.StatusOK, u.Profile)
+}
+
+func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	id, _, err := ownID(r)
+	if err != nil {
+		return err
+	}
+	var p Profile
+	if err := rest.Decode(r, &p); err != nil {
+		return err
+	}
+	if p, err = p.check(); err != nil {
+		return err
+	}
+	pre, err := rest.Precondition(r)
+	if err != nil {
+		return err
+	}
+	u, err := ReplaceProfile(r.Context(), h.Store, id, p, pre)
+	if err != nil {
+		return err
+	}
+	rest.SetETag(w, r, u.Hash)
+	return rest.JSON(w, r, http.StatusOK, u.Profile)
+}
+
+// deposit adds money to an active account and answers the user as it is
+// now. Only an admin may (the route table's access): a deposit is money the
+// shop received outside the API, recorded by its back office.
+func (h *Handlers) deposit(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
+	id, caller, err := ownID(r)
+	if err != nil {
+		return err
+	}
+	var d Deposit
+	if err := rest.Decode(r, &d); err != nil {
+		return err
+	}
+	amount, err := d.check()
+	if err != nil {
+		return err
+	}
+	_, err = Apply(r.Context(), h.Store, id, func(u User, now time.Time) (Change, error) { return Credit(u, amount, now) }, h.Store.CommitDeposit,
+		func(ch Change) (*idempotency.Record, error) {
+			return answer.Render(http.StatusOK, represent(r, caller, &ch.User, false))
+		})
+	return err
+}
+
+// close closes an active account; its balance stays, frozen.
+func (h *Handlers) close(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
+	id, caller, err := ownID(r)
+	if err != nil {
+		return err
+	}
+	_, err = Apply(r.Context(), h.Store, id, CloseAccount, h.Store.CommitClose,
+		func(ch Change) (*idempotency.Record, error) {
+			return answer.Render(http.StatusOK, represent(r, caller, &ch.User, false))
+		})
+	return err
+}
+
+// delete removes a user. One's own account needs the current password, as
+// a change of its email does: a stolen access token cannot delete it. An
+// admin deleting another's needs none, and may send no body.
+func (h *Handlers) delete(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+	id, caller, err := ownID(r)
+	if err != nil {
+		return err
+	}
+	pre, err := rest.Precondition(r)
+	if err != nil {
+		return err
+	}
+	var f struct {
+		CurrentPassword *string `json:"current_password"`
+	}
+	if err := rest.DecodeOptional(r, &f); err != nil {
+		return err
+	}
+	var prove func(Credentials) error
+	if caller.ID == id {
+		if f.CurrentPassword == nil {
+			return quire.Invalid(quire.FieldError{Pointer: "/current_password", Detail: "is required to delete one's own account"})
+		}
+		prove = func(c Credentials) error { return h.proveIdentity(r, f.CurrentPassword, c) }
+	}
+	if err := Delete(r.Context(), h.Store, caller.ID, id, pre, prove); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// Links are the actions that the caller may take now on a user's account,
+// as paths: while it is active, deposit for an admin (money comes from the
+// back office, never from the account's owner) and close_account for its
+// owner or an admin; neither once it is closed, nor for a caller who would
+// be refused.
+type Links struct {
+	Deposit      string `json:"deposit,omitempty"`
+	CloseAccount string `json:"close_account,omitempty"`
+}
+
+// V1 is a user in API v1.
+type V1 struct {
+	ID        quire.ID    `json:"id"`
+	Email     string      `json:"email"`
+	FirstName string      `json:"first_name"`
+	LastName  string      `json:"last_name"`
+	Role      quire.Role  `json:"role"`
+	Status    Status      `json:"status"`
+	Balance   quire.Money `json:"balance"`
+	Profile   *Profile    `json:"profile,omitempty"`
+	CreatedAt time.Time   `json:"created_at"`
+	UpdatedAt time.Time   `json:"updated_at"`
+	Links     Links       `json:"_links"`
+}
+
+// V2 is a user in API v2: one name instead of first and last names.
+type V2 struct {
+	ID        quire.ID    `json:"id"`
+	Email     string      `json:"email"`
+	Name      string      `json:"name"`
+	Role      quire.Role  `json:"role"`
+	Status    Status      `json:"status"`
+	Balance   quire.Money `json:"balance"`
+	Profile   *Profile    `json:"profile,omitempty"`
+	CreatedAt time.Time   `json:"created_at"`
+	UpdatedAt time.Time   `json:"updated_at"`
+	Links     Links       `json:"_links"`
+}
+
+// represent returns u as the version r asked for, with the links caller may
+// follow, and with its profile when embed is true.
+func represent(r *http.Request, caller access.Caller, u *User, embed bool) any {
+	var links Links
+	if u.Status == StatusActive {
+		base := "/users/" + u.ID.String()
+		if caller.Admin() {
+			links.Deposit = rest.Path(r, base+"/deposit")
+		}
+		if caller.Owns(u.ID) {
+			links.CloseAccount = rest.Path(r, base+"/close")
+		}
+	}
+	var profile *Profile
+	if embed {
+		profile = &u.Profile
+	}
+	if rest.Version(r) >= 2 {
+		return V2{u.ID, u.Email, u.Name(), u.Role, u.Status, u.Balance, profile, u.CreatedAt, u.UpdatedAt, links}
+	}
+	return V1{u.ID, u.Email, u.FirstName, u.LastName, u.Role, u.Status, u.Balance, profile, u.CreatedAt, u.UpdatedAt, links}
+}
+
+func representAll(r *http.Request, caller access.Caller, us []User, embed bool) []any {
+	out := make([]any, len(us))
+	for i := range us {
+		out[i] = represent(r, caller, &us[i], embed)
+	}
+	return out
+}
