@@ -13,6 +13,7 @@ import (
 	"github.com/quireapi/quire/internal/apigw"
 	"github.com/quireapi/quire/internal/cache"
 	"github.com/quireapi/quire/internal/config"
+	"github.com/quireapi/quire/internal/httpapi"
 	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/rest"
 	"github.com/quireapi/quire/internal/routes"
@@ -36,7 +37,7 @@ func clocked(t *testing.T, clk *quiretest.Clock, opts ...servicetest.Option) []s
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := &config.Handlers{Store: &cache.Config{Store: s.Config, Now: clk.Now}}
+		h := &httpapi.Config{Store: &cache.Config{Store: s.Config, Now: clk.Now}}
 		router, err := rest.NewRouter(routes.GroupConfig, h.Routes(), nil, &access.Callers{Accounts: s.Callers, Staleness: time.Hour}) // a customer read once
 		if err != nil {
 			t.Fatal(err)

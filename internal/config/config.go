@@ -14,13 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"time"
 	"unicode/utf8"
 
-	"github.com/quireapi/quire/internal/idempotency"
 	"github.com/quireapi/quire/internal/quire"
-	"github.com/quireapi/quire/internal/rest"
 )
 
 // MaxBytes bounds the document, as sent in a PUT: 2 MiB.
@@ -108,14 +105,6 @@ func Gunzip(z []byte, h Head) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Handlers serves the configuration document from a Store: the function's
-// wiring hands it one that a cache.Config wraps, so that a GET reads the
-// head only when the one held is Staleness old, and the chunks only when
-// the document changed.
-type Handlers struct {
-	Store Store
-}
-
 // Staleness bounds how old the head GET /config answers from may be: a
 // function instance reads the head again once the head it holds was read
 // (or written, by a PUT in the same instance) Staleness ago. So a document
@@ -133,84 +122,3 @@ type Handlers struct {
 // eventually consistent one (half a unit) would add a lag DynamoDB does
 // not bound.
 const Staleness = time.Second
-
-// Routes returns the handler of each config route, keyed as in the route
-// table.
-func (h *Handlers) Routes() rest.Handlers {
-	return rest.Handlers{
-		"GET /config":       h.get,
-		"PUT /admin/config": h.put,
-	}
-}
-
-// get answers the document, gzip-compressed when the client takes gzip.
-// Its ETag is checked against If-None-Match before the document is read,
-// so a 304 costs the read of the head at most; so does a 200 of the
-// document the instance holds. A head that names a document replaced
-// meanwhile is read again (quire.Again).
-func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	gz := rest.AcceptsGzip(r)
-	w.Header().Add("Vary", "Accept-Encoding")
-	rest.Shared(w) // the same document for every caller
-	var (
-		head Head
-		z    []byte
-		done bool
-	)
-	err := quire.Again(r.Context(), func(int) (err error) {
-		if head, err = h.Store.Head(r.Context()); err != nil {
-			return quire.Reword(err, quire.ENOTFOUND, "No configuration document is stored yet; an admin stores one with PUT /admin/config.")
-		}
-		if done, err = rest.NotModified(w, r, rest.ETag(r, head.Hash, gz)); done || err != nil {
-			return err
-		}
-		if z, err = h.Store.Gzip(r.Context(), head); errors.Is(err, ErrReplaced) {
-			return &quire.Stale{What: StaleHead}
-		}
-		return err
-	})
-	if _, stale := errors.AsType[*quire.Stale](err); stale {
-		return quire.Errorf(quire.EUNAVAILABLE, "The configuration document is being replaced; retry in a moment.")
-	}
-	if done || err != nil {
-		return err
-	}
-	resp := idempotency.Response{Status: http.StatusOK, Header: http.Header{}, Body: z}
-	resp.Header.Set("Content-Type", rest.MediaType(r))
-	if gz {
-		resp.Header.Set("Content-Encoding", "gzip")
-	} else if resp.Body, err = Gunzip(z, head); err != nil {
-		return err
-	}
-	rest.Write(w, resp)
-	return nil
-}
-
-// put replaces the document whole: 201 when there was none, 204
-// otherwise, each with the new ETag.
-func (h *Handlers) put(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	pre, err := rest.Precondition(r)
-	if err != nil {
-		return err
-	}
-	body, err := rest.ReadJSON(r, MaxBytes)
-	if err != nil {
-		return err
-	}
-	d, err := Parse(body)
-	if err != nil {
-		return err
-	}
-	created, err := Put(r.Context(), h.Store, d, pre)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("ETag", rest.ETag(r, d.Hash, false))
-	if created {
-		w.Header().Set("Location", rest.Location(r, "/config"))
-		w.WriteHeader(http.StatusCreated)
-		return nil
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}

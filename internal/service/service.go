@@ -28,6 +28,7 @@ import (
 	"github.com/quireapi/quire/internal/config"
 	"github.com/quireapi/quire/internal/dynamo"
 	"github.com/quireapi/quire/internal/health"
+	"github.com/quireapi/quire/internal/httpapi"
 	"github.com/quireapi/quire/internal/idempotency"
 	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/openapi"
@@ -260,7 +261,7 @@ func Configuration(c Config) (http.Handler, error) {
 		return nil, err
 	}
 	store := &cache.Config{Store: s.Config}
-	return rest.NewRouter(routes.GroupConfig, (&config.Handlers{Store: store}).Routes(), nil, c.Callers(s))
+	return rest.NewRouter(routes.GroupConfig, (&httpapi.Config{Store: store}).Routes(), nil, c.Callers(s))
 }
 
 // Serve is the Lambda handler of group's HTTP handler h: behind the
