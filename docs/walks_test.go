@@ -43,6 +43,7 @@ type entry struct {
 type walkOf struct {
 	files              []string
 	reentries, nonLeaf int
+	back               map[string]int // the re-entries not into a leaf, by "caller -> file"
 }
 
 // TestWalks measures, at runtime, what a request reads. It copies the tree,
@@ -97,7 +98,9 @@ func TestWalks(t *testing.T) {
 	}
 	walks := map[string]walkOf{}
 	for _, w := range walkRoutes {
-		walks[w.route] = measure(recorded[w.event], leaves)
+		m := measure(recorded[w.event], leaves)
+		walks[w.route] = m
+		t.Logf("%s: %d files, %d re-entries, %d not into a leaf: %v", w.route, len(m.files), m.reentries, m.nonLeaf, m.back)
 	}
 	section := walksSection(walks)
 	page := filepath.Join(root, "docs", "architecture.md")
@@ -196,7 +199,7 @@ func measure(entries []entry, leaves map[string]bool) walkOf {
 	for _, g := range roots {
 		flatten(g)
 	}
-	var w walkOf
+	w := walkOf{back: map[string]int{}}
 	entered := map[string]bool{}
 	for _, i := range seq {
 		e := entries[i]
@@ -207,6 +210,7 @@ func measure(entries []entry, leaves map[string]bool) walkOf {
 			w.reentries++
 			if !leaves[e.File] {
 				w.nonLeaf++
+				w.back[e.Caller+" -> "+e.File]++
 			}
 		}
 		entered[e.File] = true

@@ -526,7 +526,7 @@ func TestFunctions(t *testing.T) {
 // attempt gives up before its request's deadline: the request answers 503,
 // never Lambda's timeout.
 func TestRetriesEndBeforeTheDeadline(t *testing.T) {
-	worst := time.Duration(dynamo.MaxAttempts)*dynamo.AttemptTimeout + time.Duration(dynamo.MaxAttempts-1)*dynamo.MaxBackoff
+	worst := time.Duration(dynamo.MaxAttempts)*dynamo.AttemptTimeout + time.Duration(dynamo.MaxAttempts-1)*quire.MaxBackoff
 	if budget := apigw.FunctionTimeout - apigw.DeadlineMargin; worst >= budget {
 		t.Errorf("a DynamoDB call may take %v, and a request has %v", worst, budget)
 	}

@@ -17,9 +17,9 @@ import (
 	"github.com/quireapi/quire/internal/quire"
 )
 
-// maxWriteAttempts bounds the requests of a batch whose keys DynamoDB
-// leaves unprocessed.
-const maxWriteAttempts = 5
+// maxBatchAttempts bounds the requests of a batch whose keys DynamoDB
+// leaves unprocessed: each after quire.Backoff.
+const maxBatchAttempts = 5
 
 // DeleteKeys deletes the items of keys from table (see BatchWrite).
 func DeleteKeys(ctx context.Context, db *dynamodb.Client, table string, keys []map[string]types.AttributeValue) error {
@@ -31,8 +31,8 @@ func DeleteKeys(ctx context.Context, db *dynamodb.Client, table string, keys []m
 }
 
 // BatchWrite makes the writes reqs to table, in BatchWriteItem requests of
-// up to 25, each sent again for the writes DynamoDB leaves unprocessed, at
-// most maxWriteAttempts times.
+// up to 25, each sent again, after a quire.Pause, for the writes DynamoDB
+// leaves unprocessed, at most maxBatchAttempts times.
 func BatchWrite(ctx context.Context, db *dynamodb.Client, table string, reqs []types.WriteRequest) error {
 	for batch := range slices.Chunk(reqs, 25) {
 		for attempt := 1; len(batch) > 0; attempt++ {
@@ -40,8 +40,14 @@ func BatchWrite(ctx context.Context, db *dynamodb.Client, table string, reqs []t
 			if err != nil {
 				return err
 			}
-			if batch = res.UnprocessedItems[table]; len(batch) > 0 && attempt == maxWriteAttempts {
+			if batch = res.UnprocessedItems[table]; len(batch) == 0 {
+				break
+			}
+			if attempt == maxBatchAttempts {
 				return fmt.Errorf("%d left unprocessed", len(batch))
+			}
+			if err := quire.Pause(ctx, attempt); err != nil {
+				return err
 			}
 		}
 	}
@@ -202,7 +208,7 @@ func batchGet(ctx context.Context, db *dynamodb.Client, table, what string, keys
 
 // batchGetTables reads request's keys in BatchGetItem requests: again,
 // after a pause, for keys DynamoDB leaves unprocessed, and EUNAVAILABLE
-// (naming what, "the catalog") when some are left after maxWriteAttempts.
+// (naming what, "the catalog") when some are left after maxBatchAttempts.
 // It returns the items of each table; keys with no item have none.
 func batchGetTables(ctx context.Context, db *dynamodb.Client, what string, request map[string]types.KeysAndAttributes) (map[string][]map[string]types.AttributeValue, error) {
 	items := map[string][]map[string]types.AttributeValue{}
@@ -217,7 +223,7 @@ func batchGetTables(ctx context.Context, db *dynamodb.Client, what string, reque
 		if request = out.UnprocessedKeys; len(request) == 0 {
 			break
 		}
-		if attempt == maxWriteAttempts {
+		if attempt == maxBatchAttempts {
 			return nil, quire.Busy(fmt.Errorf("get %s: keys left unprocessed after %d requests", what, attempt))
 		}
 		if err := quire.Pause(ctx, attempt); err != nil {

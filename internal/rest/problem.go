@@ -13,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+
 	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/telemetry"
 )
@@ -109,7 +112,9 @@ func NewProblem(code, detail string) Problem {
 
 // Error writes err as problem+json. A *quire.Error shows its code, message and
 // fields; a request that ran out of time (its deadline passed, or its caller
-// went away) is EUNAVAILABLE; any other error is an internal error whose body
+// went away) is EUNAVAILABLE, and so is a call to AWS that the SDK's retryer
+// gave up on (DynamoDB throttled, failed or did not answer it on every
+// attempt, see dynamo's retryer) or that its retry quota stopped; any other error is an internal error whose body
 // says nothing about it, while the request's line (see telemetry.Record)
 // gets the error.
 // A retryable problem (see Retryable) carries Retry-After: 1, unless the
@@ -117,8 +122,14 @@ func NewProblem(code, detail string) Problem {
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	var p Problem
 	retryAfter := 1
-	if _, ok := errors.AsType[*quire.Error](err); !ok && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+	_, gaveUp := errors.AsType[*retry.MaxAttemptsError](err)
+	_, quota := errors.AsType[ratelimit.QuotaExceededError](err)
+	switch _, ok := errors.AsType[*quire.Error](err); {
+	case ok:
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
 		err = &quire.Error{Code: quire.EUNAVAILABLE, Message: "The request did not complete in time. Retry in a moment; a write retried with the same Idempotency-Key takes effect once.", Err: err}
+	case gaveUp || quota:
+		err = quire.Busy(err)
 	}
 	code := quire.EINTERNAL
 	if e, ok := errors.AsType[*quire.Error](err); ok && e.Code != quire.EINTERNAL {

@@ -49,12 +49,13 @@ func TestAgain(t *testing.T) {
 				} else if err != tc.want {
 					t.Errorf("Again = %v, want %v", err, tc.want)
 				}
-				// Each pause is 5 ms longer than the one before, up to 25
-				// ms, and up to 19 ms more at random.
+				// Each pause is Backoff's: at random, up to twice as long
+				// as the one before may be, and never longer than
+				// MaxBackoff.
 				for n := 1; n < len(at); n++ {
-					least := time.Duration(min(n, 5)*5) * time.Millisecond
-					if d := at[n].Sub(at[n-1]); d < least || d > least+19*time.Millisecond {
-						t.Errorf("the pause after attempt %d took %v, want %v to %v", n, d, least, least+19*time.Millisecond)
+					most := min(MaxBackoff, BaseBackoff<<min(n, 10)) + time.Millisecond
+					if d := at[n].Sub(at[n-1]); d < time.Millisecond || d > most {
+						t.Errorf("the pause after attempt %d took %v, want 1ms to %v", n, d, most)
 					}
 				}
 			})

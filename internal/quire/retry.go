@@ -24,16 +24,33 @@ func (s *Stale) Error() string { return "stale read: the " + s.What + " changed 
 // A store wraps it with its cause, for the log.
 var ErrCollided = &Error{Code: ECONFLICT, Message: "Other requests are changing the same data; retry in a moment."}
 
-// MaxAttempts bounds how often Again runs an attempt: enough for a few
-// dozen concurrent changes of one item to all land. DynamoDB holds a
-// transaction's items for some tens of milliseconds, so that a few
-// attempts would let only a handful of two dozen land.
-const MaxAttempts = 40
+// Quire's one retry policy: what fails for a passing reason (a commit
+// that found what it read changed, or collided with another request's; a
+// DynamoDB call that DynamoDB throttled, failed or left unanswered; keys a
+// batch left unprocessed) is tried again after Backoff, a random pause of
+// up to BaseBackoff × 2^attempt and at most MaxBackoff, so that requests
+// that collided do not collide again. Each kind of attempt has its bound:
+// MaxAttempts for Again, dynamo.MaxAttempts for a DynamoDB call (its
+// client's retryer), dynamo's batches theirs.
+const (
+	BaseBackoff = 25 * time.Millisecond
+	MaxBackoff  = 400 * time.Millisecond
+	// MaxAttempts bounds how often Again runs an attempt: enough for a few
+	// dozen concurrent changes of one item to all land. DynamoDB holds a
+	// transaction's items for some tens of milliseconds, so that a few
+	// attempts would let only a handful of two dozen land.
+	MaxAttempts = 40
+)
+
+// Backoff is the pause before the attempt after attempt (from 1).
+func Backoff(attempt int) time.Duration {
+	return rand.N(min(MaxBackoff, BaseBackoff<<min(attempt, 10))) + time.Millisecond
+}
 
 // Again runs attempt (a read, a decision and a commit), and runs it again
-// after a pause (see Pause) while it fails with a *Stale error or
-// ErrCollided, MaxAttempts times at most. attempt gets its number, from 1.
-// Again returns attempt's last error, nil or not: a *Stale one when every
+// after a Pause while it fails with a *Stale error or ErrCollided,
+// MaxAttempts times at most. attempt gets its number, from 1. Again
+// returns attempt's last error, nil or not: a *Stale one when every
 // attempt found what it read changed, for the caller to say what in the
 // client's terms; ctx's error when ctx ends during a pause. It is the one
 // loop of Quire that runs a write again.
@@ -50,16 +67,14 @@ func Again(ctx context.Context, attempt func(n int) error) error {
 	}
 }
 
-// Pause waits a little before the next attempt of something that collided
-// with another request: longer with each attempt and at random, so that
-// requests that collided do not collide again. It returns ctx's error when
-// ctx ends first.
+// Pause waits Backoff(attempt), or returns ctx's error when ctx ends first.
 func Pause(ctx context.Context, attempt int) error {
-	d := time.Duration(min(attempt, 5)*5+rand.IntN(20)) * time.Millisecond
+	t := time.NewTimer(Backoff(attempt))
+	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(d):
+	case <-t.C:
 		return nil
 	}
 }
