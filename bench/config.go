@@ -14,6 +14,7 @@ import (
 	"github.com/quireapi/quire/internal/config"
 	"github.com/quireapi/quire/internal/demo"
 	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/routes"
 	"github.com/quireapi/quire/internal/service"
 )
 
@@ -181,7 +182,7 @@ func configETag(doc []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return rest.ETag(httptest.NewRequest("GET", "/config", nil), d.Hash, false), nil
+	return rest.Tag(d.Hash, routes.Versions[0], false), nil
 }
 
 var words = strings.Fields(`the a of and in on for with new old red blue green black white garden sea river night day

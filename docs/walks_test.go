@@ -44,6 +44,7 @@ type walkOf struct {
 	files              []string
 	reentries, nonLeaf int
 	back               map[string]int // the re-entries not into a leaf, by "caller -> file"
+	trace              []string       // every call from one file into another, in order
 }
 
 // TestWalks measures, at runtime, what a request reads. It copies the tree,
@@ -101,6 +102,9 @@ func TestWalks(t *testing.T) {
 		m := measure(recorded[w.event], leaves)
 		walks[w.route] = m
 		t.Logf("%s: %d files, %d re-entries, %d not into a leaf: %v", w.route, len(m.files), m.reentries, m.nonLeaf, m.back)
+		if os.Getenv("WALK_TRACE") == w.route {
+			t.Logf("the calls of %s from one file into another:\n%s", w.route, strings.Join(m.trace, "\n"))
+		}
 	}
 	section := walksSection(walks)
 	page := filepath.Join(root, "docs", "architecture.md")
@@ -206,6 +210,7 @@ func measure(entries []entry, leaves map[string]bool) walkOf {
 		if e.File == e.Caller {
 			continue // a call within a file
 		}
+		w.trace = append(w.trace, e.Caller+" -> "+e.File)
 		if entered[e.File] {
 			w.reentries++
 			if !leaves[e.File] {

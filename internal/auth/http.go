@@ -106,9 +106,9 @@ type RefreshRequest struct {
 // password, so that login does not tell which emails have accounts.
 var errBadCredentials = quire.Errorf(quire.EUNAUTHORIZED, "The email or password is wrong.")
 
-func (h *Handlers) login(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
+func (h *Handlers) login(w http.ResponseWriter, r *rest.Request) error {
 	var c Credentials
-	if err := rest.Decode(r, &c); err != nil {
+	if err := rest.Decode(r.Request, &c); err != nil {
 		return err
 	}
 	if err := c.check(); err != nil {
@@ -149,7 +149,7 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request, answer *rest.An
 	if err != nil {
 		return err
 	}
-	_, err = answer.Render(http.StatusOK, body)
+	_, err = r.Render(http.StatusOK, body)
 	return err
 }
 
@@ -160,9 +160,9 @@ var errBadRefresh = quire.Errorf(quire.EUNAUTHORIZED, "The refresh token is not 
 // refresh trades a refresh token for a new access token and a new refresh
 // token of the same session; the old one dies. A refresh token that is not
 // its session's live one (used before) ends the session.
-func (h *Handlers) refresh(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
+func (h *Handlers) refresh(w http.ResponseWriter, r *rest.Request) error {
 	var body RefreshRequest
-	if err := rest.Decode(r, &body); err != nil {
+	if err := rest.Decode(r.Request, &body); err != nil {
 		return err
 	}
 	if body.RefreshToken == nil {
@@ -195,7 +195,7 @@ func (h *Handlers) refresh(w http.ResponseWriter, r *http.Request, answer *rest.
 	if err != nil {
 		return err
 	}
-	_, err = answer.Render(http.StatusOK, tokens)
+	_, err = r.Render(http.StatusOK, tokens)
 	return err
 }
 
@@ -203,7 +203,7 @@ func (h *Handlers) refresh(w http.ResponseWriter, r *http.Request, answer *rest.
 // refresh token of hash is the session's live one, the session has not
 // expired and the user's sessions have not been revoked since it started;
 // else it ends the session and answers errBadRefresh.
-func (h *Handlers) resume(r *http.Request, user quire.ID, sid, hash string) (login.Session, quire.Role, error) {
+func (h *Handlers) resume(r *rest.Request, user quire.ID, sid, hash string) (login.Session, quire.Role, error) {
 	session, acct, err := h.Sessions.Resume(r.Context(), user, sid)
 	switch {
 	case quire.ErrorCode(err) == quire.ENOTFOUND:
@@ -220,8 +220,8 @@ func (h *Handlers) resume(r *http.Request, user quire.ID, sid, hash string) (log
 // revoke ends session, logs why (never the token, nor the session's id,
 // with which a reader of the log could end another session), and answers
 // errBadRefresh.
-func (h *Handlers) revoke(r *http.Request, session login.Session, why string) error {
-	slog.WarnContext(r.Context(), "session ended", "reason", why, "user_id", session.UserID, "request_id", rest.RequestID(r))
+func (h *Handlers) revoke(r *rest.Request, session login.Session, why string) error {
+	slog.WarnContext(r.Context(), "session ended", "reason", why, "user_id", session.UserID, "request_id", rest.RequestID(r.Request))
 	if err := h.end(r.Context(), session.UserID, session.ID); err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
 		return err
 	}
@@ -237,8 +237,8 @@ func (h *Handlers) end(ctx context.Context, user quire.ID, id string) error {
 
 // logout ends the session of the caller's access token. The access token
 // itself stays valid until it expires.
-func (h *Handlers) logout(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	c := rest.CallerOf(r)
+func (h *Handlers) logout(w http.ResponseWriter, r *rest.Request) error {
+	c := r.Caller
 	if c.SessionID == "" {
 		return quire.Errorf(quire.ENOTFOUND, "This access token belongs to no session.")
 	}
@@ -252,7 +252,7 @@ func (h *Handlers) logout(w http.ResponseWriter, r *http.Request, _ *rest.Answer
 	return nil
 }
 
-func (h *Handlers) jwks(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) jwks(w http.ResponseWriter, r *rest.Request) error {
 	s, err := h.current(r.Context())
 	if err != nil {
 		return err

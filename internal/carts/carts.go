@@ -131,17 +131,17 @@ func ETagHash(c *Cart, products map[quire.ID]catalog.Product) string {
 }
 
 // rep is c as version shows it, at the prices of products.
-func rep(r *http.Request, version int, c *Cart, products map[quire.ID]catalog.Product) Rep {
+func rep(r *rest.Request, version int, c *Cart, products map[quire.ID]catalog.Product) Rep {
 	lines, total := Priced(c, products)
 	for i := range lines {
 		lines[i].Status = lines[i].Status.In(version)
-		lines[i].Links = []catalog.Link{{Rel: "product", Href: rest.Path(r, "/products/"+lines[i].ProductID.String())}}
+		lines[i].Links = []catalog.Link{{Rel: "product", Href: r.Path("/products/" + lines[i].ProductID.String())}}
 	}
 	return Rep{Items: lines, Total: total}
 }
 
-func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	c, err := h.Store.Get(r.Context(), rest.CallerOf(r).ID)
+func (h *Handlers) get(w http.ResponseWriter, r *rest.Request) error {
+	c, err := h.Store.Get(r.Context(), r.Caller.ID)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) e
 		return err
 	}
 	rest.SetETag(w, r, ETagHash(c, products))
-	return rest.JSON(w, r, http.StatusOK, rep(r, rest.Version(r), c, products))
+	return rest.JSON(w, r, http.StatusOK, rep(r, r.Version, c, products))
 }
 
 // Addition is the body of POST /cart.
@@ -190,15 +190,15 @@ func (a Addition) check() error {
 
 // add puts copies of an available book in the caller's cart, or more
 // copies of one it holds, and answers the cart.
-func (h *Handlers) add(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
+func (h *Handlers) add(w http.ResponseWriter, r *rest.Request) error {
 	var a Addition
-	if err := rest.Decode(r, &a); err != nil {
+	if err := rest.Decode(r.Request, &a); err != nil {
 		return err
 	}
 	if err := a.check(); err != nil {
 		return err
 	}
-	id, version := *a.ProductID, rest.Version(r)
+	id, version := *a.ProductID, r.Version
 	var (
 		products map[quire.ID]catalog.Product
 		warm     = make(chan struct{})
@@ -210,7 +210,7 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request, answer *rest.Answ
 		defer close(warm)
 		_, _ = h.Products.ProductsByID(r.Context(), []quire.ID{id}) // the next read of it reports its error
 	}()
-	_, err := Apply(r.Context(), h.Store, rest.CallerOf(r).ID, func(c Cart) (Change, error) {
+	_, err := Apply(r.Context(), h.Store, r.Caller.ID, func(c Cart) (Change, error) {
 		<-warm
 		var err error
 		if products, err = h.Products.ProductsByID(r.Context(), Books(c, id)); err != nil {
@@ -218,21 +218,21 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request, answer *rest.Answ
 		}
 		return Add(c, id, int(*a.Quantity), products, version)
 	}, func(ch Change) (*idempotency.Record, error) {
-		return answer.Render(http.StatusOK, rep(r, version, &ch.Cart, products))
+		return r.Render(http.StatusOK, rep(r, version, &ch.Cart, products))
 	})
 	return err
 }
 
-func (h *Handlers) remove(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) remove(w http.ResponseWriter, r *rest.Request) error {
 	id, err := quire.ParseID(r.PathValue("product_id"))
 	if err != nil {
 		return err
 	}
-	pre, err := rest.Precondition(r)
+	pre, err := rest.Precondition(r.Request)
 	if err != nil {
 		return err
 	}
-	if _, err := Apply(r.Context(), h.Store, rest.CallerOf(r).ID, func(c Cart) (Change, error) { return Remove(c, id, pre) }, nil); err != nil {
+	if _, err := Apply(r.Context(), h.Store, r.Caller.ID, func(c Cart) (Change, error) { return Remove(c, id, pre) }, nil); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

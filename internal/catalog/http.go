@@ -18,9 +18,9 @@ type Handlers struct {
 func (h *Handlers) Routes() rest.Handlers {
 	// The catalog is no one's personal data: clients may keep it.
 	shared := func(serve rest.HandlerFunc) rest.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request, a *rest.Answer) error {
+		return func(w http.ResponseWriter, r *rest.Request) error {
 			rest.Shared(w)
-			return serve(w, r, a)
+			return serve(w, r)
 		}
 	}
 	return rest.Handlers{
@@ -53,13 +53,13 @@ type ProductRep struct {
 	Links    []Link      `json:"links"`
 }
 
-func productRep(r *http.Request, p *Product) ProductRep {
+func productRep(r *rest.Request, p *Product) ProductRep {
 	links := []Link{}
 	if p.Status == StatusAvailable {
-		links = append(links, Link{"buy", rest.Path(r, "/products/"+p.ID.String()+"/buy")})
+		links = append(links, Link{"buy", r.Path("/products/" + p.ID.String() + "/buy")})
 	}
-	links = append(links, Link{"author", rest.Path(r, "/authors/"+p.AuthorID.String())})
-	return ProductRep{p.ID, p.Name, p.Price, p.Status.In(rest.Version(r)), p.AuthorID, links}
+	links = append(links, Link{"author", r.Path("/authors/" + p.AuthorID.String())})
+	return ProductRep{p.ID, p.Name, p.Price, p.Status.In(r.Version), p.AuthorID, links}
 }
 
 // AuthorRep is an author as the API shows it, with a link to their books.
@@ -69,8 +69,8 @@ type AuthorRep struct {
 	Links []Link   `json:"links"`
 }
 
-func authorRep(r *http.Request, a *Author) AuthorRep {
-	return AuthorRep{a.ID, a.Name, []Link{{"books", rest.Path(r, "/authors/"+a.ID.String()+"/books")}}}
+func authorRep(r *rest.Request, a *Author) AuthorRep {
+	return AuthorRep{a.ID, a.Name, []Link{{"books", r.Path("/authors/" + a.ID.String() + "/books")}}}
 }
 
 // FeaturedBook is a product on the landing page, with its author's name.
@@ -86,7 +86,7 @@ type Landing struct {
 
 // landing answers the landing page's data, public and the same for every
 // caller, so caches may keep it for a minute.
-func (h *Handlers) landing(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) landing(w http.ResponseWriter, r *rest.Request) error {
 	ps, err := h.Store.Featured(r.Context(), MaxFeatured)
 	if err != nil {
 		return err
@@ -99,12 +99,12 @@ func (h *Handlers) landing(w http.ResponseWriter, r *http.Request, _ *rest.Answe
 	return rest.JSON(w, r, http.StatusOK, Landing{Featured: books})
 }
 
-func listQuery(r *http.Request) (ListQuery, error) {
-	limit, after, err := rest.ParseIDPage(r)
+func listQuery(r *rest.Request) (ListQuery, error) {
+	limit, after, err := rest.ParseIDPage(r.Request)
 	return ListQuery{Limit: limit, After: after}, err
 }
 
-func (h *Handlers) authors(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) authors(w http.ResponseWriter, r *rest.Request) error {
 	q, err := listQuery(r)
 	if err != nil {
 		return err
@@ -118,12 +118,12 @@ func (h *Handlers) authors(w http.ResponseWriter, r *http.Request, _ *rest.Answe
 		out[i] = authorRep(r, &as[i])
 	}
 	if next != 0 {
-		rest.SetNext(w, r, next.String())
+		rest.SetNext(w, r.Request, next.String())
 	}
 	return rest.JSON(w, r, http.StatusOK, out)
 }
 
-func (h *Handlers) author(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) author(w http.ResponseWriter, r *rest.Request) error {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return err
@@ -136,7 +136,7 @@ func (h *Handlers) author(w http.ResponseWriter, r *http.Request, _ *rest.Answer
 	return rest.JSON(w, r, http.StatusOK, authorRep(r, a))
 }
 
-func (h *Handlers) products(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) products(w http.ResponseWriter, r *rest.Request) error {
 	q, err := listQuery(r)
 	if err != nil {
 		return err
@@ -146,7 +146,7 @@ func (h *Handlers) products(w http.ResponseWriter, r *http.Request, _ *rest.Answ
 
 // authorBooks answers an author's books, a page at a time; an author
 // nobody has is 404 rather than an empty list.
-func (h *Handlers) authorBooks(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) authorBooks(w http.ResponseWriter, r *rest.Request) error {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func (h *Handlers) authorBooks(w http.ResponseWriter, r *http.Request, _ *rest.A
 	return h.productPage(w, r, q)
 }
 
-func (h *Handlers) productPage(w http.ResponseWriter, r *http.Request, q ListQuery) error {
+func (h *Handlers) productPage(w http.ResponseWriter, r *rest.Request, q ListQuery) error {
 	ps, next, err := h.Store.Products(r.Context(), q)
 	if err != nil {
 		return err
@@ -174,12 +174,12 @@ func (h *Handlers) productPage(w http.ResponseWriter, r *http.Request, q ListQue
 		out[i] = productRep(r, &ps[i])
 	}
 	if next != 0 {
-		rest.SetNext(w, r, next.String())
+		rest.SetNext(w, r.Request, next.String())
 	}
 	return rest.JSON(w, r, http.StatusOK, out)
 }
 
-func (h *Handlers) product(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) product(w http.ResponseWriter, r *rest.Request) error {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return err
@@ -192,9 +192,9 @@ func (h *Handlers) product(w http.ResponseWriter, r *http.Request, _ *rest.Answe
 	return rest.JSON(w, r, http.StatusOK, productRep(r, p))
 }
 
-func (h *Handlers) createAuthor(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
+func (h *Handlers) createAuthor(w http.ResponseWriter, r *rest.Request) error {
 	var f AuthorFields
-	if err := rest.Decode(r, &f); err != nil {
+	if err := rest.Decode(r.Request, &f); err != nil {
 		return err
 	}
 	a, err := f.author()
@@ -202,22 +202,22 @@ func (h *Handlers) createAuthor(w http.ResponseWriter, r *http.Request, answer *
 		return err
 	}
 	_, err = CreateAuthor(r.Context(), h.Store, *a, func(a Author) (*idempotency.Record, error) {
-		return answer.Created("/authors/"+a.ID.String(), authorRep(r, &a))
+		return r.Created("/authors/"+a.ID.String(), authorRep(r, &a))
 	})
 	return err
 }
 
-func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
+func (h *Handlers) createProduct(w http.ResponseWriter, r *rest.Request) error {
 	var f ProductFields
-	if err := rest.Decode(r, &f); err != nil {
+	if err := rest.Decode(r.Request, &f); err != nil {
 		return err
 	}
-	p, err := f.product(rest.Version(r))
+	p, err := f.product(r.Version)
 	if err != nil {
 		return err
 	}
 	_, err = CreateProduct(r.Context(), h.Store, *p, func(p Product) (*idempotency.Record, error) {
-		return answer.Created("/products/"+p.ID.String(), productRep(r, &p))
+		return r.Created("/products/"+p.ID.String(), productRep(r, &p))
 	})
 	return err
 }
@@ -225,21 +225,21 @@ func (h *Handlers) createProduct(w http.ResponseWriter, r *http.Request, answer 
 // replaceProduct replaces a product's fields, archiving included (v2). A v1
 // client that writes back the DISCONTINUED it read of an archived product
 // leaves it archived.
-func (h *Handlers) replaceProduct(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) replaceProduct(w http.ResponseWriter, r *rest.Request) error {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	var f ProductFields
-	if err := rest.Decode(r, &f); err != nil {
+	if err := rest.Decode(r.Request, &f); err != nil {
 		return err
 	}
-	v := rest.Version(r)
+	v := r.Version
 	p, err := f.product(v)
 	if err != nil {
 		return err
 	}
-	pre, err := rest.Precondition(r)
+	pre, err := rest.Precondition(r.Request)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ type Body struct {
 	Database string `json:"database"`
 }
 
-func (h *Handlers) check(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) check(w http.ResponseWriter, r *rest.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), Timeout)
 	defer cancel()
 	w.Header().Set("Cache-Control", "no-store")

@@ -36,8 +36,8 @@ func (h *Config) Routes() rest.Handlers {
 // so a 304 costs the read of the head at most; so does a 200 of the
 // document the instance holds. A head that names a document replaced
 // meanwhile is read again (quire.Again).
-func (h *Config) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	gz := rest.AcceptsGzip(r)
+func (h *Config) get(w http.ResponseWriter, r *rest.Request) error {
+	gz := rest.AcceptsGzip(r.Request)
 	w.Header().Add("Vary", "Accept-Encoding")
 	rest.Shared(w) // the same document for every caller
 	var (
@@ -49,7 +49,7 @@ func (h *Config) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) err
 		if head, err = h.Store.Head(r.Context()); err != nil {
 			return quire.Reword(err, quire.ENOTFOUND, "No configuration document is stored yet; an admin stores one with PUT /admin/config.")
 		}
-		if done, err = rest.NotModified(w, r, rest.ETag(r, head.Hash, gz)); done || err != nil {
+		if done, err = rest.NotModified(w, r.Request, r.ETag(head.Hash, gz)); done || err != nil {
 			return err
 		}
 		if z, err = h.Store.Gzip(r.Context(), head); errors.Is(err, config.ErrReplaced) {
@@ -64,7 +64,7 @@ func (h *Config) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) err
 		return err
 	}
 	resp := idempotency.Response{Status: http.StatusOK, Header: http.Header{}, Body: z}
-	resp.Header.Set("Content-Type", rest.MediaType(r))
+	resp.Header.Set("Content-Type", r.MediaType)
 	if gz {
 		resp.Header.Set("Content-Encoding", "gzip")
 	} else if resp.Body, err = config.Gunzip(z, head); err != nil {
@@ -76,12 +76,12 @@ func (h *Config) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) err
 
 // put replaces the document whole: 201 when there was none, 204
 // otherwise, each with the new ETag.
-func (h *Config) put(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	pre, err := rest.Precondition(r)
+func (h *Config) put(w http.ResponseWriter, r *rest.Request) error {
+	pre, err := rest.Precondition(r.Request)
 	if err != nil {
 		return err
 	}
-	body, err := rest.ReadJSON(r, config.MaxBytes)
+	body, err := rest.ReadJSON(r.Request, config.MaxBytes)
 	if err != nil {
 		return err
 	}
@@ -93,9 +93,9 @@ func (h *Config) put(w http.ResponseWriter, r *http.Request, _ *rest.Answer) err
 	if err != nil {
 		return err
 	}
-	w.Header().Set("ETag", rest.ETag(r, d.Hash, false))
+	w.Header().Set("ETag", r.ETag(d.Hash, false))
 	if created {
-		w.Header().Set("Location", rest.Location(r, "/config"))
+		w.Header().Set("Location", r.Location("/config"))
 		w.WriteHeader(http.StatusCreated)
 		return nil
 	}

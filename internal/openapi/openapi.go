@@ -196,7 +196,7 @@ func Describes(v int, r routes.Route) bool {
 
 // Handler serves a document, the same for every caller: under a version's
 // prefix that version's, without one the newest version's (DocumentAt).
-func Handler(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func Handler(w http.ResponseWriter, r *rest.Request) error {
 	doc, err := DocumentAt(r.URL.Path)
 	if err != nil {
 		return err

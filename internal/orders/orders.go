@@ -126,24 +126,24 @@ type Quantity struct {
 	Quantity *int `json:"quantity"`
 }
 
-func (h *Handlers) buy(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
+func (h *Handlers) buy(w http.ResponseWriter, r *rest.Request) error {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	var q Quantity
-	if err := rest.Decode(r, &q); err != nil {
+	if err := rest.Decode(r.Request, &q); err != nil {
 		return err
 	}
 	if e := carts.CheckQuantity(q.Quantity); e != nil {
 		return quire.Invalid(*e)
 	}
-	pre, err := rest.Precondition(r)
+	pre, err := rest.Precondition(r.Request)
 	if err != nil {
 		return err
 	}
-	v := rest.Version(r)
-	return h.commit(r.Context(), rest.CallerOf(r).ID, answer, func(ctx context.Context) (*Purchase, error) {
+	v := r.Version
+	return h.commit(r.Context(), r.Caller.ID, r, func(ctx context.Context) (*Purchase, error) {
 		p, err := h.Catalog.Product(ctx, id)
 		if err != nil {
 			return nil, catalog.NoProduct(err, id)
@@ -157,13 +157,13 @@ func (h *Handlers) buy(w http.ResponseWriter, r *http.Request, answer *rest.Answ
 }
 
 // pay pays the caller's whole cart at the prices read.
-func (h *Handlers) pay(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
-	pre, err := rest.Precondition(r)
+func (h *Handlers) pay(w http.ResponseWriter, r *rest.Request) error {
+	pre, err := rest.Precondition(r.Request)
 	if err != nil {
 		return err
 	}
-	caller, v := rest.CallerOf(r).ID, rest.Version(r)
-	return h.commit(r.Context(), caller, answer, func(ctx context.Context) (*Purchase, error) {
+	caller, v := r.Caller.ID, r.Version
+	return h.commit(r.Context(), caller, r, func(ctx context.Context) (*Purchase, error) {
 		c, err := h.Carts.Get(ctx, caller)
 		if err != nil {
 			return nil, err
@@ -180,12 +180,12 @@ func (h *Handlers) pay(w http.ResponseWriter, r *http.Request, answer *rest.Answ
 	})
 }
 
-func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) get(w http.ResponseWriter, r *rest.Request) error {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	c := rest.CallerOf(r)
+	c := r.Caller
 	o, err := h.Store.Get(r.Context(), c.ID, id, c.Admin())
 	if err != nil {
 		return quire.Reword(err, quire.ENOTFOUND, "No order has the id %d.", id)
@@ -195,17 +195,17 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) e
 }
 
 // list answers the caller's own orders, oldest first, a page at a time.
-func (h *Handlers) list(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-	limit, after, err := rest.ParseIDPage(r)
+func (h *Handlers) list(w http.ResponseWriter, r *rest.Request) error {
+	limit, after, err := rest.ParseIDPage(r.Request)
 	if err != nil {
 		return err
 	}
-	os, next, err := h.Store.List(r.Context(), rest.CallerOf(r).ID, after, limit)
+	os, next, err := h.Store.List(r.Context(), r.Caller.ID, after, limit)
 	if err != nil {
 		return err
 	}
 	if next != 0 {
-		rest.SetNext(w, r, next.String())
+		rest.SetNext(w, r.Request, next.String())
 	}
 	return rest.JSON(w, r, http.StatusOK, os)
 }

@@ -77,7 +77,7 @@ func Charge(buyer users.User, p Purchase, now time.Time) (Payment, error) {
 // payment or deposit) is read again, and the payment decided again, as
 // quire.Again does; a cart that changed is a conflict, which the client
 // resolves by reading the cart again.
-func (h *Handlers) commit(ctx context.Context, caller quire.ID, answer *rest.Answer, purchase func(context.Context) (*Purchase, error)) error {
+func (h *Handlers) commit(ctx context.Context, caller quire.ID, r *rest.Request, purchase func(context.Context) (*Purchase, error)) error {
 	var (
 		p     *Purchase
 		buyer *users.User
@@ -94,7 +94,7 @@ func (h *Handlers) commit(ctx context.Context, caller quire.ID, answer *rest.Ans
 		if err != nil {
 			return err
 		}
-		rec, err := answer.Created("/orders/"+pay.Order.ID.String(), pay.Order)
+		rec, err := r.Created("/orders/"+pay.Order.ID.String(), pay.Order)
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -24,33 +23,18 @@ const (
 	ContextSession = "session_id"
 )
 
-type callerKey struct{}
-
-// CallerOf returns the caller of a protected route, as the router decided
-// it (see access.Decide); on a public route it is the zero Caller.
-func CallerOf(r *http.Request) access.Caller {
-	c, _ := r.Context().Value(callerKey{}).(access.Caller)
-	return c
-}
-
-// authorize returns r, a request on the route rt, carrying its caller as
-// callers decide it (r itself with an error). API Gateway's authorizer has
+// authorize returns the caller of r, a request on the protected route rt,
+// as callers decide it. API Gateway's authorizer has
 // decided on the token already; deciding again here, on the account,
 // refuses a token whose account was deleted, closed or demoted since its
 // login, and keeps a function safe from a stack that forgot to attach the
 // authorizer.
-func authorize(r *http.Request, rt routes.Route, callers *access.Callers, now time.Time) (*http.Request, error) {
-	if rt.Access == routes.Public {
-		return r, nil
-	}
+func authorize(r *http.Request, rt routes.Route, callers *access.Callers, now time.Time) (access.Caller, error) {
 	c, err := authorizerCaller(r)
 	if err != nil {
-		return r, &quire.Error{Code: quire.EUNAUTHORIZED, Message: "This route needs a valid bearer token.", Err: err}
+		return c, &quire.Error{Code: quire.EUNAUTHORIZED, Message: "This route needs a valid bearer token.", Err: err}
 	}
-	if c, err = callers.Decide(r.Context(), c, rt, now, login.ClockLeeway); err != nil {
-		return r, err
-	}
-	return r.WithContext(context.WithValue(r.Context(), callerKey{}, c)), nil
+	return callers.Decide(r.Context(), c, rt, now, login.ClockLeeway)
 }
 
 // authorizerCaller reads the caller from the authorizer context API Gateway

@@ -39,10 +39,6 @@ func AcceptsGzip(r *http.Request) bool {
 	return star > 0
 }
 
-// MediaType returns the media type negotiated for r: the one a response
-// to it is sent in.
-func MediaType(r *http.Request) string { return mediaType(r) }
-
 // ReadJSON reads r's body as one well-formed JSON value of at most limit
 // bytes, uncompressed, and returns it as it came. The Content-Type must be
 // JSON in UTF-8, as for Decode. It returns EMEDIATYPE for another

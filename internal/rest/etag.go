@@ -15,10 +15,6 @@ import (
 // representations never share a strong tag, and a write's If-Match names
 // the stored hash that DynamoDB's condition checks.
 
-// ETag returns the strong entity tag of the representation of content
-// whose hash is hash, in r's API version, gzip-compressed or not.
-func ETag(r *http.Request, hash string, gzip bool) string { return Tag(hash, Version(r), gzip) }
-
 // Tag returns the strong entity tag of the representation of content whose
 // hash is hash in API version v, gzip-compressed or not.
 func Tag(hash string, v int, gzip bool) string {

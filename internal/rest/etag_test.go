@@ -208,8 +208,8 @@ func FuzzAcceptsGzip(f *testing.F) {
 }
 
 func TestETagsDifferPerRepresentation(t *testing.T) {
-	v1 := ETag(request(), hash, false)
-	gz := ETag(request(), hash, true)
+	v1 := Tag(hash, 1, false)
+	gz := Tag(hash, 1, true)
 	if v1 != `"`+hash+`-v1"` || gz != `"`+hash+`-v1-gzip"` {
 		t.Errorf("ETag = %s, %s", v1, gz)
 	}

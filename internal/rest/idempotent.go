@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/quireapi/quire/internal/idempotency"
@@ -19,91 +17,12 @@ import (
 // ReplayedHeader marks an answer sent again for a known idempotency key.
 const ReplayedHeader = "Idempotent-Replayed"
 
-// render renders v as the JSON answer to r with status, in the media type
-// negotiated for r.
-func render(r *http.Request, status int, v any) (idempotency.Response, error) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return idempotency.Response{}, fmt.Errorf("marshal response: %w", err)
-	}
-	h := http.Header{}
-	h.Set("Content-Type", mediaType(r))
-	return idempotency.Response{Status: status, Header: h, Body: body}, nil
-}
-
-// Location returns the absolute URL of path (a path of the API without a
-// version prefix) for a Location header in the answer to r: under r's
-// version prefix when r's path has one.
-func Location(r *http.Request, path string) string {
-	n, _ := r.Context().Value(negotiatedKey{}).(negotiated)
-	return URL(r, n.prefix+path)
-}
-
-// Write sends resp.
-func Write(w http.ResponseWriter, resp idempotency.Response) {
-	for name, vs := range resp.Header {
-		w.Header()[name] = vs
-	}
-	if w.Header().Get("Cache-Control") == "" {
-		w.Header().Set("Cache-Control", "no-store") // see Shared
-	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(resp.Body)))
-	w.WriteHeader(resp.Status)
-	w.Write(resp.Body)
-}
-
-// Answer is the answer to a write, rendered before the write commits so
-// that its idempotency record commits in the transaction of the effect:
-// Render and Created keep the answer and return its record, and the
-// router sends the answer kept once the handler returned nil (see serve).
-// The router gives each handler one (see HandlerFunc).
-type Answer struct {
-	r       *http.Request
-	pending *idempotency.Pending // of the request's key; nil without one
-	resp    idempotency.Response
-}
-
-// Render keeps v, with status, as the answer, and returns its idempotency
-// record, or nil when the request has no idempotency key. It returns
-// idempotency.ErrRaced when the key has an answer already, which the route
-// then sends again.
-func (a *Answer) Render(status int, v any) (*idempotency.Record, error) {
-	resp, err := render(a.r, status, v)
-	if err != nil {
-		return nil, err
-	}
-	a.resp = resp
-	if a.pending == nil {
-		return nil, nil
-	}
-	return a.pending.Answer(resp)
-}
-
-// Created is Render of the 201 answer for the new resource at path (a path
-// of the API without a version prefix, such as /users/42): its Location is
-// the absolute URL of path, under the request's version prefix when its
-// path has one.
-func (a *Answer) Created(path string, v any) (*idempotency.Record, error) {
-	rec, err := a.Render(http.StatusCreated, v)
-	if err == nil {
-		a.resp.Header.Set("Location", Location(a.r, path))
-	}
-	return rec, err
-}
-
-// write sends the answer kept, if any.
-func (a *Answer) write(w http.ResponseWriter) {
-	if a.resp.Status != 0 {
-		Write(w, a.resp)
-	}
-}
-
 // keyScope is whose keys a request's key is among: its caller's, or with
 // no caller, on a route with a KeyScope, the value of that member of body
 // (sign-up's email), in lower case. A body without it scopes nothing the
 // handler takes: it refuses the body, and a refusal is not recorded.
-func keyScope(r *http.Request, rt routes.Route, body []byte) string {
-	caller := CallerOf(r).ID
+func keyScope(r *Request, rt routes.Route, body []byte) string {
+	caller := r.Caller.ID
 	if caller != 0 || rt.KeyScope == "" {
 		return caller.String()
 	}
@@ -117,14 +36,14 @@ func keyScope(r *http.Request, rt routes.Route, body []byte) string {
 
 // idempotent serves a route that takes an idempotency key: without one, h
 // runs as it is (unless the route requires one). With one, h runs with the
-// pending record in its Answer while the key's record is read in the
+// pending record in its Request while the key's record is read in the
 // background (h's reads overlap that read), and h's transaction, which
 // writes the record, waits for it: an answer recorded for the key in the
 // caller's scope is sent again instead, one recorded for another payload
 // is 422. A refusal
 // of h (a 409 that no retry fixes) is checked against the record once
 // more, and the first answer replayed if the key got one meanwhile.
-func idempotent(w http.ResponseWriter, r *http.Request, a *Answer, rt routes.Route, records idempotency.Store, h HandlerFunc) error {
+func idempotent(w http.ResponseWriter, r *Request, rt routes.Route, records idempotency.Store, h HandlerFunc) error {
 	key, ok, err := idempotency.Key(r.Header)
 	switch {
 	case err != nil:
@@ -133,26 +52,25 @@ func idempotent(w http.ResponseWriter, r *http.Request, a *Answer, rt routes.Rou
 		return quire.Errorf(quire.EINVALID, "%s %s needs an %s header, so that a retry cannot run it twice.",
 			rt.Method, rt.Resource().Path, idempotency.Header)
 	case !ok:
-		return h(w, r, a)
+		return h(w, r)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	if err != nil {
 		return &quire.Error{Code: quire.EINVALID, Message: "The request body could not be read.", Err: err}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	n, _ := r.Context().Value(negotiatedKey{}).(negotiated)
-	path := strings.TrimPrefix(r.URL.Path, n.prefix)
+	path := strings.TrimPrefix(r.URL.Path, r.prefix)
 	scope := strings.Join([]string{keyScope(r, rt, body), r.Method, path, key}, " ")
-	fingerprint := idempotency.Fingerprint(r.Method, path, Version(r), body)
+	fingerprint := idempotency.Fingerprint(r.Method, path, r.Version, body)
 
 	p := records.Begin(scope, fingerprint)
 	p.Lookup(func() (*idempotency.Record, error) { return records.Get(r.Context(), scope) })
-	a.pending = p
-	err = h(w, r, a)
+	r.pending = p
+	err = h(w, r)
 	if err == nil {
 		return nil
 	}
-	a.resp = idempotency.Response{} // kept for a write that did not commit
+	r.resp = idempotency.Response{} // kept for a write that did not commit
 	// h's answer, an error, is not the key's when the key has a record.
 	if rec, lerr := p.Found(); lerr != nil || rec != nil {
 		if lerr != nil {
@@ -181,7 +99,7 @@ func idempotent(w http.ResponseWriter, r *http.Request, a *Answer, rt routes.Rou
 	return err
 }
 
-func replay(w http.ResponseWriter, r *http.Request, rec *idempotency.Record, fingerprint string) error {
+func replay(w http.ResponseWriter, r *Request, rec *idempotency.Record, fingerprint string) error {
 	if rec.Fingerprint != fingerprint {
 		return quire.Errorf(quire.EKEYREUSED, "The %s was used for another request; use a new key for a new request.", idempotency.Header)
 	}

@@ -322,17 +322,17 @@ func checkJSONMediaType(ct string) error {
 // the handler set with SetETag (a stored resource), or else one made from
 // the body and the Link header (a collection), and a matching
 // If-None-Match gets 304 instead (see NotModified).
-func JSON(w http.ResponseWriter, r *http.Request, status int, v any) error {
-	resp, err := render(r, status, v)
+func JSON(w http.ResponseWriter, r *Request, status int, v any) error {
+	resp, err := r.render(status, v)
 	if err != nil {
 		return err
 	}
-	if _, resource := r.Context().Value(negotiatedKey{}).(negotiated); resource && (r.Method == http.MethodGet || r.Method == http.MethodHead) && status == http.StatusOK {
+	if r.resource && (r.Method == http.MethodGet || r.Method == http.MethodHead) && status == http.StatusOK {
 		tag := w.Header().Get("ETag")
 		if tag == "" {
-			tag = ETag(r, quire.HashBytes(slices.Concat(resp.Body, []byte(w.Header().Get("Link")))), false)
+			tag = r.ETag(quire.HashBytes(slices.Concat(resp.Body, []byte(w.Header().Get("Link")))), false)
 		}
-		if done, err := NotModified(w, r, tag); done || err != nil {
+		if done, err := NotModified(w, r.Request, tag); done || err != nil {
 			return err
 		}
 	}
@@ -342,6 +342,6 @@ func JSON(w http.ResponseWriter, r *http.Request, status int, v any) error {
 
 // SetETag sets the ETag of the answer to r, a representation of stored
 // content whose content hash is hash.
-func SetETag(w http.ResponseWriter, r *http.Request, hash string) {
-	w.Header().Set("ETag", ETag(r, hash, false))
+func SetETag(w http.ResponseWriter, r *Request, hash string) {
+	w.Header().Set("ETag", r.ETag(hash, false))
 }

@@ -97,15 +97,6 @@ func URL(r *http.Request, path string) string {
 	return scheme + "://" + r.Host + basePath(r) + path
 }
 
-// Path returns the path a client uses for path (a path of the API without
-// a version prefix, such as /users/42) in links of a response to r: with
-// the stage prefix of API Gateway's default endpoint, and the version prefix
-// when r's own path has one.
-func Path(r *http.Request, path string) string {
-	n, _ := r.Context().Value(negotiatedKey{}).(negotiated)
-	return basePath(r) + n.prefix + path
-}
-
 // basePath is what comes before the API's own path (the route API Gateway
 // matched) in the path the client sent: "/prod" on API Gateway's default
 // endpoint, the mapping's base path on a custom domain ("/shop" for a

@@ -125,7 +125,7 @@ func TestRefusalReplaysACommittedKey(t *testing.T) {
 			r := httptest.NewRequest("POST", "/pay", strings.NewReader(""))
 			r.Header.Set("Idempotency-Key", "k1")
 			rec := httptest.NewRecorder()
-			err := idempotent(rec, r, &Answer{r: r}, rt, records, func(http.ResponseWriter, *http.Request, *Answer) error { return tc.err })
+			err := idempotent(rec, wrap(r), rt, records, func(http.ResponseWriter, *Request) error { return tc.err })
 			if err != nil {
 				Error(rec, r, err)
 			}

@@ -394,15 +394,15 @@ func caller(id, role string, expires time.Time) map[string]any {
 
 func usersRouter(t *testing.T) http.Handler {
 	t.Helper()
-	ok := func(w http.ResponseWriter, r *http.Request, _ *Answer) error {
-		c := CallerOf(r)
+	ok := func(w http.ResponseWriter, r *Request) error {
+		c := r.Caller
 		return JSON(w, r, 200, map[string]string{"id": r.PathValue("id"), "caller": c.ID.String(), "role": string(c.Role)})
 	}
 	hs := Handlers{}
 	for _, rt := range routes.ForGroup(routes.GroupUsers) {
 		hs[rt.Resource().Key()] = ok
 	}
-	hs["DELETE /users/{id}"] = func(http.ResponseWriter, *http.Request, *Answer) error { panic("boom") }
+	hs["DELETE /users/{id}"] = func(http.ResponseWriter, *Request) error { panic("boom") }
 	h, err := NewRouter(routes.GroupUsers, hs, noRecords{}, &access.Callers{Accounts: testAccounts})
 	if err != nil {
 		t.Fatal(err)
@@ -453,7 +453,7 @@ func TestRouter(t *testing.T) {
 			t.Errorf("%s %s: Content-Type %q", tc.method, tc.path, rec.Header().Get("Content-Type"))
 		}
 	}
-	if _, err := NewRouter("users", Handlers{"GET /users": func(http.ResponseWriter, *http.Request, *Answer) error { return nil }}, noRecords{}, &access.Callers{Accounts: testAccounts}); err == nil {
+	if _, err := NewRouter("users", Handlers{"GET /users": func(http.ResponseWriter, *Request) error { return nil }}, noRecords{}, &access.Callers{Accounts: testAccounts}); err == nil {
 		t.Error("NewRouter accepted a group with routes missing")
 	}
 }
@@ -464,7 +464,7 @@ func TestRouterRefusesUnreadBodies(t *testing.T) {
 	var ran []string
 	hs := Handlers{}
 	for _, rt := range routes.ForGroup(routes.GroupUsers) {
-		hs[rt.Resource().Key()] = func(w http.ResponseWriter, r *http.Request, _ *Answer) error {
+		hs[rt.Resource().Key()] = func(w http.ResponseWriter, r *Request) error {
 			ran = append(ran, rt.Resource().Key())
 			return JSON(w, r, 200, struct{}{})
 		}

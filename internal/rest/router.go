@@ -16,12 +16,10 @@ import (
 )
 
 // HandlerFunc serves one route. An error it returns becomes the response, by
-// Error; it must not have written anything before returning one. a is the
-// answer to a write, whose record commits with it (see Answer.Render): the
-// record of the request's idempotency key on a route that takes keys (see
-// idempotent), none on the others; the router sends the answer a keeps
-// once h returned nil. A read leaves a alone.
-type HandlerFunc func(w http.ResponseWriter, r *http.Request, a *Answer) error
+// Error; it must not have written anything before returning one. A write
+// renders its answer into r (see Request.Render), whose idempotency record
+// commits with it; the router sends that answer once h returned nil.
+type HandlerFunc func(w http.ResponseWriter, r *Request) error
 
 // Handlers maps route keys ("GET /users/{id}", without a version prefix) to
 // their handlers.
@@ -103,8 +101,8 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func keyed(rt routes.Route, records idempotency.Store, h HandlerFunc) HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, a *Answer) error {
-		return idempotent(w, r, a, rt, records, h)
+	return func(w http.ResponseWriter, r *Request) error {
+		return idempotent(w, r, rt, records, h)
 	}
 }
 
@@ -136,26 +134,28 @@ func route(rt routes.Route, h HandlerFunc, callers *access.Callers) http.Handler
 // serve runs h for r once the method is rt's, and r is of a caller rt
 // allows as callers decide it, in a version it has, without a body unless
 // rt reads one.
-func serve(w http.ResponseWriter, r *http.Request, rt routes.Route, h HandlerFunc, callers *access.Callers) {
-	r, err := authorize(r, rt, callers, time.Now())
+func serve(w http.ResponseWriter, hr *http.Request, rt routes.Route, h HandlerFunc, callers *access.Callers) {
+	r := &Request{Request: hr, Version: routes.Versions[0], MediaType: MediaTypeJSON}
+	var err error
+	if rt.Access != routes.Public {
+		r.Caller, err = authorize(hr, rt, callers, time.Now())
+	}
 	if err == nil && rt.Versioned {
 		w.Header().Add("Vary", "Accept")
-		if r, err = negotiate(r, rt.Version); err == nil {
-			err = retiring(w, r)
-		}
+		err = negotiate(w, r, rt.Version)
 	}
 	if err == nil && !rt.Body {
-		err = noBody(r, rt)
+		err = noBody(hr, rt)
 	}
-	a := &Answer{r: r}
 	if err == nil {
-		err = h(w, r, a)
+		err = h(w, r)
 	}
-	if err != nil {
-		Error(w, r, err)
-		return
+	switch {
+	case err != nil:
+		Error(w, hr, err)
+	case r.resp.Status != 0:
+		Write(w, r.resp)
 	}
-	a.write(w)
 }
 
 // noBody is EINVALID when r, a request of rt, a route that reads no body,

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -21,39 +20,15 @@ const MediaTypeJSON = "application/json"
 // application/vnd.quire.v2+json.
 func VendorType(v int) string { return "application/vnd.quire.v" + strconv.Itoa(v) + "+json" }
 
-// negotiated is the representation chosen for a request.
-type negotiated struct {
-	version   int
-	mediaType string
-	prefix    string // the version prefix of the request's path, or ""
-}
-
-type negotiatedKey struct{}
-
-// Version returns the API version of the representation r asked for: the
-// one its path names, or the one its Accept header chose. Outside the
-// versioned routes it is the oldest version.
-func Version(r *http.Request) int {
-	if n, ok := r.Context().Value(negotiatedKey{}).(negotiated); ok {
-		return n.version
-	}
-	return routes.Versions[0]
-}
-
-func mediaType(r *http.Request) string {
-	if n, ok := r.Context().Value(negotiatedKey{}).(negotiated); ok {
-		return n.mediaType
-	}
-	return MediaTypeJSON
-}
-
 // negotiate chooses the representation of a versioned route for r: the
 // version its path names (0: none), in a media type its Accept header
 // takes. A path without a version takes the version from Accept's
 // application/vnd.quire.v<N>+json, and is the oldest version not past its
 // sunset (routes.Retirements) when Accept names none. It returns an
 // ENOTACCEPTABLE error when Accept takes nothing the route can answer with.
-func negotiate(r *http.Request, pathVersion int) (*http.Request, error) {
+// It sets r's Version, MediaType and version prefix, and tells a client of a
+// version being retired so (see retiring).
+func negotiate(w http.ResponseWriter, r *Request, pathVersion int) error {
 	type offer struct {
 		mediaType string
 		version   int
@@ -87,22 +62,22 @@ func negotiate(r *http.Request, pathVersion int) (*http.Request, error) {
 		}
 	}
 	if best < 0 {
-		return r, notAcceptable(ranges, pathVersion)
+		return notAcceptable(ranges, pathVersion)
 	}
-	n := negotiated{version: offers[best].version, mediaType: offers[best].mediaType}
+	r.Version, r.MediaType, r.resource = offers[best].version, offers[best].mediaType, true
 	if pathVersion != 0 {
-		n.prefix = routes.VersionPrefix(pathVersion)
+		r.prefix = routes.VersionPrefix(pathVersion)
 	}
-	telemetry.FromContext(r.Context()).SetVersion(n.version)
-	return r.WithContext(context.WithValue(r.Context(), negotiatedKey{}, n)), nil
+	telemetry.FromContext(r.Context()).SetVersion(r.Version)
+	return retiring(w, r)
 }
 
 // retiring tells a client of a version being retired so (see
 // routes.Retirement): before its sunset, Deprecation, Sunset and a Link to
 // its changelog on every answer; after, an EGONE error, with a Link to the
 // resource in the version that succeeds it.
-func retiring(w http.ResponseWriter, r *http.Request) error {
-	v := Version(r)
+func retiring(w http.ResponseWriter, r *Request) error {
+	v := r.Version
 	retirement, ok := routes.Retirements[v]
 	if !ok {
 		return nil
@@ -122,8 +97,7 @@ func retiring(w http.ResponseWriter, r *http.Request) error {
 	if next == 0 {
 		return quire.Errorf(quire.EGONE, "%s", gone)
 	}
-	n, _ := r.Context().Value(negotiatedKey{}).(negotiated)
-	path := basePath(r) + routes.VersionPrefix(next) + strings.TrimPrefix(r.URL.Path, n.prefix)
+	path := basePath(r.Request) + routes.VersionPrefix(next) + strings.TrimPrefix(r.URL.Path, r.prefix)
 	w.Header().Add("Link", "<"+path+`>; rel="successor-version"`)
 	return quire.Errorf(quire.EGONE, "%s Version %d serves this resource at %s.", gone, next, path)
 }

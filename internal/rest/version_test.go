@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
 	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/routes"
 )
 
 func TestNegotiate(t *testing.T) {
@@ -49,25 +51,27 @@ func TestNegotiate(t *testing.T) {
 		if tc.accept != "" {
 			r.Header.Set("Accept", tc.accept)
 		}
-		got, err := negotiate(r, tc.pathVersion)
+		got := wrap(r)
+		err := negotiate(httptest.NewRecorder(), got, tc.pathVersion)
 		if tc.version == 0 {
 			if quire.ErrorCode(err) != quire.ENOTACCEPTABLE || !strings.Contains(err.Error(), tc.detail) {
 				t.Errorf("path v%d, Accept %q: error %v, want 406 saying %q", tc.pathVersion, tc.accept, err, tc.detail)
 			}
 			continue
 		}
-		if err != nil || Version(got) != tc.version || mediaType(got) != tc.mediaType {
+		if err != nil || got.Version != tc.version || got.MediaType != tc.mediaType {
 			t.Errorf("path v%d, Accept %q = v%d %s, %v; want v%d %s",
-				tc.pathVersion, tc.accept, Version(got), mediaType(got), err, tc.version, tc.mediaType)
+				tc.pathVersion, tc.accept, got.Version, got.MediaType, err, tc.version, tc.mediaType)
 		}
 	}
 }
 
 func TestPathKeepsTheVersionPrefix(t *testing.T) {
 	for pathVersion, want := range map[int]string{0: "/users/7/deposit", 1: "/api/v1/users/7/deposit", 2: "/api/v2/users/7/deposit"} {
-		r, err := negotiate(httptest.NewRequest("GET", "/users/7", nil), pathVersion)
-		if err != nil || Path(r, "/users/7/deposit") != want {
-			t.Errorf("path v%d: Path = %q, %v; want %q", pathVersion, Path(r, "/users/7/deposit"), err, want)
+		r := wrap(httptest.NewRequest("GET", "/users/7", nil))
+		err := negotiate(httptest.NewRecorder(), r, pathVersion)
+		if err != nil || r.Path("/users/7/deposit") != want {
+			t.Errorf("path v%d: Path = %q, %v; want %q", pathVersion, r.Path("/users/7/deposit"), err, want)
 		}
 	}
 }
@@ -120,14 +124,14 @@ func FuzzParseAccept(f *testing.F) {
 		r := httptest.NewRequest("GET", "/x", nil)
 		r.Header.Set("Accept", h)
 		for _, pv := range []int{0, 1, 2} {
-			got, err := negotiate(r, pv)
-			if err != nil {
+			got := wrap(r)
+			if err := negotiate(httptest.NewRecorder(), got, pv); err != nil {
 				if quire.ErrorCode(err) != quire.ENOTACCEPTABLE {
 					t.Fatalf("negotiate(%q) error %v", h, err)
 				}
 				continue
 			}
-			if v := Version(got); v < 1 || v > 2 || (pv != 0 && v != pv) {
+			if v := got.Version; v < 1 || v > 2 || (pv != 0 && v != pv) {
 				t.Fatalf("negotiate(%q) on v%d = v%d", h, pv, v)
 			}
 		}
@@ -137,7 +141,7 @@ func FuzzParseAccept(f *testing.F) {
 // TestLinksOnTheStage: behind API Gateway's default endpoint, links and
 // Location keep the stage prefix once and the version prefix of the path.
 func TestLinksOnTheStage(t *testing.T) {
-	r, err := (&core.RequestAccessor{}).EventToRequestWithContext(t.Context(), events.APIGatewayProxyRequest{
+	hr, err := (&core.RequestAccessor{}).EventToRequestWithContext(t.Context(), events.APIGatewayProxyRequest{
 		HTTPMethod: "POST", Path: "/api/v2/users",
 		RequestContext: events.APIGatewayProxyRequestContext{
 			Path: "/prod/api/v2/users", DomainName: "abc.execute-api.eu-west-1.amazonaws.com",
@@ -146,17 +150,23 @@ func TestLinksOnTheStage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err = negotiate(r, 2); err != nil {
+	r := wrap(hr)
+	if err = negotiate(httptest.NewRecorder(), r, 2); err != nil {
 		t.Fatal(err)
 	}
-	if got := Path(r, "/users/7/deposit"); got != "/prod/api/v2/users/7/deposit" {
+	if got := r.Path("/users/7/deposit"); got != "/prod/api/v2/users/7/deposit" {
 		t.Errorf("Path = %s", got)
 	}
-	a := &Answer{r: r}
-	if _, err := a.Created("/users/7", struct{}{}); err != nil {
+	if _, err := r.Created("/users/7", struct{}{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := a.resp.Header.Get("Location"); got != "https://abc.execute-api.eu-west-1.amazonaws.com/prod/api/v2/users/7" {
+	if got := r.resp.Header.Get("Location"); got != "https://abc.execute-api.eu-west-1.amazonaws.com/prod/api/v2/users/7" {
 		t.Errorf("Location = %s", got)
 	}
+}
+
+// wrap is r as the router hands it to a handler of a route outside the
+// versioned ones, before negotiate.
+func wrap(r *http.Request) *Request {
+	return &Request{Request: r, Version: routes.Versions[0], MediaType: MediaTypeJSON}
 }

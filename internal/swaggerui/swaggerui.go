@@ -132,20 +132,20 @@ func Routes(demo *Login) rest.Handlers {
 	})
 	icon := sync.OnceValue(func() *file { return newFile(favicon, "image/vnd.microsoft.icon", false) })
 	return rest.Handlers{
-		"GET /": func(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
-			w.Header().Set("Location", rest.Path(r, "/docs")) // relative: the same for every host, so cached publicly
+		"GET /": func(w http.ResponseWriter, r *rest.Request) error {
+			w.Header().Set("Location", r.Path("/docs")) // relative: the same for every host, so cached publicly
 			w.Header().Set("Cache-Control", "public, max-age=300")
 			w.WriteHeader(http.StatusFound)
 			return nil
 		},
-		"GET /docs": func(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+		"GET /docs": func(w http.ResponseWriter, r *rest.Request) error {
 			f, err := page()
 			if err != nil {
 				return notBuilt(err)
 			}
 			return serve(w, r, f, true)
 		},
-		"GET /docs/{file}": func(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+		"GET /docs/{file}": func(w http.ResponseWriter, r *rest.Request) error {
 			all, err := files()
 			if err != nil {
 				return notBuilt(err)
@@ -156,7 +156,7 @@ func Routes(demo *Login) rest.Handlers {
 			}
 			return quire.Errorf(quire.ENOTFOUND, "The docs page has no file %q.", name)
 		},
-		"GET /favicon.ico": func(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+		"GET /favicon.ico": func(w http.ResponseWriter, r *rest.Request) error {
 			return serve(w, r, icon(), false)
 		},
 	}
@@ -176,7 +176,7 @@ func notBuilt(err error) error {
 // serve answers f, the page itself or one of its files, gzip-compressed
 // when the request takes gzip, with an ETag of what it sends, and 304 for a
 // matching If-None-Match.
-func serve(w http.ResponseWriter, r *http.Request, f *file, page bool) error {
+func serve(w http.ResponseWriter, r *rest.Request, f *file, page bool) error {
 	h := w.Header()
 	h.Set("Cache-Control", "public, max-age=300")
 	if page {
@@ -187,14 +187,14 @@ func serve(w http.ResponseWriter, r *http.Request, f *file, page bool) error {
 	var err error
 	if f.gzip {
 		h.Set("Vary", "Accept-Encoding")
-		if rest.AcceptsGzip(r) {
+		if rest.AcceptsGzip(r.Request) {
 			h.Set("Content-Encoding", "gzip")
 			tag = tag[:len(tag)-1] + `-gzip"`
 		} else if body, err = f.plain(); err != nil {
 			return err
 		}
 	}
-	if done, err := rest.NotModified(w, r, tag); done || err != nil {
+	if done, err := rest.NotModified(w, r.Request, tag); done || err != nil {
 		return err
 	}
 	h.Set("Content-Type", f.media)

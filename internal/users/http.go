@@ -46,8 +46,8 @@ func (h *Handlers) Routes() rest.Handlers {
 }
 
 // embedProfile reads the embed query parameter: "profile" or nothing.
-func embedProfile(r *http.Request) (bool, error) {
-	e, ok, err := rest.Param(r, "embed")
+func embedProfile(r *rest.Request) (bool, error) {
+	e, ok, err := rest.Param(r.Request, "embed")
 	if err != nil || !ok {
 		return false, err
 	}
@@ -60,19 +60,19 @@ func embedProfile(r *http.Request) (bool, error) {
 // list answers an admin with the active users (with the role the role
 // query parameter names, if any), a page at a time, and a customer with
 // their own user (when it has that role).
-func (h *Handlers) list(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) list(w http.ResponseWriter, r *rest.Request) error {
 	q, embed, err := listQuery(r)
 	if err != nil {
 		return err
 	}
-	role, ok, err := rest.Param(r, "role")
+	role, ok, err := rest.Param(r.Request, "role")
 	if err != nil {
 		return err
 	}
 	if q.Role = quire.Role(role); ok && !q.Role.Valid() {
 		return rest.ParamError("role", `must be "customer" or "admin"`)
 	}
-	c := rest.CallerOf(r)
+	c := r.Caller
 	if c.Admin() {
 		return h.page(w, r, q, embed)
 	}
@@ -90,12 +90,12 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request, _ *rest.Answer) 
 }
 
 // listAll answers every user in any status, a page at a time.
-func (h *Handlers) listAll(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) listAll(w http.ResponseWriter, r *rest.Request) error {
 	q, embed, err := listQuery(r)
 	if err != nil {
 		return err
 	}
-	if _, ok, _ := rest.Param(r, "role"); ok {
+	if _, ok, _ := rest.Param(r.Request, "role"); ok {
 		return rest.ParamError("role", "filters active users: use GET /users?role=")
 	}
 	q.AnyStatus = true
@@ -104,8 +104,8 @@ func (h *Handlers) listAll(w http.ResponseWriter, r *http.Request, _ *rest.Answe
 
 // listQuery reads a page's query parameters: the page, and whether each
 // user comes with its profile (embed=profile), which every user item holds.
-func listQuery(r *http.Request) (q ListQuery, embed bool, err error) {
-	limit, after, err := rest.ParseIDPage(r)
+func listQuery(r *rest.Request) (q ListQuery, embed bool, err error) {
+	limit, after, err := rest.ParseIDPage(r.Request)
 	if err != nil {
 		return ListQuery{}, false, err
 	}
@@ -113,15 +113,15 @@ func listQuery(r *http.Request) (q ListQuery, embed bool, err error) {
 	return ListQuery{Limit: limit, After: after}, embed, err
 }
 
-func (h *Handlers) page(w http.ResponseWriter, r *http.Request, q ListQuery, embed bool) error {
+func (h *Handlers) page(w http.ResponseWriter, r *rest.Request, q ListQuery, embed bool) error {
 	us, next, err := h.Store.List(r.Context(), q)
 	if err != nil {
 		return err
 	}
 	if next != 0 {
-		rest.SetNext(w, r, next.String())
+		rest.SetNext(w, r.Request, next.String())
 	}
-	return rest.JSON(w, r, http.StatusOK, representAll(r, rest.CallerOf(r), us, embed))
+	return rest.JSON(w, r, http.StatusOK, representAll(r, r.Caller, us, embed))
 }
 
 // create signs a new customer up. The route is public: whatever the body
@@ -130,17 +130,17 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, q ListQuery, emb
 // failed login is (login.Reserve): once the email is locked, it is 429 as
 // a login is, so that learning which emails have accounts costs what
 // guessing their passwords does.
-func (h *Handlers) create(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
+func (h *Handlers) create(w http.ResponseWriter, r *rest.Request) error {
 	var f Fields
-	if err := rest.Decode(r, &f); err != nil {
+	if err := rest.Decode(r.Request, &f); err != nil {
 		return err
 	}
-	u, err := newUser(f, rest.Version(r))
+	u, err := newUser(f, r.Version)
 	if err != nil {
 		return err
 	}
 	_, err = Create(r.Context(), h.Store, *u, h.Passwords.Hash(*f.Password), func(u User) (*idempotency.Record, error) {
-		return answer.Created("/users/"+u.ID.String(), represent(r, rest.CallerOf(r), &u, false))
+		return r.Created("/users/"+u.ID.String(), represent(r, r.Caller, &u, false))
 	})
 	if quire.ErrorCode(err) == quire.EEMAILTAKEN {
 		if locked := login.Reserve(r.Context(), h.Store, u.Email, time.Now()); locked != nil {
@@ -153,12 +153,12 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request, answer *rest.A
 // ownID returns the id in the path and the caller, when the caller may act
 // on that user, and ENOTFOUND otherwise, so that other users' ids look
 // unused.
-func ownID(r *http.Request) (quire.ID, access.Caller, error) {
+func ownID(r *rest.Request) (quire.ID, access.Caller, error) {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return 0, access.Caller{}, err
 	}
-	caller := rest.CallerOf(r)
+	caller := r.Caller
 	if !caller.Owns(id) {
 		// The log says why: another user's id, not a missing user.
 		return 0, access.Caller{}, &quire.Error{Code: quire.ENOTFOUND, Message: fmt.Sprintf(noSuchUser, id), Err: errAnotherUser}
@@ -169,7 +169,7 @@ func ownID(r *http.Request) (quire.ID, access.Caller, error) {
 // errAnotherUser is the cause ownID logs when it hides another user's id.
 var errAnotherUser = errors.New("the id is another user's")
 
-func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) get(w http.ResponseWriter, r *rest.Request) error {
 	id, caller, err := ownID(r)
 	if err != nil {
 		return err
@@ -189,20 +189,20 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request, _ *rest.Answer) e
 // replace stores the user's fields: email and names; a new password when
 // the body has one; role and status only from an admin. A change of one's
 // own email or password needs the current password (see proveIdentity).
-func (h *Handlers) replace(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) replace(w http.ResponseWriter, r *rest.Request) error {
 	id, caller, err := ownID(r)
 	if err != nil {
 		return err
 	}
 	var f Fields
-	if err := rest.Decode(r, &f); err != nil {
+	if err := rest.Decode(r.Request, &f); err != nil {
 		return err
 	}
-	u, err := f.user(rest.Version(r), caller.Admin())
+	u, err := f.user(r.Version, caller.Admin())
 	if err != nil {
 		return err
 	}
-	pre, err := rest.Precondition(r)
+	pre, err := rest.Precondition(r.Request)
 	if err != nil {
 		return err
 	}
@@ -234,7 +234,7 @@ func (h *Handlers) replace(w http.ResponseWriter, r *http.Request, _ *rest.Answe
 // locked email is ETHROTTLED, right password or wrong, and a wrong one is
 // EWRONGPASSWORD. The right one clears the count as the change commits. An
 // admin changing another user's account needs none.
-func (h *Handlers) proveIdentity(r *http.Request, current *string, c Credentials) error {
+func (h *Handlers) proveIdentity(r *rest.Request, current *string, c Credentials) error {
 	if current == nil {
 		return needCurrentPassword()
 	}
@@ -252,7 +252,7 @@ func needCurrentPassword() error {
 	return quire.Invalid(quire.FieldError{Pointer: "/current_password", Detail: "is required to change the email or the password"})
 }
 
-func (h *Handlers) getProfile(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) getProfile(w http.ResponseWriter, r *rest.Request) error {
 	id, _, err := ownID(r)
 	if err != nil {
 		return err
@@ -265,19 +265,19 @@ func (h *Handlers) getProfile(w http.ResponseWriter, r *http.Request, _ *rest.An
 	return rest.JSON(w, r, http.StatusOK, u.Profile)
 }
 
-func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) replaceProfile(w http.ResponseWriter, r *rest.Request) error {
 	id, _, err := ownID(r)
 	if err != nil {
 		return err
 	}
 	var p Profile
-	if err := rest.Decode(r, &p); err != nil {
+	if err := rest.Decode(r.Request, &p); err != nil {
 		return err
 	}
 	if p, err = p.check(); err != nil {
 		return err
 	}
-	pre, err := rest.Precondition(r)
+	pre, err := rest.Precondition(r.Request)
 	if err != nil {
 		return err
 	}
@@ -292,13 +292,13 @@ func (h *Handlers) replaceProfile(w http.ResponseWriter, r *http.Request, _ *res
 // deposit adds money to an active account and answers the user as it is
 // now. Only an admin may (the route table's access): a deposit is money the
 // shop received outside the API, recorded by its back office.
-func (h *Handlers) deposit(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
+func (h *Handlers) deposit(w http.ResponseWriter, r *rest.Request) error {
 	id, caller, err := ownID(r)
 	if err != nil {
 		return err
 	}
 	var d Deposit
-	if err := rest.Decode(r, &d); err != nil {
+	if err := rest.Decode(r.Request, &d); err != nil {
 		return err
 	}
 	amount, err := d.check()
@@ -307,20 +307,20 @@ func (h *Handlers) deposit(w http.ResponseWriter, r *http.Request, answer *rest.
 	}
 	_, err = Apply(r.Context(), h.Store, id, func(u User, now time.Time) (Change, error) { return Credit(u, amount, now) }, h.Store.CommitDeposit,
 		func(ch Change) (*idempotency.Record, error) {
-			return answer.Render(http.StatusOK, represent(r, caller, &ch.User, false))
+			return r.Render(http.StatusOK, represent(r, caller, &ch.User, false))
 		})
 	return err
 }
 
 // close closes an active account; its balance stays, frozen.
-func (h *Handlers) close(w http.ResponseWriter, r *http.Request, answer *rest.Answer) error {
+func (h *Handlers) close(w http.ResponseWriter, r *rest.Request) error {
 	id, caller, err := ownID(r)
 	if err != nil {
 		return err
 	}
 	_, err = Apply(r.Context(), h.Store, id, CloseAccount, h.Store.CommitClose,
 		func(ch Change) (*idempotency.Record, error) {
-			return answer.Render(http.StatusOK, represent(r, caller, &ch.User, false))
+			return r.Render(http.StatusOK, represent(r, caller, &ch.User, false))
 		})
 	return err
 }
@@ -328,19 +328,19 @@ func (h *Handlers) close(w http.ResponseWriter, r *http.Request, answer *rest.An
 // delete removes a user. One's own account needs the current password, as
 // a change of its email does: a stolen access token cannot delete it. An
 // admin deleting another's needs none, and may send no body.
-func (h *Handlers) delete(w http.ResponseWriter, r *http.Request, _ *rest.Answer) error {
+func (h *Handlers) delete(w http.ResponseWriter, r *rest.Request) error {
 	id, caller, err := ownID(r)
 	if err != nil {
 		return err
 	}
-	pre, err := rest.Precondition(r)
+	pre, err := rest.Precondition(r.Request)
 	if err != nil {
 		return err
 	}
 	var f struct {
 		CurrentPassword *string `json:"current_password"`
 	}
-	if err := rest.DecodeOptional(r, &f); err != nil {
+	if err := rest.DecodeOptional(r.Request, &f); err != nil {
 		return err
 	}
 	var prove func(Credentials) error
@@ -398,28 +398,28 @@ type V2 struct {
 
 // represent returns u as the version r asked for, with the links caller may
 // follow, and with its profile when embed is true.
-func represent(r *http.Request, caller access.Caller, u *User, embed bool) any {
+func represent(r *rest.Request, caller access.Caller, u *User, embed bool) any {
 	var links Links
 	if u.Status == StatusActive {
 		base := "/users/" + u.ID.String()
 		if caller.Admin() {
-			links.Deposit = rest.Path(r, base+"/deposit")
+			links.Deposit = r.Path(base + "/deposit")
 		}
 		if caller.Owns(u.ID) {
-			links.CloseAccount = rest.Path(r, base+"/close")
+			links.CloseAccount = r.Path(base + "/close")
 		}
 	}
 	var profile *Profile
 	if embed {
 		profile = &u.Profile
 	}
-	if rest.Version(r) >= 2 {
+	if r.Version >= 2 {
 		return V2{u.ID, u.Email, u.Name(), u.Role, u.Status, u.Balance, profile, u.CreatedAt, u.UpdatedAt, links}
 	}
 	return V1{u.ID, u.Email, u.FirstName, u.LastName, u.Role, u.Status, u.Balance, profile, u.CreatedAt, u.UpdatedAt, links}
 }
 
-func representAll(r *http.Request, caller access.Caller, us []User, embed bool) []any {
+func representAll(r *rest.Request, caller access.Caller, us []User, embed bool) []any {
 	out := make([]any, len(us))
 	for i := range us {
 		out[i] = represent(r, caller, &us[i], embed)

@@ -1,0 +1,103 @@
+package rest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/quireapi/quire/internal/access"
+	"github.com/quireapi/quire/internal/idempotency"
+)
+
+// A Request is a request as the router hands it to its route's handler,
+// with what the router decided of it: its caller, its version and media
+// type, and, on a route that takes idempotency keys, its key's record
+// being read. A write renders its answer with Render or Created before it
+// commits, so that the answer's idempotency record commits in the write's
+// transaction; the router sends the answer kept once the handler returned
+// nil. A read answers with JSON.
+type Request struct {
+	*http.Request
+	// Caller is the caller of a protected route, as the router decided it
+	// (see access.Callers.Decide); the zero Caller on a public route.
+	Caller access.Caller
+	// Version is the API version of the representation asked for: the one
+	// the path names, or the one Accept chose; the oldest version outside
+	// the versioned routes.
+	Version int
+	// MediaType is the media type of the representation, the answer's
+	// Content-Type.
+	MediaType string
+	prefix    string               // the version prefix of the request's path, or ""
+	resource  bool                 // a versioned route: a representation of a resource
+	pending   *idempotency.Pending // of the request's key; nil without one
+	resp      idempotency.Response // the answer kept
+}
+
+// render renders v as the JSON answer to r with status.
+func (r *Request) render(status int, v any) (idempotency.Response, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return idempotency.Response{}, fmt.Errorf("marshal response: %w", err)
+	}
+	h := http.Header{}
+	h.Set("Content-Type", r.MediaType)
+	return idempotency.Response{Status: status, Header: h, Body: body}, nil
+}
+
+// Render keeps v, with status, as the answer, and returns its idempotency
+// record, or nil when the request has no idempotency key. It returns
+// idempotency.ErrRaced when the key has an answer already, which the route
+// then sends again.
+func (r *Request) Render(status int, v any) (*idempotency.Record, error) {
+	resp, err := r.render(status, v)
+	if err != nil {
+		return nil, err
+	}
+	r.resp = resp
+	if r.pending == nil {
+		return nil, nil
+	}
+	return r.pending.Answer(resp)
+}
+
+// Created is Render of the 201 answer for the new resource at path (a path
+// of the API without a version prefix, such as /users/42), with its
+// Location.
+func (r *Request) Created(path string, v any) (*idempotency.Record, error) {
+	rec, err := r.Render(http.StatusCreated, v)
+	if err == nil {
+		r.resp.Header.Set("Location", r.Location(path))
+	}
+	return rec, err
+}
+
+// Location returns the absolute URL of path (a path of the API without a
+// version prefix) for a Location header: under the request's version
+// prefix when its path has one.
+func (r *Request) Location(path string) string { return URL(r.Request, r.prefix+path) }
+
+// Path returns the path a client uses for path (a path of the API without
+// a version prefix, such as /users/42) in links of the answer: with the
+// stage prefix of API Gateway's default endpoint, and the version prefix
+// when the request's own path has one.
+func (r *Request) Path(path string) string { return basePath(r.Request) + r.prefix + path }
+
+// ETag returns the strong entity tag of the representation of content
+// whose hash is hash, in the request's API version, gzip-compressed or
+// not.
+func (r *Request) ETag(hash string, gzip bool) string { return Tag(hash, r.Version, gzip) }
+
+// Write sends resp.
+func Write(w http.ResponseWriter, resp idempotency.Response) {
+	for name, vs := range resp.Header {
+		w.Header()[name] = vs
+	}
+	if w.Header().Get("Cache-Control") == "" {
+		w.Header().Set("Cache-Control", "no-store") // see Shared
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(resp.Body)))
+	w.WriteHeader(resp.Status)
+	w.Write(resp.Body)
+}
