@@ -5,14 +5,12 @@ package orders
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/quireapi/quire/internal/carts"
 	"github.com/quireapi/quire/internal/catalog"
 	"github.com/quireapi/quire/internal/idempotency"
 	"github.com/quireapi/quire/internal/quire"
-	"github.com/quireapi/quire/internal/rest"
 	"github.com/quireapi/quire/internal/users"
 )
 
@@ -101,111 +99,4 @@ type Store interface {
 type Catalog interface {
 	Product(ctx context.Context, id quire.ID) (*catalog.Product, error)
 	ProductsByID(ctx context.Context, ids []quire.ID) (map[quire.ID]catalog.Product, error)
-}
-
-// Handlers serves buying and orders.
-type Handlers struct {
-	Store   Store
-	Catalog Catalog
-	Carts   carts.Store
-}
-
-// Routes returns the handler of each orders route, keyed as in the route
-// table.
-func (h *Handlers) Routes() rest.Handlers {
-	return rest.Handlers{
-		"POST /products/{id}/buy": h.buy,
-		"POST /pay":               h.pay,
-		"GET /orders":             h.list,
-		"GET /orders/{id}":        h.get,
-	}
-}
-
-// Quantity is the body of POST /products/{id}/buy.
-type Quantity struct {
-	Quantity *int `json:"quantity"`
-}
-
-func (h *Handlers) buy(w http.ResponseWriter, r *rest.Request) error {
-	id, err := quire.ParseID(r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	var q Quantity
-	if err := rest.Decode(r.Request, &q); err != nil {
-		return err
-	}
-	if e := carts.CheckQuantity(q.Quantity); e != nil {
-		return quire.Invalid(*e)
-	}
-	pre, err := rest.Precondition(r.Request)
-	if err != nil {
-		return err
-	}
-	v := r.Version
-	return h.commit(r.Context(), r.Caller.ID, r, func(ctx context.Context) (*Purchase, error) {
-		p, err := h.Catalog.Product(ctx, id)
-		if err != nil {
-			return nil, catalog.NoProduct(err, id)
-		}
-		if err := pre.Check(p.Hash); err != nil {
-			return nil, err
-		}
-		purchase, err := Book(*p, int(*q.Quantity), v)
-		return &purchase, err
-	})
-}
-
-// pay pays the caller's whole cart at the prices read.
-func (h *Handlers) pay(w http.ResponseWriter, r *rest.Request) error {
-	pre, err := rest.Precondition(r.Request)
-	if err != nil {
-		return err
-	}
-	caller, v := r.Caller.ID, r.Version
-	return h.commit(r.Context(), caller, r, func(ctx context.Context) (*Purchase, error) {
-		c, err := h.Carts.Get(ctx, caller)
-		if err != nil {
-			return nil, err
-		}
-		products, err := h.Catalog.ProductsByID(ctx, c.ProductIDs())
-		if err != nil {
-			return nil, err
-		}
-		if err := pre.Check(carts.ETagHash(c, products)); err != nil {
-			return nil, err
-		}
-		purchase, err := Checkout(c, products, v)
-		return &purchase, err
-	})
-}
-
-func (h *Handlers) get(w http.ResponseWriter, r *rest.Request) error {
-	id, err := quire.ParseID(r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	c := r.Caller
-	o, err := h.Store.Get(r.Context(), c.ID, id, c.Admin())
-	if err != nil {
-		return quire.Reword(err, quire.ENOTFOUND, "No order has the id %d.", id)
-	}
-	rest.SetETag(w, r, o.Hash)
-	return rest.JSON(w, r, http.StatusOK, o)
-}
-
-// list answers the caller's own orders, oldest first, a page at a time.
-func (h *Handlers) list(w http.ResponseWriter, r *rest.Request) error {
-	limit, after, err := rest.ParseIDPage(r.Request)
-	if err != nil {
-		return err
-	}
-	os, next, err := h.Store.List(r.Context(), r.Caller.ID, after, limit)
-	if err != nil {
-		return err
-	}
-	if next != 0 {
-		rest.SetNext(w, r.Request, next.String())
-	}
-	return rest.JSON(w, r, http.StatusOK, os)
 }

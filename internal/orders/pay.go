@@ -1,14 +1,10 @@
 package orders
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/quireapi/quire/internal/carts"
 	"github.com/quireapi/quire/internal/quire"
-	"github.com/quireapi/quire/internal/rest"
 	"github.com/quireapi/quire/internal/users"
 )
 
@@ -68,57 +64,4 @@ func Charge(buyer users.User, p Purchase, now time.Time) (Payment, error) {
 		pay.Cart = carts.Emptied(*p.Cart)
 	}
 	return pay, nil
-}
-
-// commit pays for what purchase reads, from the caller's balance, and
-// answers 201 with the order: it reads the purchase and the buyer at once,
-// decides the payment (Charge) and commits it with the answer to the
-// request's idempotency key. A buyer that changed meanwhile (a concurrent
-// payment or deposit) is read again, and the payment decided again, as
-// quire.Again does; a cart that changed is a conflict, which the client
-// resolves by reading the cart again.
-func (h *Handlers) commit(ctx context.Context, caller quire.ID, r *rest.Request, purchase func(context.Context) (*Purchase, error)) error {
-	var (
-		p     *Purchase
-		buyer *users.User
-	)
-	err := quire.Again(ctx, func(attempt int) error {
-		read := []func() error{func() (err error) { buyer, err = h.buyer(ctx, caller); return err }}
-		if attempt == 1 {
-			read = append(read, func() (err error) { p, err = purchase(ctx); return err })
-		}
-		if err := quire.Concurrently(read...); err != nil {
-			return err
-		}
-		pay, err := Charge(*buyer, *p, time.Now())
-		if err != nil {
-			return err
-		}
-		rec, err := r.Created("/orders/"+pay.Order.ID.String(), pay.Order)
-		if err != nil {
-			return err
-		}
-		err = h.Store.CommitPayment(ctx, pay, rec)
-		if stale, ok := errors.AsType[*quire.Stale](err); ok && stale.What == StaleCart {
-			return quire.Errorf(quire.ECONFLICT, "The cart changed during the payment; nothing was paid. Check it and pay again.")
-		}
-		return err
-	})
-	if stale, ok := errors.AsType[*quire.Stale](err); ok {
-		if stale.What == StaleBuyer {
-			return quire.Errorf(quire.ECONFLICT, "The account changed during the payment; nothing was paid. Pay again.")
-		}
-		return fmt.Errorf("pay %s for user %d: %w", p.Total, caller, err)
-	}
-	return err
-}
-
-// buyer reads the account the caller pays from: EACCOUNTCLOSED when it is
-// gone.
-func (h *Handlers) buyer(ctx context.Context, user quire.ID) (*users.User, error) {
-	u, err := h.Store.Buyer(ctx, user)
-	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		return nil, quire.Errorf(quire.EACCOUNTCLOSED, "The user %d has no account to pay from.", user)
-	}
-	return u, err
 }

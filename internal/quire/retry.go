@@ -56,15 +56,35 @@ func Backoff(attempt int) time.Duration {
 // loop of Quire that runs a write again.
 func Again(ctx context.Context, attempt func(n int) error) error {
 	for n := 1; ; n++ {
-		err := attempt(n)
-		_, stale := errors.AsType[*Stale](err)
-		if !stale && !errors.Is(err, ErrCollided) || n == MaxAttempts {
-			return err
-		}
-		if err := Pause(ctx, n); err != nil {
+		if again, err := Retry(ctx, n, attempt(n)); !again {
 			return err
 		}
 	}
+}
+
+// Retry reports whether to run again attempt n (from 1) of a read, a
+// decision and a commit, which failed with err: after a *Stale error or
+// ErrCollided, MaxAttempts times in all, once a Pause is over. Otherwise
+// it returns what the attempts come to: err (nil when the commit landed; a
+// *Stale error when every attempt found what it read changed, for the
+// caller to say what in the client's terms), or ctx's error when ctx ends
+// during the pause. A handler writes
+//
+//	for n := 1; ; n++ {
+//		read, decide, commit
+//		if again, err := quire.Retry(ctx, n, err); !again {
+//			return err
+//		}
+//	}
+func Retry(ctx context.Context, n int, err error) (bool, error) {
+	_, stale := errors.AsType[*Stale](err)
+	if !stale && !errors.Is(err, ErrCollided) || n == MaxAttempts {
+		return false, err
+	}
+	if err := Pause(ctx, n); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // Pause waits Backoff(attempt), or returns ctx's error when ctx ends first.

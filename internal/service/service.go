@@ -248,7 +248,7 @@ func Orders(c Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rest.NewRouter(routes.GroupOrders, (&orders.Handlers{
+	return rest.NewRouter(routes.GroupOrders, (&httpapi.Orders{
 		Store: s.Orders, Catalog: c.catalog(s), Carts: s.Carts,
 	}).Routes(), s.Records, c.Callers(s))
 }
