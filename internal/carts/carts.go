@@ -6,14 +6,12 @@ package carts
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/quireapi/quire/internal/catalog"
 	"github.com/quireapi/quire/internal/idempotency"
 	"github.com/quireapi/quire/internal/quire"
-	"github.com/quireapi/quire/internal/rest"
 )
 
 // Bounds of a cart: how many copies of one book, and how many books. A
@@ -70,23 +68,7 @@ type Products interface {
 	ProductsByID(ctx context.Context, ids []quire.ID) (map[quire.ID]catalog.Product, error)
 }
 
-// Handlers serves the caller's cart.
-type Handlers struct {
-	Store    Store
-	Products Products
-}
-
-// Routes returns the handler of each cart route, keyed as in the route
-// table.
-func (h *Handlers) Routes() rest.Handlers {
-	return rest.Handlers{
-		"GET /cart":                       h.get,
-		"POST /cart":                      h.add,
-		"DELETE /cart/items/{product_id}": h.remove,
-	}
-}
-
-// Line is one book in a cart as the API shows it, at its current price.
+// Line is one book in a cart, at its current price.
 type Line struct {
 	ProductID quire.ID       `json:"product_id"`
 	Name      string         `json:"name"`
@@ -94,14 +76,6 @@ type Line struct {
 	Status    catalog.Status `json:"status"`
 	Quantity  int            `json:"quantity"`
 	Subtotal  quire.Money    `json:"subtotal"`
-	Links     []catalog.Link `json:"links"`
-}
-
-// Rep is a cart as the API shows it: its lines in product order and their
-// total, which POST /pay charges if the prices stay as they are.
-type Rep struct {
-	Items []Line      `json:"items"`
-	Total quire.Money `json:"total"`
 }
 
 // Priced returns the lines of c at the prices of products, which must hold
@@ -130,35 +104,6 @@ func ETagHash(c *Cart, products map[quire.ID]catalog.Product) string {
 	return quire.HashBytes([]byte(strings.Join(hashes, " ")))
 }
 
-// rep is c as version shows it, at the prices of products.
-func rep(r *rest.Request, version int, c *Cart, products map[quire.ID]catalog.Product) Rep {
-	lines, total := Priced(c, products)
-	for i := range lines {
-		lines[i].Status = lines[i].Status.In(version)
-		lines[i].Links = []catalog.Link{{Rel: "product", Href: r.Path("/products/" + lines[i].ProductID.String())}}
-	}
-	return Rep{Items: lines, Total: total}
-}
-
-func (h *Handlers) get(w http.ResponseWriter, r *rest.Request) error {
-	c, err := h.Store.Get(r.Context(), r.Caller.ID)
-	if err != nil {
-		return err
-	}
-	products, err := h.Products.ProductsByID(r.Context(), c.ProductIDs())
-	if err != nil {
-		return err
-	}
-	rest.SetETag(w, r, ETagHash(c, products))
-	return rest.JSON(w, r, http.StatusOK, rep(r, r.Version, c, products))
-}
-
-// Addition is the body of POST /cart.
-type Addition struct {
-	ProductID *quire.ID `json:"product_id"`
-	Quantity  *int      `json:"quantity"`
-}
-
 // CheckQuantity checks a body's quantity of copies of a book, which the
 // body gave as a JSON integer written without a fraction or an exponent
 // (rest.Decode refuses 1.5, 2.0 and 1e1): from 1 to MaxQuantity.
@@ -169,72 +114,5 @@ func CheckQuantity(q *int) *quire.FieldError {
 	case *q < 1 || *q > MaxQuantity:
 		return &quire.FieldError{Pointer: "/quantity", Detail: fmt.Sprintf("must be a whole number from 1 to %d", MaxQuantity)}
 	}
-	return nil
-}
-
-func (a Addition) check() error {
-	var errs []quire.FieldError
-	if a.ProductID == nil {
-		errs = append(errs, quire.FieldError{Pointer: "/product_id", Detail: "is required"})
-	} else if *a.ProductID < 1 || *a.ProductID > quire.MaxID {
-		errs = append(errs, quire.FieldError{Pointer: "/product_id", Detail: "must be a product's id"})
-	}
-	if e := CheckQuantity(a.Quantity); e != nil {
-		errs = append(errs, *e)
-	}
-	if errs != nil {
-		return quire.Invalid(errs...)
-	}
-	return nil
-}
-
-// add puts copies of an available book in the caller's cart, or more
-// copies of one it holds, and answers the cart.
-func (h *Handlers) add(w http.ResponseWriter, r *rest.Request) error {
-	var a Addition
-	if err := rest.Decode(r.Request, &a); err != nil {
-		return err
-	}
-	if err := a.check(); err != nil {
-		return err
-	}
-	id, version := *a.ProductID, r.Version
-	var (
-		products map[quire.ID]catalog.Product
-		warm     = make(chan struct{})
-	)
-	// The added book is read while the cart is, so that the catalog's
-	// cache holds it when the new cart's books are read; that read says
-	// what went wrong, if anything did.
-	go func() {
-		defer close(warm)
-		_, _ = h.Products.ProductsByID(r.Context(), []quire.ID{id}) // the next read of it reports its error
-	}()
-	_, err := Apply(r.Context(), h.Store, r.Caller.ID, func(c Cart) (Change, error) {
-		<-warm
-		var err error
-		if products, err = h.Products.ProductsByID(r.Context(), Books(c, id)); err != nil {
-			return Change{}, err
-		}
-		return Add(c, id, int(*a.Quantity), products, version)
-	}, func(ch Change) (*idempotency.Record, error) {
-		return r.Render(http.StatusOK, rep(r, version, &ch.Cart, products))
-	})
-	return err
-}
-
-func (h *Handlers) remove(w http.ResponseWriter, r *rest.Request) error {
-	id, err := quire.ParseID(r.PathValue("product_id"))
-	if err != nil {
-		return err
-	}
-	pre, err := rest.Precondition(r.Request)
-	if err != nil {
-		return err
-	}
-	if _, err := Apply(r.Context(), h.Store, r.Caller.ID, func(c Cart) (Change, error) { return Remove(c, id, pre) }, nil); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

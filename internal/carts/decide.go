@@ -2,11 +2,9 @@ package carts
 
 import (
 	"context"
-	"errors"
 	"maps"
 
 	"github.com/quireapi/quire/internal/catalog"
-	"github.com/quireapi/quire/internal/idempotency"
 	"github.com/quireapi/quire/internal/quire"
 )
 
@@ -92,29 +90,18 @@ func Remove(c Cart, product quire.ID, pre quire.Precondition) (Change, error) {
 	})
 }
 
-// Apply changes the user's cart in s as decide decides, and returns the
-// change: it reads the cart, decides, and commits, again when the cart
-// changed meanwhile (quire.Again). With answer, it commits the change with
-// the record answer returns for it, the answer to the request's
-// idempotency key. A cart that keeps changing is ECONFLICT.
-func Apply(ctx context.Context, s Store, user quire.ID, decide func(Cart) (Change, error), answer func(Change) (*idempotency.Record, error)) (Change, error) {
-	var ch Change
-	err := quire.Again(ctx, func(int) error {
-		c, err := s.Get(ctx, user)
-		if err != nil {
-			return err
-		}
-		if ch, err = decide(*c); err != nil {
-			return err
-		}
-		rec, err := idempotency.RecordOf(answer, ch)
-		if err != nil {
-			return err
-		}
-		return s.Commit(ctx, ch, rec)
-	})
-	if _, stale := errors.AsType[*quire.Stale](err); stale {
-		return Change{}, quire.Errorf(quire.ECONFLICT, "The cart changed during the request; retry it.")
+// AddTo adds quantity copies of product to the user's cart in s, with
+// books the products of the cart as it would be: demo data, and carts the
+// tests set up. A request's change of a cart goes through its handler,
+// which commits it with the answer to its idempotency key.
+func AddTo(ctx context.Context, s Store, user, product quire.ID, quantity int, books map[quire.ID]catalog.Product) error {
+	c, err := s.Get(ctx, user)
+	if err != nil {
+		return err
 	}
-	return ch, err
+	ch, err := Add(*c, product, quantity, books, 2)
+	if err != nil {
+		return err
+	}
+	return s.Commit(ctx, ch, nil)
 }

@@ -282,7 +282,7 @@ func SeedShop(ctx context.Context, cs carts.Store, os Orders) error {
 		shop[b.ID] = b.Product
 	}
 	for _, id := range []quire.ID{3, 5} {
-		if _, err := carts.Apply(ctx, cs, 2, func(c carts.Cart) (carts.Change, error) { return carts.Add(c, id, 1, shop, 2) }, nil); err != nil {
+		if err := carts.AddTo(ctx, cs, 2, id, 1, shop); err != nil {
 			return fmt.Errorf("seed cart: %w", err)
 		}
 	}

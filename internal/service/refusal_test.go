@@ -93,9 +93,7 @@ func testRefusals(t *testing.T, on servicetest.Option) {
 			for i := range carts.MaxItems - 2 { // the cart holds 2
 				p := catalog.Product{ID: quire.ID(100 + i), Name: fmt.Sprint("Book ", i), Price: 100, Status: catalog.StatusAvailable, AuthorID: 1, AuthorName: "Mary Shelley"}
 				s.api.PutProduct(t, p, 0)
-				if _, err := carts.Apply(t.Context(), cs, 2, func(c carts.Cart) (carts.Change, error) {
-					return carts.Add(c, p.ID, 1, map[quire.ID]catalog.Product{p.ID: p}, 2)
-				}, nil); err != nil {
+				if err := carts.AddTo(t.Context(), cs, 2, p.ID, 1, map[quire.ID]catalog.Product{p.ID: p}); err != nil {
 					t.Fatal(err)
 				}
 			}

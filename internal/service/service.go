@@ -239,7 +239,7 @@ func Carts(c Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rest.NewRouter(routes.GroupCarts, (&carts.Handlers{Store: s.Carts, Products: c.catalog(s)}).Routes(), s.Records, c.Callers(s))
+	return rest.NewRouter(routes.GroupCarts, (&httpapi.Carts{Store: s.Carts, Products: c.catalog(s)}).Routes(), s.Records, c.Callers(s))
 }
 
 // Orders builds the handler of the orders group.

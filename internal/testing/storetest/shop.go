@@ -20,8 +20,6 @@ import (
 	"github.com/quireapi/quire/internal/users"
 )
 
-// cart stores the cart of user with quantity copies of each of products,
-// and returns it as stored.
 // add decides adding quantity copies of product to c, every book of the
 // catalog available: what a store keeps of a cart does not depend on it.
 func add(c carts.Cart, product quire.ID, quantity int) (carts.Change, error) {
@@ -32,10 +30,15 @@ func add(c carts.Cart, product quire.ID, quantity int) (carts.Change, error) {
 	return carts.Add(c, product, quantity, books, 2)
 }
 
+// cart stores the cart of user with quantity copies of each of products,
+// every book of the catalog available (what a store keeps of a cart does
+// not depend on it), and returns it as stored.
 func cart(t *testing.T, s Stores, user quire.ID, quantity int, products ...quire.ID) carts.Cart {
 	t.Helper()
+	books := map[quire.ID]catalog.Product{}
 	for _, p := range products {
-		if _, err := carts.Apply(t.Context(), s.Carts, user, func(c carts.Cart) (carts.Change, error) { return add(c, p, quantity) }, nil); err != nil {
+		books[p] = catalog.Product{ID: p, Status: catalog.StatusAvailable}
+		if err := carts.AddTo(t.Context(), s.Carts, user, p, quantity, books); err != nil {
 			t.Fatal(err)
 		}
 	}

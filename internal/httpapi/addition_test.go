@@ -1,10 +1,11 @@
-package carts
+package httpapi
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/quireapi/quire/internal/carts"
 	"github.com/quireapi/quire/internal/quire"
 )
 
@@ -23,7 +24,7 @@ func FuzzAddition(f *testing.F) {
 		if json.Unmarshal([]byte(body), &a) != nil || a.check() != nil {
 			return
 		}
-		if q := *a.Quantity; *a.ProductID < 1 || *a.ProductID > quire.MaxID || q < 1 || q > MaxQuantity {
+		if q := *a.Quantity; *a.ProductID < 1 || *a.ProductID > quire.MaxID || q < 1 || q > carts.MaxQuantity {
 			t.Fatalf("%s accepted as %d x %v", body, *a.ProductID, q)
 		}
 		var raw struct{ ProductID, Quantity json.Number }
