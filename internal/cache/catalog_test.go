@@ -229,17 +229,25 @@ func TestCatalogCacheReadsItsOwnWrites(t *testing.T) {
 	}
 	p := demo.Products()[0]
 	p.Price = 2000
-	if _, err := catalog.ReplaceProduct(ctx, s, p, 2, quire.Precondition{}); err != nil {
+	if err := replace(ctx, s, p, quire.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := catalog.CreateAuthor(ctx, s, catalog.Author{Name: "Virginia Woolf"}, nil)
+	a := catalog.NewAuthor(catalog.Author{Name: "Virginia Woolf"}, time.Now())
+	if err := s.CommitAuthor(ctx, a, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, author, err := s.Current(ctx, 0, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	book, err := catalog.CreateProduct(ctx, s, catalog.Product{Name: "Orlando", Price: 1050, Status: catalog.StatusAvailable, AuthorID: a.ID}, nil)
+	w, err := catalog.NewProduct(catalog.Product{Name: "Orlando", Price: 1050, Status: catalog.StatusAvailable, AuthorID: a.ID}, author, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := s.CommitProduct(ctx, w, nil); err != nil {
+		t.Fatal(err)
+	}
+	book := w.Product
 
 	// No time passes.
 	if got, err := s.Product(ctx, 1); err != nil || got.Price != 2000 {
@@ -273,7 +281,7 @@ func TestCatalogCacheReadsItsOwnWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Price = 2200
-	if _, err := catalog.ReplaceProduct(ctx, s, p, 2, quire.Precondition{Match: []string{"stale"}}); quire.ErrorCode(err) != quire.EPRECONDITION {
+	if err := replace(ctx, s, p, quire.Precondition{Match: []string{"stale"}}); quire.ErrorCode(err) != quire.EPRECONDITION {
 		t.Fatalf("replace with a stale If-Match: %v, want EPRECONDITION", err)
 	}
 	if got, err := s.Product(ctx, 1); err != nil || got.Price != 2100 {
@@ -359,4 +367,19 @@ func TestCatalogCacheMemoryBound(t *testing.T) {
 	if diff := cmp.Diff([]string{"GetItem", "GetItem", "GetItem"}, f.ops()); diff != "" {
 		t.Errorf("products read long ago, beyond the bound, are read again (-want +got):\n%s", diff)
 	}
+}
+
+// replace writes p's fields over the product p.ID in s, as PUT
+// /admin/products/{id} does: it reads the product and its author through s,
+// decides, and commits.
+func replace(ctx context.Context, s catalog.Store, p catalog.Product, pre quire.Precondition) error {
+	read, author, err := s.Current(ctx, p.ID, p.AuthorID)
+	if err != nil {
+		return err
+	}
+	w, err := catalog.Revise(read, author, p, 2, pre, time.Now())
+	if err != nil {
+		return err
+	}
+	return s.CommitProduct(ctx, w, nil)
 }

@@ -125,9 +125,9 @@ type ProductFields struct {
 	Links any `json:"links"`
 }
 
-// product validates f as a whole product, written by a client of API
+// Product validates f as a whole product, written by a client of API
 // version v. Each invalid field is listed in the error.
-func (f ProductFields) product(v int) (*Product, error) {
+func (f ProductFields) Product(v int) (*Product, error) {
 	var errs []quire.FieldError
 	bad := func(field, detail string) {
 		errs = append(errs, quire.FieldError{Pointer: "/" + field, Detail: detail})
@@ -182,7 +182,8 @@ type AuthorFields struct {
 	Links any `json:"links"`
 }
 
-func (f AuthorFields) author() (*Author, error) {
+// Author validates f as an author.
+func (f AuthorFields) Author() (*Author, error) {
 	switch {
 	case f.Name == nil:
 		return nil, quire.Invalid(quire.FieldError{Pointer: "/name", Detail: "is required"})
@@ -200,7 +201,9 @@ func NoProduct(err error, id quire.ID) error {
 	return quire.Reword(err, quire.ENOTFOUND, "No product has the id %d.", id)
 }
 
-func noAuthor(err error, id quire.ID) error {
+// NoAuthor says a store's ENOTFOUND for the author id in the catalog's
+// words; any other err stays as it is.
+func NoAuthor(err error, id quire.ID) error {
 	return quire.Reword(err, quire.ENOTFOUND, "No author has the id %d.", id)
 }
 

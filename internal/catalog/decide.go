@@ -1,12 +1,10 @@
 package catalog
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/quireapi/quire/internal/idempotency"
 	"github.com/quireapi/quire/internal/quire"
 )
 
@@ -124,67 +122,9 @@ func productEvent(typ string, p Product, now time.Time, data any) *quire.Event {
 	return &ev
 }
 
-// CreateAuthor stores a in s under a new id (see NewAuthor), and returns it
-// as stored, with the record answer returns for it when answer is set.
-func CreateAuthor(ctx context.Context, s Store, a Author, answer func(Author) (*idempotency.Record, error)) (Author, error) {
-	var stored Author
-	err := quire.Again(ctx, func(int) error {
-		stored = NewAuthor(a, time.Now())
-		rec, err := idempotency.RecordOf(answer, stored)
-		if err != nil {
-			return err
-		}
-		return s.CommitAuthor(ctx, stored, rec)
-	})
-	return stored, created(err)
-}
-
-// CreateProduct stores p in s under a new id (see NewProduct), reading its
-// author first, and returns it as stored, with the record answer returns
-// for it when answer is set.
-func CreateProduct(ctx context.Context, s Store, p Product, answer func(Product) (*idempotency.Record, error)) (Product, error) {
-	var w ProductWrite
-	err := quire.Again(ctx, func(int) error {
-		_, author, err := s.Current(ctx, 0, p.AuthorID)
-		if err != nil {
-			return err
-		}
-		if w, err = NewProduct(p, author, time.Now()); err != nil {
-			return err
-		}
-		rec, err := idempotency.RecordOf(answer, w.Product)
-		if err != nil {
-			return err
-		}
-		return s.CommitProduct(ctx, w, rec)
-	})
-	return w.Product, created(err)
-}
-
-// ReplaceProduct stores p's fields, from a client of API version v, over
-// the product p.ID in s (see Revise), and returns it as stored: it reads the product and its author, decides, and commits,
-// again when the product changed meanwhile, which checks pre again. A
-// product that keeps changing is ECONFLICT.
-func ReplaceProduct(ctx context.Context, s Store, p Product, v int, pre quire.Precondition) (Product, error) {
-	var w ProductWrite
-	err := quire.Again(ctx, func(int) error {
-		read, author, err := s.Current(ctx, p.ID, p.AuthorID)
-		if err != nil {
-			return err
-		}
-		if w, err = Revise(read, author, p, v, pre, time.Now()); err != nil {
-			return err
-		}
-		return s.CommitProduct(ctx, w, nil)
-	})
-	if _, stale := errors.AsType[*quire.Stale](err); stale {
-		return Product{}, quire.Errorf(quire.ECONFLICT, "The product %d changed during the request; retry it.", p.ID)
-	}
-	return w.Product, err
-}
-
-// created is the error of a create that drew taken ids every time.
-func created(err error) error {
+// Created is the error of a create's commit: a create that drew taken ids
+// every time is an internal error.
+func Created(err error) error {
 	if _, stale := errors.AsType[*quire.Stale](err); stale {
 		return fmt.Errorf("create catalog item: no free id after %d attempts: %w", quire.MaxAttempts, err)
 	}

@@ -18,7 +18,7 @@ func FuzzProductFields(f *testing.F) {
 		if json.Unmarshal([]byte(body), &pf) != nil {
 			return
 		}
-		p, err := pf.product(v)
+		p, err := pf.Product(v)
 		if err != nil {
 			return
 		}

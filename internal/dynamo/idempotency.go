@@ -61,7 +61,7 @@ func (s *RecordStore) Get(ctx context.Context, scope string) (*idempotency.Recor
 	}
 	if m, ok := out.Item["header"].(*types.AttributeValueMemberM); ok {
 		for name := range m.Value {
-			rec.Header.Set(name, r.str(m.Value, name))
+			http.Header(rec.Header).Set(name, r.str(m.Value, name))
 		}
 	}
 	if r.err != nil {
@@ -84,7 +84,7 @@ func (s *RecordStore) Begin(scope, fingerprint string) *idempotency.Pending {
 func recordItem(table string, rec *idempotency.Record, now time.Time) types.TransactWriteItem {
 	header := map[string]types.AttributeValue{}
 	for _, name := range recordedHeaders {
-		if v := rec.Header.Get(name); v != "" {
+		if v := http.Header(rec.Header).Get(name); v != "" {
 			header[name] = str(v)
 		}
 	}

@@ -30,7 +30,7 @@ func (h *Carts) Routes() rest.Handlers {
 // price, with a link to the book.
 type cartLine struct {
 	carts.Line
-	Links []catalog.Link `json:"links"`
+	Links []Link `json:"links"`
 }
 
 // cartRep is a cart as the API shows it: its lines in product order and
@@ -46,7 +46,7 @@ func cartOf(r *rest.Request, c *carts.Cart, products map[quire.ID]catalog.Produc
 	rep := cartRep{Items: make([]cartLine, len(lines)), Total: total}
 	for i, l := range lines {
 		l.Status = l.Status.In(r.Version)
-		rep.Items[i] = cartLine{l, []catalog.Link{{Rel: "product", Href: r.Path("/products/" + l.ProductID.String())}}}
+		rep.Items[i] = cartLine{l, []Link{{Rel: "product", Href: r.Path("/products/" + l.ProductID.String())}}}
 	}
 	return rep
 }

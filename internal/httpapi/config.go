@@ -63,10 +63,11 @@ func (h *Config) get(w http.ResponseWriter, r *rest.Request) error {
 	if done || err != nil {
 		return err
 	}
-	resp := idempotency.Response{Status: http.StatusOK, Header: http.Header{}, Body: z}
-	resp.Header.Set("Content-Type", r.MediaType)
+	hdr := http.Header{}
+	hdr.Set("Content-Type", r.MediaType)
+	resp := idempotency.Response{Status: http.StatusOK, Header: hdr, Body: z}
 	if gz {
-		resp.Header.Set("Content-Encoding", "gzip")
+		hdr.Set("Content-Encoding", "gzip")
 	} else if resp.Body, err = config.Gunzip(z, head); err != nil {
 		return err
 	}

@@ -3,17 +3,17 @@ package idempotency
 import (
 	"context"
 	"errors"
-	"net/http"
 	"time"
 )
 
 // DefaultTTL is how long a key's answer is kept, unless configured.
 const DefaultTTL = 24 * time.Hour
 
-// Response is an answer as sent: what a replay sends again.
+// Response is an answer as sent: what a replay sends again. Header holds
+// its headers by canonical name, as an http.Header does.
 type Response struct {
 	Status int
-	Header http.Header
+	Header map[string][]string
 	Body   []byte
 }
 

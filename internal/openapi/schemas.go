@@ -26,8 +26,8 @@ func parameters() schema {
 			"description": fmt.Sprintf("Makes the request safe to retry: 1 to %d printable ASCII characters, kept for %d hours "+
 				"(unless IDEMPOTENCY_TTL says otherwise) in the caller's scope. The same key with the same request replays "+
 				"the first answer; with another, 422. Idempotency-Key and X-Idempotency-Key mean the same; both with "+
-				"different values are 400.", idempotency.MaxKeyLen, int(idempotency.DefaultTTL.Hours())),
-			"schema": schema{"type": "string", "minLength": 1, "maxLength": idempotency.MaxKeyLen, "pattern": "^[\\x20-\\x7e]+$"},
+				"different values are 400.", rest.MaxKeyLen, int(idempotency.DefaultTTL.Hours())),
+			"schema": schema{"type": "string", "minLength": 1, "maxLength": rest.MaxKeyLen, "pattern": "^[\\x20-\\x7e]+$"},
 		}
 	}
 	h := func(name, description string) schema {

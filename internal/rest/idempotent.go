@@ -17,6 +17,51 @@ import (
 // ReplayedHeader marks an answer sent again for a known idempotency key.
 const ReplayedHeader = "Idempotent-Replayed"
 
+// The two headers a key may come in, with the same meaning.
+const (
+	KeyHeader    = "Idempotency-Key"
+	AltKeyHeader = "X-Idempotency-Key"
+)
+
+// MaxKeyLen bounds an idempotency key, in bytes.
+const MaxKeyLen = 255
+
+// IdempotencyKey returns the idempotency key of a request's headers and whether it has
+// one. A key is 1 to MaxKeyLen printable ASCII characters; both headers may
+// be sent only with the same value. Anything else is EINVALID.
+func IdempotencyKey(h http.Header) (string, bool, error) {
+	var key string
+	for _, name := range []string{KeyHeader, AltKeyHeader} {
+		vs := h.Values(name)
+		switch {
+		case len(vs) == 0:
+			continue
+		case len(vs) > 1:
+			return "", false, quire.Errorf(quire.EINVALID, "Send one %s header, not %d.", name, len(vs))
+		}
+		if err := checkKey(name, vs[0]); err != nil {
+			return "", false, err
+		}
+		if key != "" && key != vs[0] {
+			return "", false, quire.Errorf(quire.EINVALID, "The %s and %s headers differ; send one key.", KeyHeader, AltKeyHeader)
+		}
+		key = vs[0]
+	}
+	return key, key != "", nil
+}
+
+func checkKey(name, v string) error {
+	if v == "" || len(v) > MaxKeyLen {
+		return quire.Errorf(quire.EINVALID, "The %s header must be 1 to %d characters.", name, MaxKeyLen)
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return quire.Errorf(quire.EINVALID, "The %s header must be printable ASCII; byte %d is not.", name, i+1)
+		}
+	}
+	return nil
+}
+
 // keyScope is whose keys a request's key is among: its caller's, or with
 // no caller, on a route with a KeyScope, the value of that member of body
 // (sign-up's email), in lower case. A body without it scopes nothing the
@@ -44,13 +89,13 @@ func keyScope(r *Request, rt routes.Route, body []byte) string {
 // of h (a 409 that no retry fixes) is checked against the record once
 // more, and the first answer replayed if the key got one meanwhile.
 func idempotent(w http.ResponseWriter, r *Request, rt routes.Route, records idempotency.Store, h HandlerFunc) error {
-	key, ok, err := idempotency.Key(r.Header)
+	key, ok, err := IdempotencyKey(r.Header)
 	switch {
 	case err != nil:
 		return err
 	case !ok && rt.Idempotency == routes.KeyRequired:
 		return quire.Errorf(quire.EINVALID, "%s %s needs an %s header, so that a retry cannot run it twice.",
-			rt.Method, rt.Resource().Path, idempotency.Header)
+			rt.Method, rt.Resource().Path, KeyHeader)
 	case !ok:
 		return h(w, r)
 	}
@@ -101,7 +146,7 @@ func idempotent(w http.ResponseWriter, r *Request, rt routes.Route, records idem
 
 func replay(w http.ResponseWriter, r *Request, rec *idempotency.Record, fingerprint string) error {
 	if rec.Fingerprint != fingerprint {
-		return quire.Errorf(quire.EKEYREUSED, "The %s was used for another request; use a new key for a new request.", idempotency.Header)
+		return quire.Errorf(quire.EKEYREUSED, "The %s was used for another request; use a new key for a new request.", KeyHeader)
 	}
 	w.Header().Set(ReplayedHeader, "true")
 	telemetry.Count(r.Context(), telemetry.IdempotentReplays)

@@ -68,7 +68,7 @@ func (r *Request) Render(status int, v any) (*idempotency.Record, error) {
 func (r *Request) Created(path string, v any) (*idempotency.Record, error) {
 	rec, err := r.Render(http.StatusCreated, v)
 	if err == nil {
-		r.resp.Header.Set("Location", r.Location(path))
+		http.Header(r.resp.Header).Set("Location", r.Location(path))
 	}
 	return rec, err
 }

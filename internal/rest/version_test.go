@@ -160,7 +160,7 @@ func TestLinksOnTheStage(t *testing.T) {
 	if _, err := r.Created("/users/7", struct{}{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := r.resp.Header.Get("Location"); got != "https://abc.execute-api.eu-west-1.amazonaws.com/prod/api/v2/users/7" {
+	if got := http.Header(r.resp.Header).Get("Location"); got != "https://abc.execute-api.eu-west-1.amazonaws.com/prod/api/v2/users/7" {
 		t.Errorf("Location = %s", got)
 	}
 }

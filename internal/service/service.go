@@ -24,7 +24,6 @@ import (
 	"github.com/quireapi/quire/internal/awsenv"
 	"github.com/quireapi/quire/internal/cache"
 	"github.com/quireapi/quire/internal/carts"
-	"github.com/quireapi/quire/internal/catalog"
 	"github.com/quireapi/quire/internal/config"
 	"github.com/quireapi/quire/internal/dynamo"
 	"github.com/quireapi/quire/internal/health"
@@ -230,7 +229,7 @@ func Catalog(c Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rest.NewRouter(routes.GroupCatalog, (&catalog.Handlers{Store: c.catalog(s)}).Routes(), s.Records, c.Callers(s))
+	return rest.NewRouter(routes.GroupCatalog, (&httpapi.Catalog{Store: c.catalog(s)}).Routes(), s.Records, c.Callers(s))
 }
 
 // Carts builds the handler of the carts group.

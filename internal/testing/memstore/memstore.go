@@ -253,7 +253,7 @@ var recordedHeaders = []string{"Content-Type", "Location", "Link", "Cache-Contro
 func recorded(rec *idempotency.Record) idempotency.Record {
 	header := http.Header{}
 	for _, name := range recordedHeaders {
-		if v := rec.Header.Get(name); v != "" {
+		if v := http.Header(rec.Header).Get(name); v != "" {
 			header.Set(name, v)
 		}
 	}
@@ -312,7 +312,7 @@ func (s *RecordStore) Get(_ context.Context, scope string) (*idempotency.Record,
 	if !ok || !r.Expires.After(s.db.now()) {
 		return nil, nil
 	}
-	r.Header = r.Header.Clone()
+	r.Header = http.Header(r.Header).Clone()
 	r.Body = slices.Clone(r.Body)
 	return &r, nil
 }

@@ -1,21 +1,23 @@
-package catalog
+package httpapi
 
 import (
+	"errors"
 	"net/http"
+	"time"
 
-	"github.com/quireapi/quire/internal/idempotency"
+	"github.com/quireapi/quire/internal/catalog"
 	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/rest"
 )
 
-// Handlers serves the catalog from a Store.
-type Handlers struct {
-	Store Store
+// Catalog serves the catalog from a catalog.Store.
+type Catalog struct {
+	Store catalog.Store
 }
 
 // Routes returns the handler of each catalog route, keyed as in the route
 // table.
-func (h *Handlers) Routes() rest.Handlers {
+func (h *Catalog) Routes() rest.Handlers {
 	// The catalog is no one's personal data: clients may keep it.
 	shared := func(serve rest.HandlerFunc) rest.HandlerFunc {
 		return func(w http.ResponseWriter, r *rest.Request) error {
@@ -45,17 +47,17 @@ type Link struct {
 // ProductRep is a product as the API shows it: its status in the request's
 // version, and links to buy it (while it is available) and to its author.
 type ProductRep struct {
-	ID       quire.ID    `json:"id"`
-	Name     string      `json:"name"`
-	Price    quire.Money `json:"price"`
-	Status   Status      `json:"status"`
-	AuthorID quire.ID    `json:"author_id"`
-	Links    []Link      `json:"links"`
+	ID       quire.ID       `json:"id"`
+	Name     string         `json:"name"`
+	Price    quire.Money    `json:"price"`
+	Status   catalog.Status `json:"status"`
+	AuthorID quire.ID       `json:"author_id"`
+	Links    []Link         `json:"links"`
 }
 
-func productRep(r *rest.Request, p *Product) ProductRep {
+func productRep(r *rest.Request, p *catalog.Product) ProductRep {
 	links := []Link{}
-	if p.Status == StatusAvailable {
+	if p.Status == catalog.StatusAvailable {
 		links = append(links, Link{"buy", r.Path("/products/" + p.ID.String() + "/buy")})
 	}
 	links = append(links, Link{"author", r.Path("/authors/" + p.AuthorID.String())})
@@ -69,7 +71,7 @@ type AuthorRep struct {
 	Links []Link   `json:"links"`
 }
 
-func authorRep(r *rest.Request, a *Author) AuthorRep {
+func authorRep(r *rest.Request, a *catalog.Author) AuthorRep {
 	return AuthorRep{a.ID, a.Name, []Link{{"books", r.Path("/authors/" + a.ID.String() + "/books")}}}
 }
 
@@ -86,8 +88,8 @@ type Landing struct {
 
 // landing answers the landing page's data, public and the same for every
 // caller, so caches may keep it for a minute.
-func (h *Handlers) landing(w http.ResponseWriter, r *rest.Request) error {
-	ps, err := h.Store.Featured(r.Context(), MaxFeatured)
+func (h *Catalog) landing(w http.ResponseWriter, r *rest.Request) error {
+	ps, err := h.Store.Featured(r.Context(), catalog.MaxFeatured)
 	if err != nil {
 		return err
 	}
@@ -99,12 +101,12 @@ func (h *Handlers) landing(w http.ResponseWriter, r *rest.Request) error {
 	return rest.JSON(w, r, http.StatusOK, Landing{Featured: books})
 }
 
-func listQuery(r *rest.Request) (ListQuery, error) {
+func listQuery(r *rest.Request) (catalog.ListQuery, error) {
 	limit, after, err := rest.ParseIDPage(r.Request)
-	return ListQuery{Limit: limit, After: after}, err
+	return catalog.ListQuery{Limit: limit, After: after}, err
 }
 
-func (h *Handlers) authors(w http.ResponseWriter, r *rest.Request) error {
+func (h *Catalog) authors(w http.ResponseWriter, r *rest.Request) error {
 	q, err := listQuery(r)
 	if err != nil {
 		return err
@@ -123,20 +125,20 @@ func (h *Handlers) authors(w http.ResponseWriter, r *rest.Request) error {
 	return rest.JSON(w, r, http.StatusOK, out)
 }
 
-func (h *Handlers) author(w http.ResponseWriter, r *rest.Request) error {
+func (h *Catalog) author(w http.ResponseWriter, r *rest.Request) error {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	a, err := h.Store.Author(r.Context(), id)
 	if err != nil {
-		return noAuthor(err, id)
+		return catalog.NoAuthor(err, id)
 	}
 	rest.SetETag(w, r, a.Hash)
 	return rest.JSON(w, r, http.StatusOK, authorRep(r, a))
 }
 
-func (h *Handlers) products(w http.ResponseWriter, r *rest.Request) error {
+func (h *Catalog) products(w http.ResponseWriter, r *rest.Request) error {
 	q, err := listQuery(r)
 	if err != nil {
 		return err
@@ -146,7 +148,7 @@ func (h *Handlers) products(w http.ResponseWriter, r *rest.Request) error {
 
 // authorBooks answers an author's books, a page at a time; an author
 // nobody has is 404 rather than an empty list.
-func (h *Handlers) authorBooks(w http.ResponseWriter, r *rest.Request) error {
+func (h *Catalog) authorBooks(w http.ResponseWriter, r *rest.Request) error {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return err
@@ -159,14 +161,14 @@ func (h *Handlers) authorBooks(w http.ResponseWriter, r *rest.Request) error {
 	return h.productPage(w, r, q)
 }
 
-func (h *Handlers) productPage(w http.ResponseWriter, r *rest.Request, q ListQuery) error {
+func (h *Catalog) productPage(w http.ResponseWriter, r *rest.Request, q catalog.ListQuery) error {
 	ps, next, err := h.Store.Products(r.Context(), q)
 	if err != nil {
 		return err
 	}
 	if len(ps) == 0 && q.After == 0 && q.AuthorID != 0 {
 		if _, err := h.Store.Author(r.Context(), q.AuthorID); err != nil {
-			return noAuthor(err, q.AuthorID)
+			return catalog.NoAuthor(err, q.AuthorID)
 		}
 	}
 	out := make([]ProductRep, len(ps))
@@ -179,63 +181,87 @@ func (h *Handlers) productPage(w http.ResponseWriter, r *rest.Request, q ListQue
 	return rest.JSON(w, r, http.StatusOK, out)
 }
 
-func (h *Handlers) product(w http.ResponseWriter, r *rest.Request) error {
+func (h *Catalog) product(w http.ResponseWriter, r *rest.Request) error {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	p, err := h.Store.Product(r.Context(), id)
 	if err != nil {
-		return NoProduct(err, id)
+		return catalog.NoProduct(err, id)
 	}
 	rest.SetETag(w, r, p.Hash)
 	return rest.JSON(w, r, http.StatusOK, productRep(r, p))
 }
 
-func (h *Handlers) createAuthor(w http.ResponseWriter, r *rest.Request) error {
-	var f AuthorFields
+// createAuthor stores a new author under a new id, drawn again when
+// another write took it in the same millisecond.
+func (h *Catalog) createAuthor(w http.ResponseWriter, r *rest.Request) error {
+	var f catalog.AuthorFields
 	if err := rest.Decode(r.Request, &f); err != nil {
 		return err
 	}
-	a, err := f.author()
+	a, err := f.Author()
 	if err != nil {
 		return err
 	}
-	_, err = CreateAuthor(r.Context(), h.Store, *a, func(a Author) (*idempotency.Record, error) {
-		return r.Created("/authors/"+a.ID.String(), authorRep(r, &a))
-	})
-	return err
+	for n := 1; ; n++ {
+		stored := catalog.NewAuthor(*a, time.Now())
+		rec, err := r.Created("/authors/"+stored.ID.String(), authorRep(r, &stored))
+		if err != nil {
+			return err
+		}
+		if again, err := quire.Retry(r.Context(), n, h.Store.CommitAuthor(r.Context(), stored, rec)); !again {
+			return catalog.Created(err)
+		}
+	}
 }
 
-func (h *Handlers) createProduct(w http.ResponseWriter, r *rest.Request) error {
-	var f ProductFields
+// createProduct stores a new product of an existing author under a new id,
+// drawn again when another write took it in the same millisecond.
+func (h *Catalog) createProduct(w http.ResponseWriter, r *rest.Request) error {
+	var f catalog.ProductFields
 	if err := rest.Decode(r.Request, &f); err != nil {
 		return err
 	}
-	p, err := f.product(r.Version)
+	p, err := f.Product(r.Version)
 	if err != nil {
 		return err
 	}
-	_, err = CreateProduct(r.Context(), h.Store, *p, func(p Product) (*idempotency.Record, error) {
-		return r.Created("/products/"+p.ID.String(), productRep(r, &p))
-	})
-	return err
+	for n := 1; ; n++ {
+		_, author, err := h.Store.Current(r.Context(), 0, p.AuthorID)
+		if err != nil {
+			return err
+		}
+		pw, err := catalog.NewProduct(*p, author, time.Now())
+		if err != nil {
+			return err
+		}
+		rec, err := r.Created("/products/"+pw.Product.ID.String(), productRep(r, &pw.Product))
+		if err != nil {
+			return err
+		}
+		if again, err := quire.Retry(r.Context(), n, h.Store.CommitProduct(r.Context(), pw, rec)); !again {
+			return catalog.Created(err)
+		}
+	}
 }
 
-// replaceProduct replaces a product's fields, archiving included (v2). A v1
-// client that writes back the DISCONTINUED it read of an archived product
-// leaves it archived.
-func (h *Handlers) replaceProduct(w http.ResponseWriter, r *rest.Request) error {
+// replaceProduct replaces a product's fields, archiving included (v2): it
+// reads the product and its author, decides, and commits, again when the
+// product changed meanwhile, which checks If-Match again. A v1 client that
+// writes back the DISCONTINUED it read of an archived product leaves it
+// archived.
+func (h *Catalog) replaceProduct(w http.ResponseWriter, r *rest.Request) error {
 	id, err := quire.ParseID(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	var f ProductFields
+	var f catalog.ProductFields
 	if err := rest.Decode(r.Request, &f); err != nil {
 		return err
 	}
-	v := r.Version
-	p, err := f.product(v)
+	p, err := f.Product(r.Version)
 	if err != nil {
 		return err
 	}
@@ -244,10 +270,26 @@ func (h *Handlers) replaceProduct(w http.ResponseWriter, r *rest.Request) error 
 		return err
 	}
 	p.ID = id
-	stored, err := ReplaceProduct(r.Context(), h.Store, *p, v, pre)
-	if err != nil {
-		return err
+	for n := 1; ; n++ {
+		read, author, err := h.Store.Current(r.Context(), p.ID, p.AuthorID)
+		if err != nil {
+			return err
+		}
+		pw, err := catalog.Revise(read, author, *p, r.Version, pre, time.Now())
+		if err != nil {
+			return err
+		}
+		again, err := quire.Retry(r.Context(), n, h.Store.CommitProduct(r.Context(), pw, nil))
+		if again {
+			continue
+		}
+		if _, stale := errors.AsType[*quire.Stale](err); stale {
+			return quire.Errorf(quire.ECONFLICT, "The product %d changed during the request; retry it.", p.ID)
+		}
+		if err != nil {
+			return err
+		}
+		rest.SetETag(w, r, pw.Product.Hash)
+		return rest.JSON(w, r, http.StatusOK, productRep(r, &pw.Product))
 	}
-	rest.SetETag(w, r, stored.Hash)
-	return rest.JSON(w, r, http.StatusOK, productRep(r, &stored))
 }
