@@ -175,7 +175,7 @@ func seedCustomers(ctx context.Context, s *dynamo.UserStore, n int) ([]quire.ID,
 			Email: fmt.Sprintf("soak-customer-%d@quire.example", i), FirstName: "Soak", LastName: fmt.Sprint("Customer ", i),
 			Role: quire.RoleCustomer, Status: users.StatusActive,
 		}
-		u, err := users.Create(ctx, s, u, "", nil)
+		u, err := users.Create(ctx, s, u, "")
 		if err != nil {
 			return nil, fmt.Errorf("seed customer %d: %w", i, err)
 		}

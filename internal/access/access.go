@@ -63,15 +63,8 @@ type Account struct {
 	Closed bool
 }
 
-// ActsAs is the role the account acts with, and a login or a refresh of it
-// gets in its token: its own while it is active, a customer's once it is
-// closed. So a closed admin is no admin, whatever token it holds.
-func (a Account) ActsAs() quire.Role {
-	if a.Closed {
-		return quire.RoleCustomer
-	}
-	return a.Role
-}
+// ActsAs is the role the account acts with (see quire.Role.ActingAs).
+func (a Account) ActsAs() quire.Role { return a.Role.ActingAs(a.Closed) }
 
 // Accounts reads callers' accounts.
 type Accounts interface {

@@ -147,7 +147,7 @@ func Seed(ctx context.Context, s users.Store, o Options) (added int, err error) 
 		if u.Role == quire.RoleAdmin {
 			pw = o.AdminPassword
 		}
-		_, err := users.Create(ctx, s, u, hash(o.Passwords, pw), nil)
+		_, err := users.Create(ctx, s, u, hash(o.Passwords, pw))
 		switch quire.ErrorCode(err) {
 		case "":
 			added++

@@ -108,7 +108,7 @@ func (s *UserStore) Standing(ctx context.Context, id quire.ID) (access.Account, 
 		return access.Account{}, quire.NotFound("user " + id.String())
 	}
 	var r reader
-	a := users.AccountOf(quire.Role(r.str(out.Item, "role")), users.Status(r.str(out.Item, "status")))
+	a := access.Account{Role: quire.Role(r.str(out.Item, "role")), Closed: users.Status(r.str(out.Item, "status")) != users.StatusActive}
 	if r.err != nil {
 		return access.Account{}, fmt.Errorf("read the account of user %d: %w", id, r.err)
 	}

@@ -127,7 +127,7 @@ func readers(t *testing.T, api *servicetest.API, buyers, payers int) []reader {
 			Email: fmt.Sprintf("reader-%d@example.com", i), FirstName: "Reader", LastName: fmt.Sprint(i),
 			Role: quire.RoleCustomer, Status: users.StatusActive,
 		}
-		u, err := users.Create(t.Context(), store, u, "", nil)
+		u, err := users.Create(t.Context(), store, u, "")
 		if err != nil {
 			t.Errorf("create reader %d: %v", i, err)
 			return

@@ -204,7 +204,7 @@ func Users(passwords password.Hasher) func(Config) (http.Handler, error) {
 		if err != nil {
 			return nil, err
 		}
-		h := &users.Handlers{Store: s.Users, Passwords: passwords}
+		h := &httpapi.Users{Store: s.Users, Passwords: passwords}
 		return rest.NewRouter(routes.GroupUsers, h.Routes(), s.Records, c.Callers(s))
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/quireapi/quire/internal/idempotency"
 	"github.com/quireapi/quire/internal/quire"
 )
 
@@ -70,35 +69,30 @@ func Signed(u User, now time.Time) User {
 }
 
 // Create stores u in s with passwordHash, as Signed decides it, and returns
-// it as stored: EEMAILTAKEN when another user has its email. A new id that
-// is taken (in the same millisecond) is drawn again; a preset id that is
-// taken is ECONFLICT. With answer, it commits u with the record answer
-// returns for it, the answer to the request's idempotency key.
-func Create(ctx context.Context, s Store, u User, passwordHash string, answer func(User) (*idempotency.Record, error)) (User, error) {
-	var stored User
-	err := quire.Again(ctx, func(int) error {
-		stored = Signed(u, time.Now())
-		rec, err := idempotency.RecordOf(answer, stored)
-		if err != nil {
-			return err
+// it as stored, without an answer to record: demo data, and the users the
+// tests and the soak set up (POST /users is the HTTP layer's). It returns
+// EEMAILTAKEN when another user has u's email, and ECONFLICT when u.ID is
+// set and taken, which demo.Seed takes for a user stored already.
+func Create(ctx context.Context, s Store, u User, passwordHash string) (User, error) {
+	for n := 1; ; n++ {
+		stored := Signed(u, time.Now())
+		err := Committed(s.CommitCreate(ctx, stored, passwordHash, nil), stored)
+		if _, stale := errors.AsType[*quire.Stale](err); stale && u.ID != 0 {
+			return User{}, quire.Errorf(quire.ECONFLICT, "The id %d is taken.", u.ID)
 		}
-		err = s.CommitCreate(ctx, stored, passwordHash, rec)
-		switch stale, _ := errors.AsType[*quire.Stale](err); {
-		case stale == nil:
-			return err
-		case stale.What == StaleEmail:
-			return quire.Errorf(quire.EEMAILTAKEN, "Another user has the email %s.", u.Email)
-		case u.ID != 0:
-			// Only the demo data presets ids, never a request: demo.Seed
-			// takes this for a user stored already.
-			return quire.Errorf(quire.ECONFLICT, "The id %d is taken.", u.ID)
+		if again, err := quire.Retry(ctx, n, err); !again {
+			return stored, NoFreeID(err)
 		}
-		return err // the new id was taken: draw again
-	})
-	if _, stale := errors.AsType[*quire.Stale](err); stale {
-		return User{}, fmt.Errorf("create user: no free id after %d attempts: %w", quire.MaxAttempts, err)
 	}
-	return stored, err
+}
+
+// NoFreeID is the error of a sign-up's commits, when every one drew a
+// taken id: an internal error.
+func NoFreeID(err error) error {
+	if _, stale := errors.AsType[*quire.Stale](err); stale {
+		return fmt.Errorf("create user: no free id after %d attempts: %w", quire.MaxAttempts, err)
+	}
+	return err
 }
 
 // Credit decides the deposit of amount into the account u at now, and its
@@ -131,51 +125,55 @@ func CloseAccount(u User, now time.Time) (Change, error) {
 	return change(u, closed, now).event(quire.EventUserClosed, Gone{UserID: u.ID}), nil
 }
 
-// Apply changes the user id in s as decide decides, and returns the change:
-// it reads the user, decides, and commits with commit (one of the store's
-// methods), again when the user changed meanwhile (quire.Again). With
-// answer, it commits the change with the record answer returns for it,
-// the answer to the request's idempotency key. A user that keeps changing
-// is ECONFLICT.
-func Apply(ctx context.Context, s Store, id quire.ID, decide func(User, time.Time) (Change, error),
-	commit func(context.Context, Change, *idempotency.Record) error, answer func(Change) (*idempotency.Record, error)) (Change, error) {
-	var ch Change
-	err := quire.Again(ctx, func(int) error {
+// Committed says in the users' words what the commit of a change of the
+// user u returned: the user not as read stays a *quire.Stale, to read and
+// decide again (see quire.Retry); another user's email is EEMAILTAKEN;
+// another part of the change not as stored is an internal error, which no
+// read again mends.
+func Committed(err error, u User) error {
+	stale, ok := errors.AsType[*quire.Stale](err)
+	switch {
+	case !ok || stale.What == StaleUser:
+		return err
+	case stale.What == StaleEmail:
+		return quire.Errorf(quire.EEMAILTAKEN, "Another user has the email %s.", u.Email)
+	}
+	return fmt.Errorf("change user %d: the %s is not as stored", u.ID, stale.What)
+}
+
+// Changed is the error of a change of the user id whose every attempt
+// found the user changed since it was read: ECONFLICT.
+func Changed(err error, id quire.ID) error {
+	if _, stale := errors.AsType[*quire.Stale](err); stale {
+		return quire.Errorf(quire.ECONFLICT, "The user %d changed during the request; retry it.", id)
+	}
+	return err
+}
+
+// NoSuchUser is the detail of ENOTFOUND for a user id.
+const NoSuchUser = "No user has the id %d."
+
+// NoUser says a store's ENOTFOUND for the user id in the users' words; any
+// other err stays as it is.
+func NoUser(err error, id quire.ID) error {
+	return quire.Reword(err, quire.ENOTFOUND, NoSuchUser, id)
+}
+
+// Fund credits amount to the account id in s (see Credit), without an
+// answer to record: demo data, and the accounts the tests and the soak set
+// up (POST /users/{id}/deposit is the HTTP layer's).
+func Fund(ctx context.Context, s Store, id quire.ID, amount quire.Money) (*User, error) {
+	for n := 1; ; n++ {
 		u, err := s.Get(ctx, id)
 		if err != nil {
-			return noUser(err, id)
+			return nil, NoUser(err, id)
 		}
-		if ch, err = decide(*u, time.Now()); err != nil {
-			return err
-		}
-		rec, err := idempotency.RecordOf(answer, ch)
+		ch, err := Credit(*u, amount, time.Now())
 		if err != nil {
-			return err
+			return nil, err
 		}
-		err = commit(ctx, ch, rec)
-		if stale, ok := errors.AsType[*quire.Stale](err); ok && stale.What != StaleUser {
-			return fmt.Errorf("change user %d: the %s is not as stored", id, stale.What) // no read again mends it
+		if again, err := quire.Retry(ctx, n, Committed(s.CommitDeposit(ctx, ch, nil), ch.User)); !again {
+			return &ch.User, Changed(err, id)
 		}
-		return err
-	})
-	if _, stale := errors.AsType[*quire.Stale](err); stale {
-		return Change{}, quire.Errorf(quire.ECONFLICT, "The user %d changed during the request; retry it.", id)
 	}
-	return ch, err
-}
-
-// noSuchUser is the detail of ENOTFOUND for a user id.
-const noSuchUser = "No user has the id %d."
-
-// noUser says a store's ENOTFOUND for the user id in the users' words; any
-// other err stays as it is.
-func noUser(err error, id quire.ID) error {
-	return quire.Reword(err, quire.ENOTFOUND, noSuchUser, id)
-}
-
-// Fund credits amount to the account id in s (see Credit), as POST
-// /users/{id}/deposit does without an answer: for demo data and tests.
-func Fund(ctx context.Context, s Store, id quire.ID, amount quire.Money) (*User, error) {
-	ch, err := Apply(ctx, s, id, func(u User, now time.Time) (Change, error) { return Credit(u, amount, now) }, s.CommitDeposit, nil)
-	return &ch.User, err
 }

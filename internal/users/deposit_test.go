@@ -21,7 +21,7 @@ func TestDepositAmount(t *testing.T) {
 		{amount: money(MaxDeposit + 1), detail: "must be from 0.01 to 10000.00"},
 		{amount: money(-5_00), detail: "must be from 0.01 to 10000.00"},
 	} {
-		got, err := Deposit{Amount: tc.amount}.check()
+		got, err := Deposit{Amount: tc.amount}.Valid()
 		if tc.detail == "" {
 			if err != nil || got != *tc.amount {
 				t.Errorf("check(%v) = %v, %v; want the amount", *tc.amount, got, err)

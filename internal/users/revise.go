@@ -1,9 +1,6 @@
 package users
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/quireapi/quire/internal/quire"
@@ -16,6 +13,12 @@ type Stored struct {
 	User         User
 	PasswordHash string
 	Epoch        int64
+}
+
+// Credentials are s's email and password hash, which a proof of the
+// current password is checked against.
+func (s Stored) Credentials() Credentials {
+	return Credentials{Email: s.User.Email, PasswordHash: s.PasswordHash}
 }
 
 // Revision is a decided replacement of a user's fields, for the store to
@@ -108,75 +111,15 @@ func Revise(read Stored, u User, passwordHash string, proved bool, now time.Time
 	return r
 }
 
-// Replace stores u's writable fields, and a new password when hash is set
-// (it hashes it), over the user u.ID in s, if the user holds pre, and
-// returns it as stored. It reads the user, decides (Revise), and commits,
-// again when the user changed meanwhile, which checks pre again. With
-// prove (a user's own change), a change of the email or the password first
-// passes prove with the stored credentials, once for the credentials it
-// proves, and commits clearing the guesses counted against the email (see
-// login.Reserve). The new password is hashed once, after the proof: a
-// locked email (login.Locked) costs no hash. It returns ENOTFOUND for no
-// such user, EPRECONDITION, EINVALID for a change of one's own role or
-// status (see OwnStanding), and EEMAILTAKEN when another user has u's
-// email.
-func Replace(ctx context.Context, s Store, by quire.ID, u User, hash func() string, pre quire.Precondition, prove func(Credentials) error) (User, error) {
-	var (
-		rev          Revision
-		proven       *Credentials
-		passwordHash string
-	)
-	err := quire.Again(ctx, func(int) error {
-		read, err := s.Stored(ctx, u.ID)
-		if err != nil {
-			return noUser(err, u.ID)
-		}
-		if err := pre.Check(read.User.Hash); err != nil {
-			return err
-		}
-		if err := OwnStanding(read.User, u, by); err != nil {
-			return err
-		}
-		proof := prove != nil && NeedsProof(read.User, u, hash != nil)
-		if c := (Credentials{Email: read.User.Email, PasswordHash: read.PasswordHash}); proof && (proven == nil || *proven != c) {
-			if err := prove(c); err != nil {
-				return err
-			}
-			proven = &c
-		}
-		if hash != nil && passwordHash == "" {
-			passwordHash = hash()
-		}
-		rev = Revise(read, u, passwordHash, proof, time.Now())
-		err = s.CommitRevision(ctx, rev)
-		switch stale, _ := errors.AsType[*quire.Stale](err); {
-		case stale == nil || stale.What == StaleUser:
-			return err
-		case stale.What == StaleEmail:
-			return quire.Errorf(quire.EEMAILTAKEN, "Another user has the email %s.", rev.User.Email)
-		default:
-			return fmt.Errorf("replace user %d: the %s is not as stored", u.ID, stale.What)
-		}
-	})
-	if _, stale := errors.AsType[*quire.Stale](err); stale {
-		return User{}, quire.Errorf(quire.ECONFLICT, "The user %d changed during the request; retry it.", u.ID)
+// Reprofiled decides p as the profile of u at now, if u holds pre:
+// EPRECONDITION otherwise.
+func Reprofiled(u User, p Profile, pre quire.Precondition, now time.Time) (Change, error) {
+	if err := pre.Check(u.Hash); err != nil {
+		return Change{}, err
 	}
-	return rev.User, err
-}
-
-// ReplaceProfile stores p as the profile of the user id in s, if the user
-// holds pre, and returns the user as stored (see Apply): ENOTFOUND for no
-// such user, and EPRECONDITION.
-func ReplaceProfile(ctx context.Context, s Store, id quire.ID, p Profile, pre quire.Precondition) (User, error) {
-	ch, err := Apply(ctx, s, id, func(u User, now time.Time) (Change, error) {
-		if err := pre.Check(u.Hash); err != nil {
-			return Change{}, err
-		}
-		changed := u
-		changed.Profile = p
-		return change(u, changed, now), nil
-	}, s.CommitProfile, nil)
-	return ch.User, err
+	changed := u
+	changed.Profile = p
+	return change(u, changed, now), nil
 }
 
 // Deletion is a decided deletion of a user, for the store to commit whole
@@ -212,47 +155,4 @@ func Deleted(u User, by quire.ID, now time.Time) (*quire.Event, error) {
 	}
 	ev := quire.NewEvent(quire.EventUserDeleted, "/users/"+u.ID.String(), u.Hash, now, Removed{UserID: u.ID, Balance: u.Balance})
 	return &ev, nil
-}
-
-// Delete removes the user id from s on behalf of the user by, if it holds
-// pre, with what belongs to it alone (see Deletion): ENOTFOUND for no such
-// user, EPRECONDITION, what prove and Deleted refuse, and in either case
-// nothing changes. With prove (one's own deletion), the user that holds
-// pre first passes prove with the stored credentials, once; the deletion
-// ends the guesses counted against the email with the rest. Orders and idempotency records stay.
-// The user and its sessions are read at once, and read again when the
-// user changed meanwhile.
-func Delete(ctx context.Context, s Store, by, id quire.ID, pre quire.Precondition, prove func(Credentials) error) error {
-	proved := false
-	err := quire.Again(ctx, func(int) error {
-		var (
-			d    Deletion
-			read Stored
-		)
-		err := quire.Concurrently(
-			func() (err error) { read, err = s.Stored(ctx, id); return noUser(err, id) },
-			func() (err error) { d.Sessions, d.More, err = s.Sessions(ctx, id); return err },
-		)
-		if err != nil {
-			return err
-		}
-		if err := pre.Check(read.User.Hash); err != nil {
-			return err
-		}
-		if prove != nil && !proved {
-			if err := prove(Credentials{Email: read.User.Email, PasswordHash: read.PasswordHash}); err != nil {
-				return err
-			}
-			proved = true
-		}
-		d.User = read.User
-		if d.Event, err = Deleted(d.User, by, time.Now()); err != nil {
-			return err
-		}
-		return s.CommitDelete(ctx, d)
-	})
-	if _, stale := errors.AsType[*quire.Stale](err); stale {
-		return quire.Errorf(quire.ECONFLICT, "The user %d changed during the request; retry it.", id)
-	}
-	return err
 }

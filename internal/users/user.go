@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quireapi/quire/internal/access"
 	"github.com/quireapi/quire/internal/idempotency"
 	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/password"
@@ -64,10 +63,10 @@ const (
 	MaxWebsiteLen  = 200
 )
 
-// check returns the profile with its strings trimmed, or each invalid
+// Check returns the profile with its strings trimmed, or each invalid
 // field: text on one line (see quire.CheckText), but the bio, which may
 // have several.
-func (p Profile) check() (Profile, error) {
+func (p Profile) Check() (Profile, error) {
 	var errs []quire.FieldError
 	for _, f := range []struct {
 		field string
@@ -103,8 +102,8 @@ type Deposit struct {
 	Amount *quire.Money `json:"amount"`
 }
 
-// check returns the amount of d, or why it is not a valid deposit.
-func (d Deposit) check() (quire.Money, error) {
+// Valid returns the amount of d, or why it is not a valid deposit.
+func (d Deposit) Valid() (quire.Money, error) {
 	switch {
 	case d.Amount == nil:
 		return 0, quire.Invalid(quire.FieldError{Pointer: "/amount", Detail: "is required"})
@@ -211,14 +210,14 @@ type Store interface {
 	CommitDelete(ctx context.Context, d Deletion) error
 }
 
-// newUser validates f for a sign-up in API version v: email, names and
+// SignUp validates f for a sign-up in API version v: email, names and
 // password are required; the role is customer and the status ACTIVE,
 // whatever f says.
-func newUser(f Fields, v int) (*User, error) {
+func (f Fields) SignUp(v int) (*User, error) {
 	if f.Password == nil {
 		f.Password = new(string) // reported as too short, with the others
 	}
-	u, err := f.user(v, false)
+	u, err := f.User(v, false)
 	if err != nil {
 		return nil, err
 	}
@@ -226,14 +225,14 @@ func newUser(f Fields, v int) (*User, error) {
 	return u, nil
 }
 
-// user validates f as a complete set of the fields its writer may set in
+// User validates f as a complete set of the fields its writer may set in
 // API version v: the email and names, plus role and status when admin is
 // true (otherwise they are ignored and u's are zero), and the password
 // when present. Each invalid field is listed in the error.
 //
 // v2's name is stored as a first name (up to the first space) and a last
 // name (the rest, possibly empty), which is how v1 shows it.
-func (f Fields) user(v int, admin bool) (*User, error) {
+func (f Fields) User(v int, admin bool) (*User, error) {
 	var errs []quire.FieldError
 	bad := func(field, detail string) {
 		errs = append(errs, quire.FieldError{Pointer: "/" + field, Detail: detail})
@@ -342,15 +341,11 @@ func checkName(s string) string { return quire.CheckName(s, MaxNameLen) }
 // differing only in case belong to one user.
 func EmailKey(email string) string { return strings.ToLower(email) }
 
-// AccountOf is the account of a user with role and status, as package
-// access decides on it.
-func AccountOf(role quire.Role, status Status) access.Account {
-	return access.Account{Role: role, Closed: status != StatusActive}
-}
-
 // LoginRole is the role a login or a refresh of an account with role and
 // status gets in its token: the role the account acts with
-// (access.Account.ActsAs), a customer's once it is closed, so that a closed
+// (quire.Role.ActingAs), a customer's once it is closed, so that a closed
 // admin's login holds no admin token. The stores keep it on the email's
 // reservation, which login reads, and apply it to the user a refresh reads.
-func LoginRole(role quire.Role, status Status) quire.Role { return AccountOf(role, status).ActsAs() }
+func LoginRole(role quire.Role, status Status) quire.Role {
+	return role.ActingAs(status != StatusActive)
+}

@@ -14,8 +14,8 @@ import (
 )
 
 func TestNewUser(t *testing.T) {
-	u, err := newUser(Fields{Email: ptr("  ada@example.com "), FirstName: ptr(" Ada"), LastName: ptr("Lovelace"),
-		Password: ptr("correct horse"), Role: ptr(quire.RoleAdmin), Status: ptr(StatusClosed)}, 1)
+	u, err := Fields{Email: ptr("  ada@example.com "), FirstName: ptr(" Ada"), LastName: ptr("Lovelace"),
+		Password: ptr("correct horse"), Role: ptr(quire.RoleAdmin), Status: ptr(StatusClosed)}.SignUp(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestFieldsErrors(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tc.f.user(1, tc.admin)
+			_, err := tc.f.User(1, tc.admin)
 			e, ok := errors.AsType[*quire.Error](err)
 			if !ok || e.Code != quire.EINVALID {
 				t.Fatalf("err = %v", err)
@@ -120,15 +120,15 @@ func FuzzFields(f *testing.F) {
 		if err := rest.Decode(r, &fs); err != nil {
 			return
 		}
-		u, err := newUser(fs, 1)
+		u, err := fs.SignUp(1)
 		if err != nil {
 			if quire.ErrorCode(err) != quire.EINVALID {
-				t.Fatalf("newUser(%s): %v", body, err)
+				t.Fatalf("SignUp(%s): %v", body, err)
 			}
 			return
 		}
 		if u.Email == "" || u.FirstName == "" || u.LastName == "" || len(u.Email) > MaxEmailLen || u.Role != quire.RoleCustomer {
-			t.Fatalf("newUser(%s) accepted %+v", body, u)
+			t.Fatalf("SignUp(%s) accepted %+v", body, u)
 		}
 	})
 }
@@ -145,7 +145,7 @@ func TestProfileText(t *testing.T) {
 		{Profile{Bio: "a\r\nb", Location: "\u200bParis"}, []string{"/bio", "/location"}},
 	} {
 		var got []string
-		if _, err := tc.p.check(); err != nil {
+		if _, err := tc.p.Check(); err != nil {
 			e, _ := errors.AsType[*quire.Error](err)
 			for _, f := range e.Fields {
 				got = append(got, f.Pointer)
@@ -163,7 +163,7 @@ func FuzzProfile(f *testing.F) {
 	f.Add("Wrote the first program.", "London", "https://example.com/ada")
 	f.Add(" ", "a\x00b", "ftp://x")
 	f.Fuzz(func(t *testing.T, bio, location, website string) {
-		p, err := Profile{Bio: bio, Location: location, Website: website}.check()
+		p, err := Profile{Bio: bio, Location: location, Website: website}.Check()
 		if err != nil {
 			return
 		}

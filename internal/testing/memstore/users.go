@@ -69,7 +69,7 @@ func (s *UserStore) Standing(ctx context.Context, id quire.ID) (access.Account, 
 	if err != nil {
 		return access.Account{}, err
 	}
-	return users.AccountOf(u.Role, u.Status), nil
+	return access.Account{Role: u.Role, Closed: u.Status != users.StatusActive}, nil
 }
 
 // List returns a page of users in id order: active ones, all with

@@ -1,4 +1,4 @@
-package users
+package httpapi
 
 import (
 	"errors"
@@ -7,21 +7,21 @@ import (
 	"time"
 
 	"github.com/quireapi/quire/internal/access"
-	"github.com/quireapi/quire/internal/idempotency"
 	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/password"
 	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/rest"
 	"github.com/quireapi/quire/internal/telemetry"
+	"github.com/quireapi/quire/internal/users"
 )
 
-// Handlers serves the users resource from a Store.
+// Users serves the users resource from a users.Store.
 //
 // A customer sees and changes only their own user: another user's id is
 // 404, exactly as if it did not exist, and GET /users lists only them. An
 // admin sees and changes every user.
-type Handlers struct {
-	Store Store
+type Users struct {
+	Store users.Store
 	// Passwords hashes new passwords and checks current ones: the users
 	// function's main passes Argon2id's (package argon2id), which the
 	// packages that share users' types need not link.
@@ -30,7 +30,7 @@ type Handlers struct {
 
 // Routes returns the handler of each users route, keyed as in the route
 // table.
-func (h *Handlers) Routes() rest.Handlers {
+func (h *Users) Routes() rest.Handlers {
 	return rest.Handlers{
 		"GET /users":               h.list,
 		"POST /users":              h.create,
@@ -60,8 +60,8 @@ func embedProfile(r *rest.Request) (bool, error) {
 // list answers an admin with the active users (with the role the role
 // query parameter names, if any), a page at a time, and a customer with
 // their own user (when it has that role).
-func (h *Handlers) list(w http.ResponseWriter, r *rest.Request) error {
-	q, embed, err := listQuery(r)
+func (h *Users) list(w http.ResponseWriter, r *rest.Request) error {
+	q, embed, err := userQuery(r)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (h *Handlers) list(w http.ResponseWriter, r *rest.Request) error {
 	if c.Admin() {
 		return h.page(w, r, q, embed)
 	}
-	us := []User{}
+	us := []users.User{}
 	switch u, err := h.Store.Get(r.Context(), c.ID); quire.ErrorCode(err) {
 	case "":
 		if q.After < u.ID && (q.Role == "" || q.Role == u.Role) {
@@ -90,8 +90,8 @@ func (h *Handlers) list(w http.ResponseWriter, r *rest.Request) error {
 }
 
 // listAll answers every user in any status, a page at a time.
-func (h *Handlers) listAll(w http.ResponseWriter, r *rest.Request) error {
-	q, embed, err := listQuery(r)
+func (h *Users) listAll(w http.ResponseWriter, r *rest.Request) error {
+	q, embed, err := userQuery(r)
 	if err != nil {
 		return err
 	}
@@ -102,18 +102,18 @@ func (h *Handlers) listAll(w http.ResponseWriter, r *rest.Request) error {
 	return h.page(w, r, q, embed)
 }
 
-// listQuery reads a page's query parameters: the page, and whether each
+// userQuery reads a page's query parameters: the page, and whether each
 // user comes with its profile (embed=profile), which every user item holds.
-func listQuery(r *rest.Request) (q ListQuery, embed bool, err error) {
+func userQuery(r *rest.Request) (q users.ListQuery, embed bool, err error) {
 	limit, after, err := rest.ParseIDPage(r.Request)
 	if err != nil {
-		return ListQuery{}, false, err
+		return users.ListQuery{}, false, err
 	}
 	embed, err = embedProfile(r)
-	return ListQuery{Limit: limit, After: after}, embed, err
+	return users.ListQuery{Limit: limit, After: after}, embed, err
 }
 
-func (h *Handlers) page(w http.ResponseWriter, r *rest.Request, q ListQuery, embed bool) error {
+func (h *Users) page(w http.ResponseWriter, r *rest.Request, q users.ListQuery, embed bool) error {
 	us, next, err := h.Store.List(r.Context(), q)
 	if err != nil {
 		return err
@@ -130,24 +130,32 @@ func (h *Handlers) page(w http.ResponseWriter, r *rest.Request, q ListQuery, emb
 // failed login is (login.Reserve): once the email is locked, it is 429 as
 // a login is, so that learning which emails have accounts costs what
 // guessing their passwords does.
-func (h *Handlers) create(w http.ResponseWriter, r *rest.Request) error {
-	var f Fields
+func (h *Users) create(w http.ResponseWriter, r *rest.Request) error {
+	var f users.Fields
 	if err := rest.Decode(r.Request, &f); err != nil {
 		return err
 	}
-	u, err := newUser(f, r.Version)
+	u, err := f.SignUp(r.Version)
 	if err != nil {
 		return err
 	}
-	_, err = Create(r.Context(), h.Store, *u, h.Passwords.Hash(*f.Password), func(u User) (*idempotency.Record, error) {
-		return r.Created("/users/"+u.ID.String(), represent(r, r.Caller, &u, false))
-	})
-	if quire.ErrorCode(err) == quire.EEMAILTAKEN {
-		if locked := login.Reserve(r.Context(), h.Store, u.Email, time.Now()); locked != nil {
-			return locked
+	hash := h.Passwords.Hash(*f.Password)
+	for n := 1; ; n++ {
+		stored := users.Signed(*u, time.Now())
+		rec, err := r.Created("/users/"+stored.ID.String(), represent(r, r.Caller, &stored, false))
+		if err != nil {
+			return err
+		}
+		err = users.Committed(h.Store.CommitCreate(r.Context(), stored, hash, rec), stored)
+		if quire.ErrorCode(err) == quire.EEMAILTAKEN {
+			if locked := login.Reserve(r.Context(), h.Store, u.Email, time.Now()); locked != nil {
+				return locked
+			}
+		}
+		if again, err := quire.Retry(r.Context(), n, err); !again {
+			return users.NoFreeID(err)
 		}
 	}
-	return err
 }
 
 // ownID returns the id in the path and the caller, when the caller may act
@@ -161,7 +169,7 @@ func ownID(r *rest.Request) (quire.ID, access.Caller, error) {
 	caller := r.Caller
 	if !caller.Owns(id) {
 		// The log says why: another user's id, not a missing user.
-		return 0, access.Caller{}, &quire.Error{Code: quire.ENOTFOUND, Message: fmt.Sprintf(noSuchUser, id), Err: errAnotherUser}
+		return 0, access.Caller{}, &quire.Error{Code: quire.ENOTFOUND, Message: fmt.Sprintf(users.NoSuchUser, id), Err: errAnotherUser}
 	}
 	return id, caller, nil
 }
@@ -169,7 +177,7 @@ func ownID(r *rest.Request) (quire.ID, access.Caller, error) {
 // errAnotherUser is the cause ownID logs when it hides another user's id.
 var errAnotherUser = errors.New("the id is another user's")
 
-func (h *Handlers) get(w http.ResponseWriter, r *rest.Request) error {
+func (h *Users) get(w http.ResponseWriter, r *rest.Request) error {
 	id, caller, err := ownID(r)
 	if err != nil {
 		return err
@@ -180,7 +188,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *rest.Request) error {
 	}
 	u, err := h.Store.Get(r.Context(), id)
 	if err != nil {
-		return noUser(err, id)
+		return users.NoUser(err, id)
 	}
 	rest.SetETag(w, r, u.Hash)
 	return rest.JSON(w, r, http.StatusOK, represent(r, caller, u, embed))
@@ -189,16 +197,16 @@ func (h *Handlers) get(w http.ResponseWriter, r *rest.Request) error {
 // replace stores the user's fields: email and names; a new password when
 // the body has one; role and status only from an admin. A change of one's
 // own email or password needs the current password (see proveIdentity).
-func (h *Handlers) replace(w http.ResponseWriter, r *rest.Request) error {
+func (h *Users) replace(w http.ResponseWriter, r *rest.Request) error {
 	id, caller, err := ownID(r)
 	if err != nil {
 		return err
 	}
-	var f Fields
+	var f users.Fields
 	if err := rest.Decode(r.Request, &f); err != nil {
 		return err
 	}
-	u, err := f.user(r.Version, caller.Admin())
+	u, err := f.User(r.Version, caller.Admin())
 	if err != nil {
 		return err
 	}
@@ -207,23 +215,45 @@ func (h *Handlers) replace(w http.ResponseWriter, r *rest.Request) error {
 		return err
 	}
 	u.ID = id
-	if f.Password != nil && caller.ID == id && f.CurrentPassword == nil {
+	own := caller.ID == id
+	if f.Password != nil && own && f.CurrentPassword == nil {
 		return needCurrentPassword()
 	}
-	var hash func() string // once the current password is proved, if it must be
-	if f.Password != nil {
-		hash = func() string { return h.Passwords.Hash(*f.Password) }
+	var (
+		proven       *users.Credentials // proved already, in an earlier attempt
+		passwordHash string             // once the current password is proved, if it must be
+	)
+	for n := 1; ; n++ {
+		read, err := h.Store.Stored(r.Context(), id)
+		if err != nil {
+			return users.NoUser(err, id)
+		}
+		if err := pre.Check(read.User.Hash); err != nil {
+			return err
+		}
+		if err := users.OwnStanding(read.User, *u, caller.ID); err != nil {
+			return err
+		}
+		proof := own && users.NeedsProof(read.User, *u, f.Password != nil)
+		if c := read.Credentials(); proof && (proven == nil || *proven != c) {
+			if err := h.proveIdentity(r, f.CurrentPassword, c); err != nil {
+				return err
+			}
+			proven = &c
+		}
+		if f.Password != nil && passwordHash == "" {
+			passwordHash = h.Passwords.Hash(*f.Password)
+		}
+		rev := users.Revise(read, *u, passwordHash, proof, time.Now())
+		err = users.Committed(h.Store.CommitRevision(r.Context(), rev), rev.User)
+		if again, err := quire.Retry(r.Context(), n, err); !again {
+			if err != nil {
+				return users.Changed(err, id)
+			}
+			rest.SetETag(w, r, rev.User.Hash)
+			return rest.JSON(w, r, http.StatusOK, represent(r, caller, &rev.User, false))
+		}
 	}
-	var prove func(Credentials) error
-	if caller.ID == id {
-		prove = func(c Credentials) error { return h.proveIdentity(r, f.CurrentPassword, c) }
-	}
-	stored, err := Replace(r.Context(), h.Store, caller.ID, *u, hash, pre, prove)
-	if err != nil {
-		return err
-	}
-	rest.SetETag(w, r, stored.Hash)
-	return rest.JSON(w, r, http.StatusOK, represent(r, caller, &stored, false))
 }
 
 // proveIdentity asks for the current password when the caller changes the
@@ -234,7 +264,7 @@ func (h *Handlers) replace(w http.ResponseWriter, r *rest.Request) error {
 // locked email is ETHROTTLED, right password or wrong, and a wrong one is
 // EWRONGPASSWORD. The right one clears the count as the change commits. An
 // admin changing another user's account needs none.
-func (h *Handlers) proveIdentity(r *rest.Request, current *string, c Credentials) error {
+func (h *Users) proveIdentity(r *rest.Request, current *string, c users.Credentials) error {
 	if current == nil {
 		return needCurrentPassword()
 	}
@@ -252,83 +282,118 @@ func needCurrentPassword() error {
 	return quire.Invalid(quire.FieldError{Pointer: "/current_password", Detail: "is required to change the email or the password"})
 }
 
-func (h *Handlers) getProfile(w http.ResponseWriter, r *rest.Request) error {
+func (h *Users) getProfile(w http.ResponseWriter, r *rest.Request) error {
 	id, _, err := ownID(r)
 	if err != nil {
 		return err
 	}
 	u, err := h.Store.Get(r.Context(), id)
 	if err != nil {
-		return noUser(err, id)
+		return users.NoUser(err, id)
 	}
 	rest.SetETag(w, r, u.Hash)
 	return rest.JSON(w, r, http.StatusOK, u.Profile)
 }
 
-func (h *Handlers) replaceProfile(w http.ResponseWriter, r *rest.Request) error {
+func (h *Users) replaceProfile(w http.ResponseWriter, r *rest.Request) error {
 	id, _, err := ownID(r)
 	if err != nil {
 		return err
 	}
-	var p Profile
+	var p users.Profile
 	if err := rest.Decode(r.Request, &p); err != nil {
 		return err
 	}
-	if p, err = p.check(); err != nil {
+	if p, err = p.Check(); err != nil {
 		return err
 	}
 	pre, err := rest.Precondition(r.Request)
 	if err != nil {
 		return err
 	}
-	u, err := ReplaceProfile(r.Context(), h.Store, id, p, pre)
-	if err != nil {
-		return err
+	for n := 1; ; n++ {
+		u, err := h.Store.Get(r.Context(), id)
+		if err != nil {
+			return users.NoUser(err, id)
+		}
+		ch, err := users.Reprofiled(*u, p, pre, time.Now())
+		if err != nil {
+			return err
+		}
+		if again, err := quire.Retry(r.Context(), n, users.Committed(h.Store.CommitProfile(r.Context(), ch, nil), ch.User)); !again {
+			if err != nil {
+				return users.Changed(err, id)
+			}
+			rest.SetETag(w, r, ch.User.Hash)
+			return rest.JSON(w, r, http.StatusOK, ch.User.Profile)
+		}
 	}
-	rest.SetETag(w, r, u.Hash)
-	return rest.JSON(w, r, http.StatusOK, u.Profile)
 }
 
 // deposit adds money to an active account and answers the user as it is
 // now. Only an admin may (the route table's access): a deposit is money the
 // shop received outside the API, recorded by its back office.
-func (h *Handlers) deposit(w http.ResponseWriter, r *rest.Request) error {
+func (h *Users) deposit(w http.ResponseWriter, r *rest.Request) error {
 	id, caller, err := ownID(r)
 	if err != nil {
 		return err
 	}
-	var d Deposit
+	var d users.Deposit
 	if err := rest.Decode(r.Request, &d); err != nil {
 		return err
 	}
-	amount, err := d.check()
+	amount, err := d.Valid()
 	if err != nil {
 		return err
 	}
-	_, err = Apply(r.Context(), h.Store, id, func(u User, now time.Time) (Change, error) { return Credit(u, amount, now) }, h.Store.CommitDeposit,
-		func(ch Change) (*idempotency.Record, error) {
-			return r.Render(http.StatusOK, represent(r, caller, &ch.User, false))
-		})
-	return err
+	for n := 1; ; n++ {
+		u, err := h.Store.Get(r.Context(), id)
+		if err != nil {
+			return users.NoUser(err, id)
+		}
+		ch, err := users.Credit(*u, amount, time.Now())
+		if err != nil {
+			return err
+		}
+		rec, err := r.Render(http.StatusOK, represent(r, caller, &ch.User, false))
+		if err != nil {
+			return err
+		}
+		if again, err := quire.Retry(r.Context(), n, users.Committed(h.Store.CommitDeposit(r.Context(), ch, rec), ch.User)); !again {
+			return users.Changed(err, id)
+		}
+	}
 }
 
 // close closes an active account; its balance stays, frozen.
-func (h *Handlers) close(w http.ResponseWriter, r *rest.Request) error {
+func (h *Users) close(w http.ResponseWriter, r *rest.Request) error {
 	id, caller, err := ownID(r)
 	if err != nil {
 		return err
 	}
-	_, err = Apply(r.Context(), h.Store, id, CloseAccount, h.Store.CommitClose,
-		func(ch Change) (*idempotency.Record, error) {
-			return r.Render(http.StatusOK, represent(r, caller, &ch.User, false))
-		})
-	return err
+	for n := 1; ; n++ {
+		u, err := h.Store.Get(r.Context(), id)
+		if err != nil {
+			return users.NoUser(err, id)
+		}
+		ch, err := users.CloseAccount(*u, time.Now())
+		if err != nil {
+			return err
+		}
+		rec, err := r.Render(http.StatusOK, represent(r, caller, &ch.User, false))
+		if err != nil {
+			return err
+		}
+		if again, err := quire.Retry(r.Context(), n, users.Committed(h.Store.CommitClose(r.Context(), ch, rec), ch.User)); !again {
+			return users.Changed(err, id)
+		}
+	}
 }
 
 // delete removes a user. One's own account needs the current password, as
 // a change of its email does: a stolen access token cannot delete it. An
 // admin deleting another's needs none, and may send no body.
-func (h *Handlers) delete(w http.ResponseWriter, r *rest.Request) error {
+func (h *Users) delete(w http.ResponseWriter, r *rest.Request) error {
 	id, caller, err := ownID(r)
 	if err != nil {
 		return err
@@ -343,18 +408,51 @@ func (h *Handlers) delete(w http.ResponseWriter, r *rest.Request) error {
 	if err := rest.DecodeOptional(r.Request, &f); err != nil {
 		return err
 	}
-	var prove func(Credentials) error
-	if caller.ID == id {
-		if f.CurrentPassword == nil {
-			return quire.Invalid(quire.FieldError{Pointer: "/current_password", Detail: "is required to delete one's own account"})
+	own := caller.ID == id
+	if own && f.CurrentPassword == nil {
+		return quire.Invalid(quire.FieldError{Pointer: "/current_password", Detail: "is required to delete one's own account"})
+	}
+	proved := !own
+	for n := 1; ; n++ {
+		var (
+			read     users.Stored
+			readErr  error
+			readUser = make(chan struct{})
+			d        users.Deletion
+		)
+		go func() { // the user and its sessions are read at once
+			defer close(readUser)
+			read, readErr = h.Store.Stored(r.Context(), id)
+		}()
+		d.Sessions, d.More, err = h.Store.Sessions(r.Context(), id)
+		<-readUser
+		if readErr != nil {
+			return users.NoUser(readErr, id)
 		}
-		prove = func(c Credentials) error { return h.proveIdentity(r, f.CurrentPassword, c) }
+		if err != nil {
+			return err
+		}
+		if err := pre.Check(read.User.Hash); err != nil {
+			return err
+		}
+		if !proved {
+			if err := h.proveIdentity(r, f.CurrentPassword, read.Credentials()); err != nil {
+				return err
+			}
+			proved = true
+		}
+		d.User = read.User
+		if d.Event, err = users.Deleted(d.User, caller.ID, time.Now()); err != nil {
+			return err
+		}
+		if again, err := quire.Retry(r.Context(), n, users.Committed(h.Store.CommitDelete(r.Context(), d), d.User)); !again {
+			if err != nil {
+				return users.Changed(err, id)
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		}
 	}
-	if err := Delete(r.Context(), h.Store, caller.ID, id, pre, prove); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
 }
 
 // Links are the actions that the caller may take now on a user's account,
@@ -369,38 +467,38 @@ type Links struct {
 
 // V1 is a user in API v1.
 type V1 struct {
-	ID        quire.ID    `json:"id"`
-	Email     string      `json:"email"`
-	FirstName string      `json:"first_name"`
-	LastName  string      `json:"last_name"`
-	Role      quire.Role  `json:"role"`
-	Status    Status      `json:"status"`
-	Balance   quire.Money `json:"balance"`
-	Profile   *Profile    `json:"profile,omitempty"`
-	CreatedAt time.Time   `json:"created_at"`
-	UpdatedAt time.Time   `json:"updated_at"`
-	Links     Links       `json:"_links"`
+	ID        quire.ID       `json:"id"`
+	Email     string         `json:"email"`
+	FirstName string         `json:"first_name"`
+	LastName  string         `json:"last_name"`
+	Role      quire.Role     `json:"role"`
+	Status    users.Status   `json:"status"`
+	Balance   quire.Money    `json:"balance"`
+	Profile   *users.Profile `json:"profile,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
+	Links     Links          `json:"_links"`
 }
 
 // V2 is a user in API v2: one name instead of first and last names.
 type V2 struct {
-	ID        quire.ID    `json:"id"`
-	Email     string      `json:"email"`
-	Name      string      `json:"name"`
-	Role      quire.Role  `json:"role"`
-	Status    Status      `json:"status"`
-	Balance   quire.Money `json:"balance"`
-	Profile   *Profile    `json:"profile,omitempty"`
-	CreatedAt time.Time   `json:"created_at"`
-	UpdatedAt time.Time   `json:"updated_at"`
-	Links     Links       `json:"_links"`
+	ID        quire.ID       `json:"id"`
+	Email     string         `json:"email"`
+	Name      string         `json:"name"`
+	Role      quire.Role     `json:"role"`
+	Status    users.Status   `json:"status"`
+	Balance   quire.Money    `json:"balance"`
+	Profile   *users.Profile `json:"profile,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
+	Links     Links          `json:"_links"`
 }
 
 // represent returns u as the version r asked for, with the links caller may
 // follow, and with its profile when embed is true.
-func represent(r *rest.Request, caller access.Caller, u *User, embed bool) any {
+func represent(r *rest.Request, caller access.Caller, u *users.User, embed bool) any {
 	var links Links
-	if u.Status == StatusActive {
+	if u.Status == users.StatusActive {
 		base := "/users/" + u.ID.String()
 		if caller.Admin() {
 			links.Deposit = r.Path(base + "/deposit")
@@ -409,7 +507,7 @@ func represent(r *rest.Request, caller access.Caller, u *User, embed bool) any {
 			links.CloseAccount = r.Path(base + "/close")
 		}
 	}
-	var profile *Profile
+	var profile *users.Profile
 	if embed {
 		profile = &u.Profile
 	}
@@ -419,7 +517,7 @@ func represent(r *rest.Request, caller access.Caller, u *User, embed bool) any {
 	return V1{u.ID, u.Email, u.FirstName, u.LastName, u.Role, u.Status, u.Balance, profile, u.CreatedAt, u.UpdatedAt, links}
 }
 
-func representAll(r *rest.Request, caller access.Caller, us []User, embed bool) []any {
+func representAll(r *rest.Request, caller access.Caller, us []users.User, embed bool) []any {
 	out := make([]any, len(us))
 	for i := range us {
 		out[i] = represent(r, caller, &us[i], embed)
