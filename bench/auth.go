@@ -14,6 +14,7 @@ import (
 	"github.com/quireapi/quire/internal/api"
 	"github.com/quireapi/quire/internal/auth"
 	"github.com/quireapi/quire/internal/demo"
+	"github.com/quireapi/quire/internal/httpapi"
 	"github.com/quireapi/quire/internal/service"
 )
 
@@ -124,7 +125,7 @@ func loginTimes(cfg service.Config) ([]loginTime, error) {
 		return rec, nil
 	}
 	for run := range runs {
-		var session auth.TokenResponse
+		var session httpapi.TokenResponse
 		for i, body := range bodies(run) {
 			rec, err := send(i, "POST", "/login", body, "")
 			if err != nil {
@@ -136,7 +137,7 @@ func loginTimes(cfg service.Config) ([]loginTime, error) {
 				}
 			}
 		}
-		body, _ := json.Marshal(auth.RefreshRequest{RefreshToken: &session.RefreshToken})
+		body, _ := json.Marshal(httpapi.RefreshRequest{RefreshToken: &session.RefreshToken})
 		rec, err := send(3, "POST", "/tokens", string(body), "")
 		if err != nil {
 			return nil, err

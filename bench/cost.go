@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/authorizer"
 	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/routes"
@@ -27,7 +27,7 @@ const (
 )
 
 // authorizerHitRatio is the share of protected requests whose token's
-// decision API Gateway has cached (for auth.CacheTTL, 5 minutes with
+// decision API Gateway has cached (for authorizer.CacheTTL, 5 minutes with
 // 15-minute tokens): a client sending a request every 10 s or so misses
 // once per TTL, but the cache is not shared across the gateway's fleet.
 const authorizerHitRatio = 0.80
@@ -131,7 +131,7 @@ func printCost(w io.Writer, cs []routeCost, authz authorizerRun) {
 		"whose token's decision is not cached (a %.0f-minute TTL).\n"+
 		"- DynamoDB on demand: $%.3f per million read and $%.3f per million write request units, since the price cut "+
 		"of 2024-11-01. The units are by DynamoDB's rules, indexes included.\n\n", pricesDate, restAPIPerMillion, httpAPIPerMillion, lambdaPerMillion, lambdaPerGBSecond,
-		timingPasses, authz.memoryMB, authz.millis, 100*(1-authorizerHitRatio), auth.CacheTTL(login.DefaultLifetime).Minutes(),
+		timingPasses, authz.memoryMB, authz.millis, 100*(1-authorizerHitRatio), authorizer.CacheTTL(login.DefaultLifetime).Minutes(),
 		readUnitPerMillion, writeUnitPerMillion)
 	fmt.Fprintln(w, "| route | request | function | warm time | read units | write units | API Gateway | authorizer | Lambda | DynamoDB | total | on an HTTP API |")
 	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

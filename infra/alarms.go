@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/authorizer"
 	"github.com/quireapi/quire/internal/routes"
 	"github.com/quireapi/quire/internal/telemetry"
 )
@@ -232,12 +232,12 @@ func apiAlarms(api awsapigateway.RestApi) []alarmSpec {
 // authorizerFailures are the authorizer's failed invocations but its
 // refusals: a token it refuses is an invocation error too (API Gateway
 // answers it 401), so that its Errors count every client with an expired
-// token and every attacker's junk. Its line for each refusal (auth.Refused)
+// token and every attacker's junk. Its line for each refusal (authorizer.Refused)
 // counts them, through a metric filter on its log group.
 func authorizerFailures(stack awscdk.Stack, fn awslambda.Function, namespace string) awscloudwatch.IMetric {
 	refusals := awslogs.NewMetricFilter(stack, jsii.String("AuthorizerRefusals"), &awslogs.MetricFilterProps{
 		LogGroup:        fn.LogGroup(),
-		FilterPattern:   awslogs.FilterPattern_StringValue(jsii.String("$.message"), jsii.String("="), jsii.String(auth.Refused)),
+		FilterPattern:   awslogs.FilterPattern_StringValue(jsii.String("$.message"), jsii.String("="), jsii.String(authorizer.Refused)),
 		MetricNamespace: jsii.String(namespace),
 		MetricName:      jsii.String("AuthorizerRefusals"),
 		MetricValue:     jsii.String("1"),

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/authorizer"
 	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/routes"
 	"github.com/quireapi/quire/internal/secrets"
@@ -119,7 +120,7 @@ func newAuthorizerFunction(stack awscdk.Stack, tokens login.TokenConfig, jwks *s
 // settings go into api's deployment's logical id here.
 func newAuthorizer(stack awscdk.Stack, api awsapigateway.RestApi, fn awslambda.IFunction, tokens login.TokenConfig) awsapigateway.IAuthorizer {
 	const header = "Authorization"
-	ttl := auth.CacheTTL(tokens.Lifetime)
+	ttl := authorizer.CacheTTL(tokens.Lifetime)
 	api.LatestDeployment().AddToLogicalId(jsii.String(fmt.Sprintf("REQUEST authorizer on %s, cached %s", header, ttl)))
 	return awsapigateway.NewRequestAuthorizer(stack, jsii.String("Authorizer"), &awsapigateway.RequestAuthorizerProps{
 		AuthorizerName:  jsii.String("quire-bearer"),

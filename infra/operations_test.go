@@ -15,7 +15,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/authorizer"
 	"github.com/quireapi/quire/internal/dynamo"
 	"github.com/quireapi/quire/internal/pretraffic"
 	"github.com/quireapi/quire/internal/routes"
@@ -365,7 +365,7 @@ func TestAlarmMetrics(t *testing.T) {
 				!strings.Contains(metrics, exportName(fn)+"Function") {
 				t.Errorf("%s-errors reads %s", fn, metrics)
 			}
-			if filter["FilterPattern"] != `{ $.message = "`+auth.Refused+`" }` || !strings.Contains(jsonOf(filter["LogGroupName"]), "AuthorizerLogs") ||
+			if filter["FilterPattern"] != `{ $.message = "`+authorizer.Refused+`" }` || !strings.Contains(jsonOf(filter["LogGroupName"]), "AuthorizerLogs") ||
 				!strings.Contains(mt, `"MetricName":"AuthorizerRefusals"`) || !strings.Contains(mt, `"MetricValue":"1"`) {
 				t.Errorf("the authorizer's refusals: filter %s", jsonOf(filter))
 			}

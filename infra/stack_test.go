@@ -23,7 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quireapi/quire/internal/apigw"
-	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/authorizer"
 	"github.com/quireapi/quire/internal/dynamo"
 	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/quire"
@@ -816,7 +816,7 @@ func TestAuthorizer(t *testing.T) {
 		}
 		authorizerID = id
 		p := r.Properties
-		ttl := auth.CacheTTL(login.DefaultLifetime).Seconds()
+		ttl := authorizer.CacheTTL(login.DefaultLifetime).Seconds()
 		if p["Type"] != "REQUEST" || p["IdentitySource"] != "method.request.header.Authorization" ||
 			p["AuthorizerResultTtlInSeconds"] != ttl || ttl > login.DefaultLifetime.Seconds() {
 			t.Errorf("authorizer %+v", p)

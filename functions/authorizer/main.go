@@ -11,12 +11,12 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/authorizer"
 )
 
 func main() {
 	slog.SetDefault(slog.New(lambdacontext.NewLogHandler()))
-	a, err := auth.AuthorizerFromEnv(os.Getenv)
+	a, err := authorizer.AuthorizerFromEnv(os.Getenv)
 	if err != nil {
 		slog.Error("init failed", "err", err)
 		os.Exit(1)

@@ -17,7 +17,9 @@ import (
 
 	"github.com/quireapi/quire/internal/apigw"
 	"github.com/quireapi/quire/internal/auth"
+	"github.com/quireapi/quire/internal/authorizer"
 	"github.com/quireapi/quire/internal/awsenv"
+	"github.com/quireapi/quire/internal/httpapi"
 	"github.com/quireapi/quire/internal/password"
 	"github.com/quireapi/quire/internal/password/argon2id"
 	"github.com/quireapi/quire/internal/rest"
@@ -36,14 +38,15 @@ type OpenSecret func(c service.Config, id string) (auth.SecretStore, error)
 
 // authGroup builds the auth group's HTTP handler, signing with the keys in
 // SigningKeys, or else in the secret SigningKeySecret, which it reads (see
-// auth.Handlers.LoadKeys) and never writes.
+// auth.KeyRing.LoadKeys) and never writes.
 func authGroup(c service.Config, open OpenSecret) (http.Handler, error) {
 	s, err := c.OpenStores(routes.GroupAuth)
 	if err != nil {
 		return nil, err
 	}
-	h := &auth.Handlers{Accounts: s.Accounts, Sessions: s.Sessions, Tokens: c.Tokens, Passwords: passwords(c)}
-	router, err := rest.NewRouter(routes.GroupAuth, h.Routes(), nil, c.Callers(s))
+	h := &auth.KeyRing{Tokens: c.Tokens}
+	api := &httpapi.Auth{Accounts: s.Accounts, Sessions: s.Sessions, Passwords: passwords(c), Keys: h}
+	router, err := rest.NewRouter(routes.GroupAuth, api.Routes(), nil, c.Callers(s))
 	if err != nil {
 		return nil, err
 	}
@@ -83,12 +86,12 @@ func authGroup(c service.Config, open OpenSecret) (http.Handler, error) {
 
 // Authorizer builds the Lambda authorizer from the public key set in JWKS,
 // or, locally, from the public halves of SigningKeys.
-func Authorizer(c service.Config) (*auth.Authorizer, error) {
+func Authorizer(c service.Config) (*authorizer.Authorizer, error) {
 	set := c.JWKS
 	if set == "" {
 		set = c.SigningKeys
 	}
-	return auth.NewAuthorizer(set, c.Tokens)
+	return authorizer.NewAuthorizer(set, c.Tokens)
 }
 
 // Handlers builds the Lambda handler of every group in the route table, as
@@ -147,7 +150,7 @@ func Gateway(c service.Config) (*apigw.Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &apigw.Gateway{Functions: fns, Authorizer: a.Handle, AuthorizerTTL: auth.CacheTTL(c.Tokens.Lifetime), CORS: c.CORS}, nil
+	return &apigw.Gateway{Functions: fns, Authorizer: a.Handle, AuthorizerTTL: authorizer.CacheTTL(c.Tokens.Lifetime), CORS: c.CORS}, nil
 }
 
 // RunAuth is the main of the auth function: login and the public keys.
@@ -166,5 +169,8 @@ func RunKeys(open OpenSecret) {
 	secret, err := open(c, c.SigningKeySecret)
 	service.Must(err)
 	rotate := &auth.KeyResource{Secret: secret, Lifetime: c.Tokens.Lifetime}
-	lambda.Start(cfn.LambdaWrap(rotate.Handle))
+	lambda.Start(cfn.LambdaWrap(func(ctx context.Context, ev cfn.Event) (string, map[string]any, error) {
+		return rotate.Handle(ctx, auth.KeyRequest{Type: string(ev.RequestType), PhysicalID: ev.PhysicalResourceID,
+			Properties: ev.ResourceProperties, OldProperties: ev.OldResourceProperties})
+	}))
 }

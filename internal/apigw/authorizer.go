@@ -42,7 +42,7 @@ func MethodARN(method, path string) string {
 // Authorization header for AuthorizerTTL and the cached policy is applied
 // to every later request with the header, whatever its route. More than one
 // Authorization header (their names in any case) is 401 without calling
-// it, which would refuse them too (see auth.Authorizer.Handle): a decision
+// it, which would refuse them too (see authorizer.Authorizer.Handle): a decision
 // is cached under the one credential it was made for. It returns the
 // authorizer context for the function's event, or a problem.
 func (g *Gateway) authorize(r *http.Request, path, resource string, params map[string]string, requestID string) (map[string]any, *rest.Problem) {

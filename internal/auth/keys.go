@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/quire"
 )
 
@@ -266,6 +268,61 @@ func coordinate(s string) ([]byte, error) {
 	return b, nil
 }
 
+// KeyRing holds the keys tokens are signed with: set at init (SetKeys),
+// or read from a store (LoadKeys) and read again as they rotate.
+type KeyRing struct {
+	// Tokens says whom the tokens are for and how long they live.
+	Tokens login.TokenConfig
+	// LoadKeys, when set, reads the key set for Reload: the ring then reads
+	// it again KeyRefresh after its last read, so that a rotation reaches
+	// every warm instance (see KeySet).
+	LoadKeys func(context.Context) (KeySet, error)
+	// signer holds the keys; nil until SetKeys (a stack whose first key is
+	// not written yet), and login is then 503.
+	signer atomic.Pointer[signer]
+	// loading, when set, is closed once the read LoadInBackground
+	// prepared has ended, and startLoading starts that read.
+	loading      <-chan struct{}
+	startLoading func()
+	now          func() time.Time // time.Now; tests set it
+}
+
+// Now is the time by the ring's clock.
+func (h *KeyRing) Now() time.Time {
+	if h.now != nil {
+		return h.now()
+	}
+	return time.Now()
+}
+
+// Ready returns nil once the ring can sign: EUNAVAILABLE while its keys
+// are not read (see current).
+func (h *KeyRing) Ready(ctx context.Context) error {
+	_, err := h.current(ctx)
+	return err
+}
+
+// AccessToken returns an access token of user with role in the session
+// sid, signed with the current key, and how long it lives.
+func (h *KeyRing) AccessToken(ctx context.Context, user quire.ID, role quire.Role, sid string) (string, time.Duration, error) {
+	s, err := h.current(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	token, err := s.issuer.IssueInSession(user, role, sid)
+	return token, s.issuer.Lifetime(), err
+}
+
+// JWKS returns the public halves of the ring's keys, as published: a JWK
+// Set.
+func (h *KeyRing) JWKS(ctx context.Context) (json.RawMessage, error) {
+	s, err := h.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.keys.MarshalJSON()
+}
+
 // signer is the keys login signs with, as the handlers hold them.
 type signer struct {
 	issuer *Issuer
@@ -276,20 +333,20 @@ type signer struct {
 // SetKeys makes keys' signing key (see KeySet.Signing) sign the tokens
 // login issues from now on, and publishes their public halves. It returns an
 // error when keys has no private key.
-func (h *Handlers) SetKeys(keys KeySet) error {
+func (h *KeyRing) SetKeys(keys KeySet) error {
 	iss, err := NewIssuer(keys, h.Tokens)
 	if err != nil {
 		return err
 	}
-	now := h.clock()
-	iss.now = h.clock
+	now := h.Now()
+	iss.Now = h.Now
 	iss.key, _ = keys.Signing(now)
 	h.signer.Store(&signer{issuer: iss, keys: keys.PublicSet(), read: now})
 	return nil
 }
 
 // Reload sets the keys LoadKeys reads.
-func (h *Handlers) Reload(ctx context.Context) error {
+func (h *KeyRing) Reload(ctx context.Context) error {
 	if h.LoadKeys == nil {
 		return errors.New("auth: no key source")
 	}
@@ -308,7 +365,7 @@ func (h *Handlers) Reload(ctx context.Context) error {
 // that comes before the read has started starts it; one that comes before
 // it has ended waits for it rather than reading again. Call it before the
 // handlers serve.
-func (h *Handlers) LoadInBackground(timeout time.Duration) (start func()) {
+func (h *KeyRing) LoadInBackground(timeout time.Duration) (start func()) {
 	done := make(chan struct{})
 	h.loading = done
 	h.startLoading = sync.OnceFunc(func() {
@@ -328,7 +385,7 @@ func (h *Handlers) LoadInBackground(timeout time.Duration) (start func()) {
 // or, with LoadKeys, when they were read KeyRefresh ago or more. When they
 // cannot be read, the keys read last serve until they are KeyMaxStale old,
 // and login is 503 after that.
-func (h *Handlers) current(ctx context.Context) (*signer, error) {
+func (h *KeyRing) current(ctx context.Context) (*signer, error) {
 	if h.loading != nil {
 		h.startLoading()
 		select {
@@ -338,14 +395,14 @@ func (h *Handlers) current(ctx context.Context) (*signer, error) {
 		}
 	}
 	s := h.signer.Load()
-	if s != nil && (h.LoadKeys == nil || h.clock().Sub(s.read) < KeyRefresh) {
+	if s != nil && (h.LoadKeys == nil || h.Now().Sub(s.read) < KeyRefresh) {
 		return s, nil
 	}
 	err := h.Reload(ctx)
 	switch {
 	case err == nil:
 		return h.signer.Load(), nil
-	case s != nil && h.clock().Sub(s.read) < KeyMaxStale:
+	case s != nil && h.Now().Sub(s.read) < KeyMaxStale:
 		slog.WarnContext(ctx, "signing keys not read again; the keys read last still sign", "read", s.read, "err", err)
 		return s, nil
 	case s != nil:

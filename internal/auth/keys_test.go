@@ -188,7 +188,7 @@ func TestLoadInBackground(t *testing.T) {
 	}
 	release := make(chan struct{})
 	var reads atomic.Int32
-	h := &Handlers{Tokens: testConfig, LoadKeys: func(ctx context.Context) (KeySet, error) {
+	h := &KeyRing{Tokens: testConfig, LoadKeys: func(ctx context.Context) (KeySet, error) {
 		reads.Add(1)
 		<-release
 		return KeySet{Keys: []Key{key}}, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quireapi/quire/internal/auth"
 	"github.com/quireapi/quire/internal/demo"
+	"github.com/quireapi/quire/internal/httpapi"
 	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/password"
 	"github.com/quireapi/quire/internal/quire"
@@ -62,7 +63,7 @@ func TestLogin(t *testing.T) {
 		if r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("login %s = %d %s %q %s", tc.email, r.StatusCode, r.Header.Get("Content-Type"), r.Header.Get("Cache-Control"), r.Body)
 		}
-		var tr auth.TokenResponse
+		var tr httpapi.TokenResponse
 		if err := json.Unmarshal([]byte(r.Body), &tr); err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +207,7 @@ func TestLoginSeesCredentialChanges(t *testing.T) {
 		t.Errorf("the new email with the old password: %d %s", r.StatusCode, r.Body)
 	}
 	r := postLogin(t, api, "turing@quire.example", "an enigma machine")
-	var tok auth.TokenResponse
+	var tok httpapi.TokenResponse
 	if err := json.Unmarshal([]byte(r.Body), &tok); err != nil {
 		t.Fatal(err)
 	}
@@ -243,12 +244,12 @@ func TestClosedAdminLogsInAsCustomer(t *testing.T) {
 		other.Expect(t, "POST", "/users/1/close", "", http.StatusOK)
 		tokens := func() (access, refreshed string) {
 			t.Helper()
-			var tok auth.TokenResponse
+			var tok httpapi.TokenResponse
 			r := postLogin(t, api, demo.AdminEmail, demo.AdminPassword)
 			if r.StatusCode != http.StatusOK || json.Unmarshal([]byte(r.Body), &tok) != nil {
 				t.Fatalf("login: %d %s", r.StatusCode, r.Body)
 			}
-			var again auth.TokenResponse
+			var again httpapi.TokenResponse
 			if r := refresh(t, api, tok.RefreshToken); r.StatusCode != http.StatusOK || json.Unmarshal([]byte(r.Body), &again) != nil {
 				t.Fatalf("refresh: %d %s", r.StatusCode, r.Body)
 			}

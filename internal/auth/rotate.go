@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/aws/aws-lambda-go/cfn"
 )
 
 // KeySource reads the private key set, a JWK Set: what the auth function
@@ -39,9 +37,18 @@ type KeyResource struct {
 	Now      func() time.Time
 }
 
+// KeyRequest is a custom resource request as KeyResource reads it: the
+// keys function's main makes one of CloudFormation's event.
+type KeyRequest struct {
+	Type          string // Create, Update or Delete
+	PhysicalID    string // the resource's id, on Update and Delete
+	Properties    map[string]any
+	OldProperties map[string]any // on Update
+}
+
 // Handle answers one custom resource request.
-func (k *KeyResource) Handle(ctx context.Context, ev cfn.Event) (string, map[string]any, error) {
-	physicalID, _ := ev.ResourceProperties["SecretId"].(string)
+func (k *KeyResource) Handle(ctx context.Context, ev KeyRequest) (string, map[string]any, error) {
+	physicalID, _ := ev.Properties["SecretId"].(string)
 	if physicalID == "" {
 		return "", nil, fmt.Errorf("signing keys: the SecretId property is missing")
 	}
@@ -50,10 +57,10 @@ func (k *KeyResource) Handle(ctx context.Context, ev cfn.Event) (string, map[str
 		now = k.Now()
 	}
 	var keys KeySet
-	switch ev.RequestType {
-	case cfn.RequestDelete:
-		return ev.PhysicalResourceID, nil, nil
-	case cfn.RequestCreate:
+	switch ev.Type {
+	case "Delete":
+		return ev.PhysicalID, nil, nil
+	case "Create":
 		// The secret holds the stack's placeholder: start a new set.
 	default:
 		data, err := k.Secret.Load(ctx)
@@ -63,7 +70,7 @@ func (k *KeyResource) Handle(ctx context.Context, ev cfn.Event) (string, map[str
 		if keys, err = ParseKeySet(data); err != nil {
 			return "", nil, fmt.Errorf("signing keys in the secret: %w", err)
 		}
-		if fmt.Sprint(ev.ResourceProperties["Generation"]) == fmt.Sprint(ev.OldResourceProperties["Generation"]) {
+		if fmt.Sprint(ev.Properties["Generation"]) == fmt.Sprint(ev.OldProperties["Generation"]) {
 			return physicalID, attributes(keys, now), nil
 		}
 	}

@@ -29,14 +29,14 @@ func (m *memorySecret) Save(_ context.Context, v []byte) error {
 
 const placeholder = `{"placeholder":"replaced by Custom::SigningKeys"}`
 
-func keyEvent(typ cfn.RequestType, generation, oldGeneration any) cfn.Event {
-	ev := cfn.Event{
-		RequestType:        typ,
-		PhysicalResourceID: "arn:aws:secretsmanager:eu-west-1:1:secret:keys",
-		ResourceProperties: map[string]any{"SecretId": "arn:aws:secretsmanager:eu-west-1:1:secret:keys", "Generation": generation},
+func keyEvent(typ cfn.RequestType, generation, oldGeneration any) KeyRequest {
+	ev := KeyRequest{
+		Type:       string(typ),
+		PhysicalID: "arn:aws:secretsmanager:eu-west-1:1:secret:keys",
+		Properties: map[string]any{"SecretId": "arn:aws:secretsmanager:eu-west-1:1:secret:keys", "Generation": generation},
 	}
 	if typ == cfn.RequestUpdate {
-		ev.OldResourceProperties = map[string]any{"SecretId": "arn:aws:secretsmanager:eu-west-1:1:secret:keys", "Generation": oldGeneration}
+		ev.OldProperties = map[string]any{"SecretId": "arn:aws:secretsmanager:eu-west-1:1:secret:keys", "Generation": oldGeneration}
 	}
 	return ev
 }
@@ -158,7 +158,7 @@ func TestKeyResourceRefuses(t *testing.T) {
 	t.Run("no SecretId", func(t *testing.T) {
 		secret := &memorySecret{}
 		ev := keyEvent(cfn.RequestCreate, "1", nil)
-		delete(ev.ResourceProperties, "SecretId")
+		delete(ev.Properties, "SecretId")
 		if _, _, err := (&KeyResource{Secret: secret}).Handle(ctx, ev); err == nil || secret.saves != 0 {
 			t.Errorf("Create without SecretId: %v, %d saves", err, secret.saves)
 		}

@@ -77,7 +77,7 @@ func TestRotationSequence(t *testing.T) {
 				}
 				return load(ctx)
 			}
-			instances := []*Handlers{
+			instances := []*KeyRing{
 				{Tokens: testConfig, LoadKeys: load, now: clock},
 				{Tokens: testConfig, LoadKeys: flaky, now: clock},
 			}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/quireapi/quire/internal/auth"
 	"github.com/quireapi/quire/internal/demo"
+	"github.com/quireapi/quire/internal/httpapi"
 	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/rest"
@@ -28,7 +29,7 @@ import (
 // session is what login or a refresh answered, with the session id its
 // access token carries.
 type session struct {
-	auth.TokenResponse
+	httpapi.TokenResponse
 	sid string
 }
 
@@ -66,7 +67,7 @@ func start(t *testing.T, api *servicetest.API, email, password string, user quir
 // refresh sends POST /tokens with the refresh token token.
 func refresh(t *testing.T, api *servicetest.API, token string) servicetest.Response {
 	t.Helper()
-	body, _ := json.Marshal(auth.RefreshRequest{RefreshToken: &token})
+	body, _ := json.Marshal(httpapi.RefreshRequest{RefreshToken: &token})
 	return api.Do(t, "POST", "/tokens", string(body))
 }
 
@@ -157,7 +158,7 @@ func TestConcurrentRefreshesThroughConflicts(t *testing.T) {
 func concurrentRefreshes(t *testing.T, api *servicetest.API) {
 	for _, n := range []int{2, 2, 8} {
 		s := start(t, api, demo.CustomerEmail, demo.CustomerPassword, 2)
-		body, _ := json.Marshal(auth.RefreshRequest{RefreshToken: &s.RefreshToken})
+		body, _ := json.Marshal(httpapi.RefreshRequest{RefreshToken: &s.RefreshToken})
 		statuses := make([]int, n)
 		errs := make([]error, n)
 		var wg sync.WaitGroup
@@ -273,7 +274,7 @@ func TestSessionRevocation(t *testing.T) {
 // (its string and number attributes; on memory, its fields), or nil.
 func storedSession(t *testing.T, api *servicetest.API, refresh string) map[string]string {
 	t.Helper()
-	s, ok := auth.SessionOf(refresh, 0, time.Now())
+	s, ok := login.SessionOf(refresh, 0, time.Now())
 	if !ok {
 		t.Fatalf("%q is not a refresh token", refresh)
 	}
@@ -329,8 +330,8 @@ func TestHostileRefreshTokens(t *testing.T) {
 	reused := start(t, api, demo.CustomerEmail, demo.CustomerPassword, 2)
 	pair(t, api, refresh(t, api, reused.RefreshToken), 2)
 	// Sessions past their idle expiry and past their maximum.
-	idle, idleToken := auth.NewSession(2, 0, time.Now().Add(-login.RefreshIdle-time.Minute))
-	old, oldToken := auth.NewSession(2, 0, time.Now().Add(-login.SessionMax-time.Minute))
+	idle, idleToken := login.NewSession(2, 0, time.Now().Add(-login.RefreshIdle-time.Minute))
+	old, oldToken := login.NewSession(2, 0, time.Now().Add(-login.SessionMax-time.Minute))
 	old.IdleUntil = time.Now().Add(time.Hour)
 	for _, s := range []login.Session{idle, old} {
 		if err := store.Start(t.Context(), s, demo.CustomerEmail); err != nil {
@@ -347,7 +348,7 @@ func TestHostileRefreshTokens(t *testing.T) {
 		change(b)
 		return base64.RawURLEncoding.EncodeToString(b)
 	}
-	_, unknownToken := auth.NewSession(2, 0, time.Now()) // never stored
+	_, unknownToken := login.NewSession(2, 0, time.Now()) // never stored
 	// 56 bytes leave the last character's 2 low bits unused, zero in the
 	// canonical form: setting one decodes to the same bytes.
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"

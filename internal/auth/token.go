@@ -40,7 +40,8 @@ type Identity struct {
 type Issuer struct {
 	key    Key
 	config login.TokenConfig
-	now    func() time.Time
+	// Now is the clock tokens are issued by: time.Now, which tests set.
+	Now func() time.Time
 }
 
 // NewIssuer returns an Issuer that signs with keys' signing key. It returns
@@ -50,7 +51,7 @@ func NewIssuer(keys KeySet, c login.TokenConfig) (*Issuer, error) {
 	if !ok {
 		return nil, errors.New("new issuer: the key set has no private key")
 	}
-	return &Issuer{key: k, config: c, now: time.Now}, nil
+	return &Issuer{key: k, config: c, Now: time.Now}, nil
 }
 
 // Issue returns a signed token for a user, valid from now for the
@@ -62,7 +63,7 @@ func (i *Issuer) Issue(id quire.ID, role quire.Role) (string, error) {
 // IssueInSession returns a signed token for a user in the session sid, which
 // logout ends.
 func (i *Issuer) IssueInSession(id quire.ID, role quire.Role, sid string) (string, error) {
-	now := i.now().Truncate(time.Second)
+	now := i.Now().Truncate(time.Second)
 	claims := Claims{
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer:    i.config.Issuer,
@@ -156,21 +157,4 @@ func (v *Verifier) Verify(token string) (Identity, error) {
 		return Identity{}, fmt.Errorf("%w: sid of %d bytes", ErrInvalidToken, len(c.SessionID))
 	}
 	return Identity{UserID: id, Role: c.Role, SessionID: c.SessionID, Expires: c.ExpiresAt.Time}, nil
-}
-
-// tokens returns the body of the answer to a login or a refresh at now: a
-// new access token of user, with role, in session, and refresh, the
-// session's refresh token.
-func (s *signer) tokens(user quire.ID, role quire.Role, session login.Session, refresh string, now time.Time) (TokenResponse, error) {
-	access, err := s.issuer.IssueInSession(user, role, session.ID)
-	if err != nil {
-		return TokenResponse{}, err
-	}
-	return TokenResponse{
-		AccessToken:      access,
-		TokenType:        "Bearer",
-		ExpiresIn:        int64(s.issuer.Lifetime().Seconds()),
-		RefreshToken:     refresh,
-		RefreshExpiresIn: int64(session.Expiry().Sub(now).Seconds()),
-	}, nil
 }

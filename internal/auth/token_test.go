@@ -74,7 +74,7 @@ func TestIssueAndVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	iss.now = func() time.Time { return testNow }
+	iss.Now = func() time.Time { return testNow }
 	token, err := iss.Issue(7, quire.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +201,7 @@ func TestRotation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		iss.now = func() time.Time { return testNow }
+		iss.Now = func() time.Time { return testNow }
 		tok, _ := iss.Issue(7, quire.RoleCustomer)
 		tokens = append(tokens, tok)
 	}
@@ -220,7 +220,7 @@ func TestRotation(t *testing.T) {
 func FuzzVerify(f *testing.F) {
 	k := newKey(f)
 	iss, _ := NewIssuer(KeySet{Keys: []Key{k}}, testConfig)
-	iss.now = func() time.Time { return testNow }
+	iss.Now = func() time.Time { return testNow }
 	valid, _ := iss.Issue(7, quire.RoleCustomer)
 	v := NewVerifier(KeySet{Keys: []Key{k}}, testConfig, func() time.Time { return testNow })
 	for _, s := range []string{valid, "", "a.b.c", valid + "x", strings.Replace(valid, ".", "..", 1)} {

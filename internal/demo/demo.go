@@ -13,7 +13,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/quireapi/quire/internal/auth"
 	"github.com/quireapi/quire/internal/carts"
 	"github.com/quireapi/quire/internal/catalog"
 	"github.com/quireapi/quire/internal/config"
@@ -189,7 +188,7 @@ func hash(h password.Hasher, pw string) string {
 // with the customer's first session epoch (0), unless a session of that id
 // is stored already (perhaps rotated since: its token is then another).
 func SeedSession(ctx context.Context, s login.Sessions, now time.Time) error {
-	session, ok := auth.SessionOf(CustomerRefreshToken, 0, now)
+	session, ok := login.SessionOf(CustomerRefreshToken, 0, now)
 	if !ok {
 		return errors.New("seed session: the demo refresh token is malformed")
 	}

@@ -44,8 +44,10 @@ func (s *store) commit() error {
 	return s.commits[min(s.committed, len(s.commits))-1]
 }
 
-func (s *store) CommitDeposit(context.Context, users.Change, *idempotency.Record) error { return s.commit() }
-func (s *store) CommitRevision(context.Context, users.Revision) error                 { return s.commit() }
+func (s *store) CommitDeposit(context.Context, users.Change, *idempotency.Record) error {
+	return s.commit()
+}
+func (s *store) CommitRevision(context.Context, users.Revision) error { return s.commit() }
 
 func (s *store) Reserve(context.Context, string, login.Guess) (login.Attempts, error) {
 	s.guesses++
@@ -55,7 +57,7 @@ func (s *store) Reserve(context.Context, string, login.Guess) (login.Attempts, e
 // passwords takes "right" for the stored hash "hash".
 type passwords struct{}
 
-func (passwords) Hash(pw string) string       { return "hash of " + pw }
+func (passwords) Hash(pw string) string      { return "hash of " + pw }
 func (passwords) Match(hash, pw string) bool { return hash == "hash" && pw == "right" }
 
 // asRead is user 7 as stored a minute ago, active, with 10.00.

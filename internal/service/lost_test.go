@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quireapi/quire/internal/auth"
 	"github.com/quireapi/quire/internal/demo"
+	"github.com/quireapi/quire/internal/httpapi"
 	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/routes"
 	"github.com/quireapi/quire/internal/testing/ddbfault"
@@ -42,14 +42,14 @@ type lostAnswer struct {
 
 // refresh trades a refresh token at POST /tokens; it fails the test unless
 // the answer is status, and returns the new pair on a 200.
-func refresh(t *testing.T, api *servicetest.API, token string, status int) auth.TokenResponse {
+func refresh(t *testing.T, api *servicetest.API, token string, status int) httpapi.TokenResponse {
 	t.Helper()
-	body, _ := json.Marshal(auth.RefreshRequest{RefreshToken: &token})
+	body, _ := json.Marshal(httpapi.RefreshRequest{RefreshToken: &token})
 	r := api.Do(t, "POST", "/tokens", string(body))
 	if r.StatusCode != status {
 		t.Fatalf("POST /tokens = %d %s, want %d", r.StatusCode, r.Body, status)
 	}
-	var tr auth.TokenResponse
+	var tr httpapi.TokenResponse
 	if status == http.StatusOK {
 		if err := json.Unmarshal([]byte(r.Body), &tr); err != nil || tr.RefreshToken == "" {
 			t.Fatalf("POST /tokens answered %s: %v", r.Body, err)
@@ -61,7 +61,7 @@ func refresh(t *testing.T, api *servicetest.API, token string, status int) auth.
 // refreshOf returns the refresh token of a login's or refresh's answer r.
 func refreshOf(t *testing.T, r servicetest.Response) string {
 	t.Helper()
-	var tr auth.TokenResponse
+	var tr httpapi.TokenResponse
 	if err := json.Unmarshal([]byte(r.Body), &tr); err != nil || tr.RefreshToken == "" {
 		t.Fatalf("no refresh token in %s: %v", r.Body, err)
 	}

@@ -1,4 +1,7 @@
-package auth
+// Package authorizer is the Lambda REQUEST authorizer of every protected
+// route: it verifies the bearer token (package auth) and answers API
+// Gateway with the policy of the token's role.
+package authorizer
 
 import (
 	"context"
@@ -14,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/quireapi/quire/internal/access"
+	"github.com/quireapi/quire/internal/auth"
 	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/rest"
@@ -39,7 +43,7 @@ const Refused = "unauthorized"
 // route of the API and denies, by route, those the token's role may not
 // call. A customer's cached policy thus still denies /admin routes.
 type Authorizer struct {
-	Verifier *Verifier
+	Verifier *auth.Verifier
 }
 
 // NewAuthorizer returns the authorizer that verifies tokens of tokens'
@@ -49,11 +53,11 @@ func NewAuthorizer(jwks string, tokens login.TokenConfig) (*Authorizer, error) {
 	if jwks == "" {
 		return nil, errors.New("authorizer: set JWKS")
 	}
-	keys, err := ParseKeySet([]byte(jwks))
+	keys, err := auth.ParseKeySet([]byte(jwks))
 	if err != nil {
 		return nil, fmt.Errorf("authorizer: %w", err)
 	}
-	return &Authorizer{Verifier: NewVerifier(keys, tokens, nil)}, nil
+	return &Authorizer{Verifier: auth.NewVerifier(keys, tokens, nil)}, nil
 }
 
 // AuthorizerFromEnv is NewAuthorizer with what the authorizer function's

@@ -1,4 +1,4 @@
-package auth
+package login
 
 import (
 	"bytes"
@@ -9,17 +9,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/quire"
 )
 
+// testNow is when the sessions of these tests start.
+var testNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
 func TestNewSession(t *testing.T) {
 	s, token := NewSession(42, 3, testNow)
-	user, id, hash, ok := parseRefreshToken(token)
+	user, id, hash, ok := ParseRefreshToken(token)
 	if !ok || user != 42 || id != s.ID || hash != s.TokenHash || len(token) != refreshTokenLen {
-		t.Fatalf("parseRefreshToken(%q) = %d, %s, %s, %v; want the session %+v", token, user, id, hash, ok, s)
+		t.Fatalf("ParseRefreshToken(%q) = %d, %s, %s, %v; want the session %+v", token, user, id, hash, ok, s)
 	}
-	if s.Epoch != 3 || !s.IdleUntil.Equal(testNow.Add(login.RefreshIdle)) || !s.Ends.Equal(testNow.Add(login.SessionMax)) ||
+	if s.Epoch != 3 || !s.IdleUntil.Equal(testNow.Add(RefreshIdle)) || !s.Ends.Equal(testNow.Add(SessionMax)) ||
 		!s.Expiry().Equal(s.IdleUntil) {
 		t.Errorf("NewSession = %+v", s)
 	}
@@ -27,9 +29,9 @@ func TestNewSession(t *testing.T) {
 		t.Errorf("the stored hash %q is not a SHA-256 of the token", s.TokenHash)
 	}
 	// The next token of the same session keeps its id, not its secret.
-	next, nextID, nextHash := newRefreshToken(42, s.ID)
+	next, nextID, nextHash := NewRefreshToken(42, s.ID)
 	if nextID != s.ID || next == token || nextHash == s.TokenHash || next[:32] != token[:32] {
-		t.Errorf("newRefreshToken(42, %s) = %s, %s, %s", s.ID, next, nextID, nextHash)
+		t.Errorf("NewRefreshToken(42, %s) = %s, %s, %s", s.ID, next, nextID, nextHash)
 	}
 	if again, _ := SessionOf(token, 3, testNow); again != s {
 		t.Errorf("SessionOf = %+v, want %+v", again, s)
@@ -39,7 +41,7 @@ func TestNewSession(t *testing.T) {
 	}
 }
 
-// FuzzParseRefreshToken: no string panics parseRefreshToken, and whatever
+// FuzzParseRefreshToken: no string panics ParseRefreshToken, and whatever
 // it accepts is the canonical base64url of 56 bytes whose first 24 are the
 // user and the session it names.
 func FuzzParseRefreshToken(f *testing.F) {
@@ -51,7 +53,7 @@ func FuzzParseRefreshToken(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, token string) {
-		user, session, hash, ok := parseRefreshToken(token)
+		user, session, hash, ok := ParseRefreshToken(token)
 		if !ok {
 			return
 		}

@@ -1,4 +1,4 @@
-package auth
+package login
 
 import (
 	"crypto/rand"
@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"time"
 
-	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/quire"
 )
 
@@ -23,27 +22,27 @@ const (
 
 // NewSession returns a new session of user, whose session epoch is epoch,
 // started at now, and its first refresh token.
-func NewSession(user quire.ID, epoch int64, now time.Time) (login.Session, string) {
-	token, id, hash := newRefreshToken(user, "")
-	return login.Session{ID: id, UserID: user, TokenHash: hash, Epoch: epoch,
-		Started: now, IdleUntil: now.Add(login.RefreshIdle), Ends: now.Add(login.SessionMax)}, token
+func NewSession(user quire.ID, epoch int64, now time.Time) (Session, string) {
+	token, id, hash := NewRefreshToken(user, "")
+	return Session{ID: id, UserID: user, TokenHash: hash, Epoch: epoch,
+		Started: now, IdleUntil: now.Add(RefreshIdle), Ends: now.Add(SessionMax)}, token
 }
 
 // SessionOf returns the session that the refresh token token starts, as
 // NewSession would, for demo data whose token is known in advance; false
 // when token is not a refresh token's shape.
-func SessionOf(token string, epoch int64, now time.Time) (login.Session, bool) {
-	user, id, hash, ok := parseRefreshToken(token)
+func SessionOf(token string, epoch int64, now time.Time) (Session, bool) {
+	user, id, hash, ok := ParseRefreshToken(token)
 	if !ok {
-		return login.Session{}, false
+		return Session{}, false
 	}
-	return login.Session{ID: id, UserID: user, TokenHash: hash, Epoch: epoch,
-		Started: now, IdleUntil: now.Add(login.RefreshIdle), Ends: now.Add(login.SessionMax)}, true
+	return Session{ID: id, UserID: user, TokenHash: hash, Epoch: epoch,
+		Started: now, IdleUntil: now.Add(RefreshIdle), Ends: now.Add(SessionMax)}, true
 }
 
-// newRefreshToken returns a new refresh token of user and session (a new
+// NewRefreshToken returns a new refresh token of user and session (a new
 // session when it is ""), with the session id and the token's hash.
-func newRefreshToken(user quire.ID, session string) (token, id, hash string) {
+func NewRefreshToken(user quire.ID, session string) (token, id, hash string) {
 	var b [refreshTokenBytes]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(user))
 	if session == "" {
@@ -56,9 +55,9 @@ func newRefreshToken(user quire.ID, session string) (token, id, hash string) {
 	return token, hex.EncodeToString(b[8:24]), hashToken(token)
 }
 
-// parseRefreshToken returns the user and the session a refresh token names,
+// ParseRefreshToken returns the user and the session a refresh token names,
 // and its hash; false for anything that is not a refresh token's shape.
-func parseRefreshToken(token string) (user quire.ID, session, hash string, ok bool) {
+func ParseRefreshToken(token string) (user quire.ID, session, hash string, ok bool) {
 	if len(token) != refreshTokenLen {
 		return 0, "", "", false
 	}

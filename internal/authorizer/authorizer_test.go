@@ -1,4 +1,4 @@
-package auth
+package authorizer
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/quireapi/quire/internal/access"
 	"github.com/quireapi/quire/internal/apigw"
+	"github.com/quireapi/quire/internal/auth"
 	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/rest"
@@ -82,22 +83,22 @@ func FuzzBearerToken(f *testing.F) {
 
 // testAuthorizer verifies tokens of keys at testNow; what is logged until
 // the test ends goes to log.
-func testAuthorizer(t *testing.T, keys KeySet, log *bytes.Buffer) *Authorizer {
+func testAuthorizer(t *testing.T, keys auth.KeySet, log *bytes.Buffer) *Authorizer {
 	t.Helper()
 	was := slog.Default()
 	// As the function logs, in Lambda's JSON format.
 	slog.SetDefault(slog.New(slog.NewJSONHandler(log, &slog.HandlerOptions{ReplaceAttr: lambdacontext.ReplaceAttr})))
 	t.Cleanup(func() { slog.SetDefault(was) })
-	return &Authorizer{Verifier: NewVerifier(keys, testConfig, func() time.Time { return testNow })}
+	return &Authorizer{Verifier: auth.NewVerifier(keys, testConfig, func() time.Time { return testNow })}
 }
 
-func issue(t *testing.T, keys KeySet, id quire.ID, role quire.Role, at time.Time) string {
+func issue(t *testing.T, keys auth.KeySet, id quire.ID, role quire.Role, at time.Time) string {
 	t.Helper()
-	iss, err := NewIssuer(keys, testConfig)
+	iss, err := auth.NewIssuer(keys, testConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	iss.now = func() time.Time { return at }
+	iss.Now = func() time.Time { return at }
 	token, err := iss.Issue(id, role)
 	if err != nil {
 		t.Fatal(err)
@@ -113,10 +114,10 @@ func authRequest(headers map[string]string, methodArn string) events.APIGatewayC
 }
 
 func TestHandle(t *testing.T) {
-	keys := KeySet{Keys: []Key{newKey(t)}}
+	keys := auth.KeySet{Keys: []auth.Key{newKey(t)}}
 	valid := issue(t, keys, 7, quire.RoleCustomer, testNow)
 	expired := issue(t, keys, 7, quire.RoleCustomer, testNow.Add(-time.Hour))
-	other := issue(t, KeySet{Keys: []Key{newKey(t)}}, 7, quire.RoleAdmin, testNow)
+	other := issue(t, auth.KeySet{Keys: []auth.Key{newKey(t)}}, 7, quire.RoleAdmin, testNow)
 
 	t.Run("refused", func(t *testing.T) {
 		for name, headers := range map[string]map[string]string{
@@ -255,7 +256,7 @@ func protectedRoutes() []protectedRoute {
 // calls next. Whichever route comes first, the cached policy must allow
 // exactly the routes the role may call.
 func TestCachedPolicyHoldsForEveryRoute(t *testing.T) {
-	keys := KeySet{Keys: []Key{newKey(t)}}
+	keys := auth.KeySet{Keys: []auth.Key{newKey(t)}}
 	protected := protectedRoutes()
 	if !slices.ContainsFunc(protected, func(r protectedRoute) bool { return r.access == routes.Admin }) ||
 		!slices.ContainsFunc(protected, func(r protectedRoute) bool { return r.access == routes.User }) {
@@ -315,4 +316,18 @@ func TestCacheTTL(t *testing.T) {
 			t.Errorf("CacheTTL(%v) = %v, want %v", c.lifetime, got, c.want)
 		}
 	}
+}
+
+var (
+	testNow    = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	testConfig = login.TokenConfig{Issuer: "quire/Test", Audience: login.DefaultAudience, Lifetime: 15 * time.Minute}
+)
+
+func newKey(t testing.TB) auth.Key {
+	t.Helper()
+	k, err := auth.GenerateKey(testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

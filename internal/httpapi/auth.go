@@ -1,12 +1,13 @@
-package auth
+package httpapi
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -17,39 +18,62 @@ import (
 	"github.com/quireapi/quire/internal/telemetry"
 )
 
-// Handlers serves login, token refresh, logout and the public keys of the
+// Auth serves login, token refresh, logout and the public keys of the
 // tokens it issues.
-type Handlers struct {
+type Auth struct {
 	Accounts login.Accounts
 	Sessions login.Sessions
-	Tokens   login.TokenConfig
 	// Passwords checks a password against its hash: the auth function's
-	// wiring passes Argon2id's (package argon2id), which the authorizer,
-	// built from this package too, need not link.
+	// wiring passes Argon2id's (package argon2id), which the authorizer
+	// need not link.
 	Passwords password.Hasher
-	// LoadKeys, when set, reads the key set for Reload: login then reads
-	// it again KeyRefresh after its last read, so that a rotation reaches
-	// every warm instance (see KeySet).
-	LoadKeys func(context.Context) (KeySet, error)
-	// signer holds the keys; nil until SetKeys (a stack whose first key is
-	// not written yet), and login is then 503.
-	signer atomic.Pointer[signer]
-	// loading, when set, is closed once the read LoadInBackground
-	// prepared has ended, and startLoading starts that read.
-	loading      <-chan struct{}
-	startLoading func()
-	now          func() time.Time // time.Now; tests set it
+	// Keys signs the access tokens: the auth function's *auth.KeyRing.
+	Keys Signer
 }
 
-func (h *Handlers) clock() time.Time {
-	if h.now != nil {
-		return h.now()
+// Signer signs access tokens with keys it reads and rotates.
+type Signer interface {
+	// Now is the time by the signer's clock.
+	Now() time.Time
+	// Ready returns nil once the signer can sign: EUNAVAILABLE while its
+	// keys are not read.
+	Ready(ctx context.Context) error
+	// AccessToken returns an access token of user with role in the session
+	// sid, and how long it lives.
+	AccessToken(ctx context.Context, user quire.ID, role quire.Role, sid string) (string, time.Duration, error)
+	// JWKS returns the public keys of the tokens, a JWK Set.
+	JWKS(ctx context.Context) (json.RawMessage, error)
+}
+
+// TokenResponse is the body of a successful login or refresh (RFC 6749
+// section 5.1).
+type TokenResponse struct {
+	AccessToken      string `json:"access_token"`
+	TokenType        string `json:"token_type"`
+	ExpiresIn        int64  `json:"expires_in"` // seconds
+	RefreshToken     string `json:"refresh_token"`
+	RefreshExpiresIn int64  `json:"refresh_expires_in"` // seconds
+}
+
+// tokens returns the body of the answer to a login or a refresh: a new
+// access token of user, with role, in session, and refresh, the session's
+// refresh token.
+func (h *Auth) tokens(ctx context.Context, user quire.ID, role quire.Role, session login.Session, refresh string) (TokenResponse, error) {
+	access, lifetime, err := h.Keys.AccessToken(ctx, user, role, session.ID)
+	if err != nil {
+		return TokenResponse{}, err
 	}
-	return time.Now()
+	return TokenResponse{
+		AccessToken:      access,
+		TokenType:        "Bearer",
+		ExpiresIn:        int64(lifetime.Seconds()),
+		RefreshToken:     refresh,
+		RefreshExpiresIn: int64(session.Expiry().Sub(h.Keys.Now()).Seconds()),
+	}, nil
 }
 
 // Routes returns the handler of each auth route, keyed as in the route table.
-func (h *Handlers) Routes() rest.Handlers {
+func (h *Auth) Routes() rest.Handlers {
 	return rest.Handlers{
 		"POST /login":                h.login,
 		"POST /tokens":               h.refresh,
@@ -58,8 +82,8 @@ func (h *Handlers) Routes() rest.Handlers {
 	}
 }
 
-// Credentials is the body of POST /login.
-type Credentials struct {
+// Login is the body of POST /login.
+type Login struct {
 	Email    *string `json:"email"`
 	Password *string `json:"password"`
 }
@@ -67,7 +91,7 @@ type Credentials struct {
 // check returns each field of c that is missing or longer than any
 // account's can be, so that no such email reaches DynamoDB as a key, nor
 // such a password the hash.
-func (c Credentials) check() error {
+func (c Login) check() error {
 	var bad []quire.FieldError
 	switch {
 	case c.Email == nil:
@@ -87,16 +111,6 @@ func (c Credentials) check() error {
 	return nil
 }
 
-// TokenResponse is the body of a successful login or refresh (RFC 6749
-// section 5.1).
-type TokenResponse struct {
-	AccessToken      string `json:"access_token"`
-	TokenType        string `json:"token_type"`
-	ExpiresIn        int64  `json:"expires_in"` // seconds
-	RefreshToken     string `json:"refresh_token"`
-	RefreshExpiresIn int64  `json:"refresh_expires_in"` // seconds
-}
-
 // RefreshRequest is the body of POST /tokens.
 type RefreshRequest struct {
 	RefreshToken *string `json:"refresh_token"`
@@ -106,32 +120,28 @@ type RefreshRequest struct {
 // password, so that login does not tell which emails have accounts.
 var errBadCredentials = quire.Errorf(quire.EUNAUTHORIZED, "The email or password is wrong.")
 
-func (h *Handlers) login(w http.ResponseWriter, r *rest.Request) error {
-	var c Credentials
+func (h *Auth) login(w http.ResponseWriter, r *rest.Request) error {
+	var c Login
 	if err := rest.Decode(r.Request, &c); err != nil {
 		return err
 	}
 	if err := c.check(); err != nil {
 		return err
 	}
-	s, err := h.current(r.Context())
-	if err != nil {
+	if err := h.Keys.Ready(r.Context()); err != nil {
 		return err
 	}
 	// The guess is counted, while the account is read, before its
 	// password costs a hash: a locked email, known or not, is refused
 	// here, and so is a guess whose count failed.
-	now := h.clock()
-	var acct login.Account
-	err = quire.Concurrently(
-		func() error { return login.Reserve(r.Context(), h.Accounts, *c.Email, now) },
-		func() (err error) {
-			if acct, err = h.Accounts.Account(r.Context(), *c.Email); quire.ErrorCode(err) == quire.ENOTFOUND {
-				return nil
-			}
-			return err
-		})
-	if err != nil {
+	now := h.Keys.Now()
+	reserved := make(chan error, 1)
+	go func() { reserved <- login.Reserve(r.Context(), h.Accounts, *c.Email, now) }()
+	acct, err := h.Accounts.Account(r.Context(), *c.Email)
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		err = nil // an unknown email: its guess is counted as a known one's
+	}
+	if err := cmp.Or(<-reserved, err); err != nil {
 		return err
 	}
 	// An unknown email has no hash: Match then checks against a decoy, so
@@ -140,12 +150,18 @@ func (h *Handlers) login(w http.ResponseWriter, r *rest.Request) error {
 		telemetry.Count(r.Context(), telemetry.FailedLogins)
 		return errBadCredentials
 	}
-	session, refresh := NewSession(acct.ID, acct.Epoch, now)
+	session, refresh := login.NewSession(acct.ID, acct.Epoch, now)
 	// Start clears the email's count, which other guesses may be writing.
-	if err := quire.Again(r.Context(), func(int) error { return h.Sessions.Start(r.Context(), session, *c.Email) }); err != nil {
-		return err
+	for n := 1; ; n++ {
+		again, err := quire.Retry(r.Context(), n, h.Sessions.Start(r.Context(), session, *c.Email))
+		if err != nil {
+			return err
+		}
+		if !again {
+			break
+		}
 	}
-	body, err := s.tokens(acct.ID, acct.Role, session, refresh, h.clock())
+	body, err := h.tokens(r.Context(), acct.ID, acct.Role, session, refresh)
 	if err != nil {
 		return err
 	}
@@ -160,7 +176,7 @@ var errBadRefresh = quire.Errorf(quire.EUNAUTHORIZED, "The refresh token is not 
 // refresh trades a refresh token for a new access token and a new refresh
 // token of the same session; the old one dies. A refresh token that is not
 // its session's live one (used before) ends the session.
-func (h *Handlers) refresh(w http.ResponseWriter, r *rest.Request) error {
+func (h *Auth) refresh(w http.ResponseWriter, r *rest.Request) error {
 	var body RefreshRequest
 	if err := rest.Decode(r.Request, &body); err != nil {
 		return err
@@ -168,20 +184,19 @@ func (h *Handlers) refresh(w http.ResponseWriter, r *rest.Request) error {
 	if body.RefreshToken == nil {
 		return quire.Invalid(quire.FieldError{Pointer: "/refresh_token", Detail: "is required"})
 	}
-	user, sid, hash, ok := parseRefreshToken(*body.RefreshToken)
+	user, sid, hash, ok := login.ParseRefreshToken(*body.RefreshToken)
 	if !ok {
 		return errBadRefresh
 	}
-	s, err := h.current(r.Context())
-	if err != nil {
+	if err := h.Keys.Ready(r.Context()); err != nil {
 		return err
 	}
 	session, role, err := h.resume(r, user, sid, hash)
 	if err != nil {
 		return err
 	}
-	refresh, _, next := newRefreshToken(user, sid)
-	idle := h.clock().Add(login.RefreshIdle)
+	refresh, _, next := login.NewRefreshToken(user, sid)
+	idle := h.Keys.Now().Add(login.RefreshIdle)
 	err = h.Sessions.Rotate(r.Context(), session, next, idle)
 	if _, rotated := errors.AsType[*quire.Stale](err); rotated || quire.ErrorCode(err) == quire.ENOTFOUND {
 		// The same token, used by another request meanwhile: reuse.
@@ -191,7 +206,7 @@ func (h *Handlers) refresh(w http.ResponseWriter, r *rest.Request) error {
 		return err
 	}
 	session.TokenHash, session.IdleUntil = next, idle
-	tokens, err := s.tokens(user, role, session, refresh, h.clock())
+	tokens, err := h.tokens(r.Context(), user, role, session, refresh)
 	if err != nil {
 		return err
 	}
@@ -203,7 +218,7 @@ func (h *Handlers) refresh(w http.ResponseWriter, r *rest.Request) error {
 // refresh token of hash is the session's live one, the session has not
 // expired and the user's sessions have not been revoked since it started;
 // else it ends the session and answers errBadRefresh.
-func (h *Handlers) resume(r *rest.Request, user quire.ID, sid, hash string) (login.Session, quire.Role, error) {
+func (h *Auth) resume(r *rest.Request, user quire.ID, sid, hash string) (login.Session, quire.Role, error) {
 	session, acct, err := h.Sessions.Resume(r.Context(), user, sid)
 	switch {
 	case quire.ErrorCode(err) == quire.ENOTFOUND:
@@ -211,7 +226,7 @@ func (h *Handlers) resume(r *rest.Request, user quire.ID, sid, hash string) (log
 	case err != nil:
 		return login.Session{}, "", err
 	}
-	if why := session.Ended(hash, acct.Epoch, h.clock()); why != "" {
+	if why := session.Ended(hash, acct.Epoch, h.Keys.Now()); why != "" {
 		return login.Session{}, "", h.revoke(r, session, why)
 	}
 	return session, acct.Role, nil
@@ -220,7 +235,7 @@ func (h *Handlers) resume(r *rest.Request, user quire.ID, sid, hash string) (log
 // revoke ends session, logs why (never the token, nor the session's id,
 // with which a reader of the log could end another session), and answers
 // errBadRefresh.
-func (h *Handlers) revoke(r *rest.Request, session login.Session, why string) error {
+func (h *Auth) revoke(r *rest.Request, session login.Session, why string) error {
 	slog.WarnContext(r.Context(), "session ended", "reason", why, "user_id", session.UserID, "request_id", rest.RequestID(r.Request))
 	if err := h.end(r.Context(), session.UserID, session.ID); err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
 		return err
@@ -231,13 +246,17 @@ func (h *Handlers) revoke(r *rest.Request, session login.Session, why string) er
 // end ends the session id of user, again when its commit collided with
 // another request ending or changing the session (quire.Again): ENOTFOUND
 // when there is none.
-func (h *Handlers) end(ctx context.Context, user quire.ID, id string) error {
-	return quire.Again(ctx, func(int) error { return h.Sessions.End(ctx, user, id) })
+func (h *Auth) end(ctx context.Context, user quire.ID, id string) error {
+	for n := 1; ; n++ {
+		if again, err := quire.Retry(ctx, n, h.Sessions.End(ctx, user, id)); !again {
+			return err
+		}
+	}
 }
 
 // logout ends the session of the caller's access token. The access token
 // itself stays valid until it expires.
-func (h *Handlers) logout(w http.ResponseWriter, r *rest.Request) error {
+func (h *Auth) logout(w http.ResponseWriter, r *rest.Request) error {
 	c := r.Caller
 	if c.SessionID == "" {
 		return quire.Errorf(quire.ENOTFOUND, "This access token belongs to no session.")
@@ -252,11 +271,11 @@ func (h *Handlers) logout(w http.ResponseWriter, r *rest.Request) error {
 	return nil
 }
 
-func (h *Handlers) jwks(w http.ResponseWriter, r *rest.Request) error {
-	s, err := h.current(r.Context())
+func (h *Auth) jwks(w http.ResponseWriter, r *rest.Request) error {
+	keys, err := h.Keys.JWKS(r.Context())
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "public, max-age=300")
-	return rest.JSON(w, r, http.StatusOK, s.keys)
+	return rest.JSON(w, r, http.StatusOK, keys)
 }
