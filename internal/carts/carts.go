@@ -31,14 +31,6 @@ type Cart struct {
 	Hash     string `json:"-"`
 }
 
-// Emptied returns c as a payment of it leaves it: with no items and their
-// content hash, and c's revision, which the write expects to find.
-func Emptied(c Cart) *Cart {
-	empty := &Cart{UserID: c.UserID, Items: map[quire.ID]int{}, Revision: c.Revision}
-	empty.Hash = quire.ContentHash(empty)
-	return empty
-}
-
 // ProductIDs returns the ids of the cart's products, in order.
 func (c *Cart) ProductIDs() []quire.ID {
 	ids := make([]quire.ID, 0, len(c.Items))
@@ -78,30 +70,33 @@ type Line struct {
 	Subtotal  quire.Money    `json:"subtotal"`
 }
 
-// Priced returns the lines of c at the prices of products, which must hold
-// every product of c.
-func Priced(c *Cart, products map[quire.ID]catalog.Product) ([]Line, quire.Money) {
-	lines := []Line{}
-	var total quire.Money
+// Priced is a cart at the prices of its books as read: its lines in
+// product order, their total, which POST /pay charges if the prices stay as
+// they are, and Hash, the content hash of its representation, which shows
+// its books' names, prices and status, so that their hashes are part of it
+// (POST /pay takes its ETag in If-Match).
+type Priced struct {
+	Cart  *Cart
+	Lines []Line
+	Total quire.Money
+	Hash  string
+}
+
+// Price returns c at the prices of products, the books of c as read (a
+// book that is gone has a line with its id and quantity alone).
+func Price(c *Cart, products map[quire.ID]catalog.Product) Priced {
+	pc := Priced{Cart: c, Lines: []Line{}}
+	hashes := []string{c.Hash}
 	for _, id := range c.ProductIDs() {
 		p := products[id]
 		n := c.Items[id]
 		sub := p.Price * quire.Money(n)
-		lines = append(lines, Line{ProductID: id, Name: p.Name, Price: p.Price, Status: p.Status, Quantity: n, Subtotal: sub})
-		total += sub
+		pc.Lines = append(pc.Lines, Line{ProductID: id, Name: p.Name, Price: p.Price, Status: p.Status, Quantity: n, Subtotal: sub})
+		pc.Total += sub
+		hashes = append(hashes, p.Hash)
 	}
-	return lines, total
-}
-
-// ETagHash is the content hash of c's representation at the prices of
-// products: the cart shows its books' names, prices and status, so their
-// hashes are part of it. POST /pay takes it in If-Match.
-func ETagHash(c *Cart, products map[quire.ID]catalog.Product) string {
-	hashes := []string{c.Hash}
-	for _, id := range c.ProductIDs() {
-		hashes = append(hashes, products[id].Hash)
-	}
-	return quire.HashBytes([]byte(strings.Join(hashes, " ")))
+	pc.Hash = quire.HashBytes([]byte(strings.Join(hashes, " ")))
+	return pc
 }
 
 // CheckQuantity checks a body's quantity of copies of a book, which the

@@ -56,10 +56,10 @@ func (s *CartStore) Commit(ctx context.Context, ch carts.Change, rec *idempotenc
 		cond, values = aws.String("revision = :revision"), map[string]types.AttributeValue{":revision": num(ch.ReadRevision)}
 	}
 	var t tx
-	t.add(carts.StaleCart, types.TransactWriteItem{Put: &types.Put{
+	t = append(t, named{carts.StaleCart, types.TransactWriteItem{Put: &types.Put{
 		TableName: &s.table, Item: s.item(ch.Cart), ConditionExpression: cond, ExpressionAttributeValues: values,
-	}})
-	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
+	}}})
+	if err := commit(ctx, s.db, t, s.records, rec); err != nil {
 		return fmt.Errorf("change cart of user %d: %w", ch.Cart.UserID, err)
 	}
 	return nil

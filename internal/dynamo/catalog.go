@@ -251,7 +251,7 @@ func (s *CatalogStore) CommitProduct(ctx context.Context, w catalog.ProductWrite
 		return s.create(ctx, p.ID, productItem(p, 0), w.Event, rec)
 	}
 	var t tx
-	t.add(catalog.StaleProduct, types.TransactWriteItem{Update: &types.Update{
+	t = append(t, named{catalog.StaleProduct, types.TransactWriteItem{Update: &types.Update{
 		TableName:                &s.table,
 		Key:                      productKey(p.ID),
 		UpdateExpression:         aws.String("SET #name = :name, price = :price, #status = :status, author_id = :author, author_name = :author_name, #hash = :hash"),
@@ -262,9 +262,9 @@ func (s *CatalogStore) CommitProduct(ctx context.Context, w catalog.ProductWrite
 			":author": num(int64(p.AuthorID)), ":author_name": str(p.AuthorName),
 			":hash": str(p.Hash), ":read": str(w.Read),
 		},
-	}})
-	t.publish(s.events, w.Event)
-	if err := t.commit(ctx, s.db, "", nil); err != nil {
+	}}})
+	t = append(t, published(s.events, w.Event)...)
+	if err := commit(ctx, s.db, t, "", nil); err != nil {
 		return fmt.Errorf("replace product %d: %w", p.ID, err)
 	}
 	return nil
@@ -274,11 +274,11 @@ func (s *CatalogStore) CommitProduct(ctx context.Context, w catalog.ProductWrite
 // one transaction on the condition that no item has its id.
 func (s *CatalogStore) create(ctx context.Context, id quire.ID, item map[string]types.AttributeValue, ev *quire.Event, rec *idempotency.Record) error {
 	var t tx
-	t.add(catalog.StaleID, types.TransactWriteItem{Put: &types.Put{
+	t = append(t, named{catalog.StaleID, types.TransactWriteItem{Put: &types.Put{
 		TableName: &s.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	}})
-	t.publish(s.events, ev)
-	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
+	}}})
+	t = append(t, published(s.events, ev)...)
+	if err := commit(ctx, s.db, t, s.records, rec); err != nil {
 		return fmt.Errorf("create catalog item %d: %w", id, err)
 	}
 	return nil

@@ -163,17 +163,17 @@ func (s *ConfigStore) Commit(ctx context.Context, rep config.Replacement) error 
 		put.ExpressionAttributeValues = map[string]types.AttributeValue{":read": str(rep.Read.Hash)}
 	}
 	var t tx
-	t.add(config.StaleHead, types.TransactWriteItem{Put: put})
+	t = append(t, named{config.StaleHead, types.TransactWriteItem{Put: put}})
 	for i := range chunks {
 		item := configChunkKey(rep.Generation, i)
 		item["n"] = num(int64(i))
 		item["data"] = &types.AttributeValueMemberB{Value: d.Gzip[i*chunkBytes : min((i+1)*chunkBytes, len(d.Gzip))]}
-		t.add("chunk", types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item}})
+		t = append(t, named{"chunk", types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item}}})
 	}
 	for i := range rep.Read.Chunks {
-		t.add("old chunk", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: configChunkKey(rep.Read.Generation, i)}})
+		t = append(t, named{"old chunk", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: configChunkKey(rep.Read.Generation, i)}}})
 	}
-	if err := t.commit(ctx, s.db, "", nil); err != nil {
+	if err := commit(ctx, s.db, t, "", nil); err != nil {
 		return fmt.Errorf("put configuration document: %w", err)
 	}
 	return nil

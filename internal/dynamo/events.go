@@ -29,15 +29,16 @@ const (
 	eventName     = "event" // the outbox's Put in a transaction
 )
 
-// publish adds ev's Put into the outbox table to t, when ev is set: it
-// commits with the change, or not at all. No event has ev's id.
-func (t *tx) publish(table string, ev *quire.Event) {
+// published is the Put of ev into the outbox table, for a transaction
+// (none when ev is nil): it commits with the change, or not at all. No
+// event has ev's id.
+func published(table string, ev *quire.Event) tx {
 	if ev == nil {
-		return
+		return nil
 	}
-	t.add(eventName, types.TransactWriteItem{Put: &types.Put{
+	return tx{{eventName, types.TransactWriteItem{Put: &types.Put{
 		TableName: &table, Item: eventItem(ev), ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	}})
+	}}}}
 }
 
 // eventItem is the outbox item of ev.

@@ -42,7 +42,7 @@ func NewOrderStore(db *dynamodb.Client, t TableNames) *OrderStore {
 func (s *OrderStore) CommitPayment(ctx context.Context, pay orders.Payment, rec *idempotency.Record) error {
 	b, o := pay.Buyer, pay.Order
 	var t tx
-	t.add(orders.StaleBuyer, types.TransactWriteItem{Update: &types.Update{
+	t = append(t, named{orders.StaleBuyer, types.TransactWriteItem{Update: &types.Update{
 		TableName:                &s.users,
 		Key:                      userKey(b.ID),
 		UpdateExpression:         aws.String("SET balance = :balance, updated_at = :now, #hash = :hash"),
@@ -52,12 +52,12 @@ func (s *OrderStore) CommitPayment(ctx context.Context, pay orders.Payment, rec 
 			":balance": num(int64(b.Balance)), ":now": str(b.UpdatedAt.Format(time.RFC3339Nano)),
 			":hash": str(b.Hash), ":read": str(pay.ReadHash),
 		},
-	}})
-	t.add(orders.StaleOrder, types.TransactWriteItem{Put: &types.Put{
+	}}})
+	t = append(t, named{orders.StaleOrder, types.TransactWriteItem{Put: &types.Put{
 		TableName: &s.orders, Item: orderItem(&o), ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	}})
+	}}})
 	if c := pay.Cart; c != nil {
-		t.add(orders.StaleCart, types.TransactWriteItem{Update: &types.Update{
+		t = append(t, named{orders.StaleCart, types.TransactWriteItem{Update: &types.Update{
 			TableName:                &s.carts,
 			Key:                      cartKey(c.UserID),
 			UpdateExpression:         aws.String("SET #items = :empty, updated_at = :now, #hash = :hash ADD revision :one"),
@@ -68,10 +68,10 @@ func (s *OrderStore) CommitPayment(ctx context.Context, pay orders.Payment, rec 
 				":now":   str(o.CreatedAt.Format(time.RFC3339Nano)), ":one": num(1), ":revision": num(c.Revision),
 				":hash": str(c.Hash),
 			},
-		}})
+		}}})
 	}
-	t.publish(s.events, pay.Event)
-	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
+	t = append(t, published(s.events, pay.Event)...)
+	if err := commit(ctx, s.db, t, s.records, rec); err != nil {
 		return fmt.Errorf("pay %s for user %d: %w", o.Total, b.ID, err)
 	}
 	return nil

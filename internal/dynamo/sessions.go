@@ -50,11 +50,11 @@ func (st *SessionStore) Start(ctx context.Context, s login.Session, email string
 	item["ends"] = str(s.Ends.UTC().Format(time.RFC3339Nano))
 	item[attrExpiresAt] = num(s.Expiry().Unix())
 	var t tx
-	t.add(login.StaleSession, types.TransactWriteItem{Put: &types.Put{
+	t = append(t, named{login.StaleSession, types.TransactWriteItem{Put: &types.Put{
 		TableName: &st.sessions, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	}})
-	t.add(login.StaleAttempts, clearGuesses(st.sessions, email))
-	if err := t.commit(ctx, st.db, "", nil); err != nil {
+	}}})
+	t = append(t, named{login.StaleAttempts, clearGuesses(st.sessions, email)})
+	if err := commit(ctx, st.db, t, "", nil); err != nil {
 		return fmt.Errorf("start a session of user %d: %w", s.UserID, err)
 	}
 	return nil
@@ -133,10 +133,10 @@ func (st *SessionStore) Rotate(ctx context.Context, s login.Session, next string
 // ENOTFOUND.
 func (st *SessionStore) End(ctx context.Context, user quire.ID, id string) error {
 	var t tx
-	t.add(login.StaleSession, types.TransactWriteItem{
+	t = append(t, named{login.StaleSession, types.TransactWriteItem{
 		Delete: &types.Delete{TableName: &st.sessions, Key: sessionKey(user, id), ConditionExpression: aws.String("attribute_exists(pk)")},
-	})
-	err := t.commit(ctx, st.db, "", nil)
+	}})
+	err := commit(ctx, st.db, t, "", nil)
 	if _, gone := errors.AsType[*quire.Stale](err); gone {
 		return quire.NotFound("session of user " + user.String())
 	}

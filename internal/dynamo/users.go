@@ -75,9 +75,9 @@ func (s *UserStore) CommitCreate(ctx context.Context, u users.User, passwordHash
 		item[attrPassword] = str(passwordHash)
 	}
 	var t tx
-	t.add(users.StaleEmail, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: reservation, ConditionExpression: aws.String("attribute_not_exists(pk)")}})
-	t.add(users.StaleUser, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}})
-	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
+	t = append(t, named{users.StaleEmail, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: reservation, ConditionExpression: aws.String("attribute_not_exists(pk)")}}})
+	t = append(t, named{users.StaleUser, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}}})
+	if err := commit(ctx, s.db, t, s.records, rec); err != nil {
 		return fmt.Errorf("create user %d: %w", u.ID, err)
 	}
 	return nil
@@ -261,10 +261,10 @@ func (s *UserStore) CommitRevision(ctx context.Context, rev users.Revision) erro
 		return s.updateUser(ctx, update, u)
 	}
 	var t tx
-	t.add(users.StaleUser, types.TransactWriteItem{Update: update})
+	t = append(t, named{users.StaleUser, types.TransactWriteItem{Update: update}})
 	switch {
 	case !rev.MovesEmail() && rev.EndSessions: // the reservation's credentials move with the user's
-		t.add(users.StaleReservation, types.TransactWriteItem{Update: s.credentials(rev.OldEmail, users.LoginRole(u.Role, u.Status), rev.Password)})
+		t = append(t, named{users.StaleReservation, types.TransactWriteItem{Update: s.credentials(rev.OldEmail, users.LoginRole(u.Role, u.Status), rev.Password)}})
 	case rev.MovesEmail():
 		reservation := emailKey(u.Email)
 		reservation["user_id"], reservation["role"] = num(int64(u.ID)), str(string(users.LoginRole(u.Role, u.Status)))
@@ -272,13 +272,13 @@ func (s *UserStore) CommitRevision(ctx context.Context, rev users.Revision) erro
 		if rev.Carried.PasswordHash != "" {
 			reservation[attrPassword] = str(rev.Carried.PasswordHash)
 		}
-		t.add(users.StaleEmail, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: reservation, ConditionExpression: aws.String("attribute_not_exists(pk)")}})
-		t.add("old email", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: emailKey(rev.OldEmail)}})
+		t = append(t, named{users.StaleEmail, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: reservation, ConditionExpression: aws.String("attribute_not_exists(pk)")}}})
+		t = append(t, named{"old email", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: emailKey(rev.OldEmail)}}})
 	}
 	if rev.Proved {
-		t.add(login.StaleAttempts, clearGuesses(s.sessions, rev.OldEmail))
+		t = append(t, named{login.StaleAttempts, clearGuesses(s.sessions, rev.OldEmail)})
 	}
-	if err := t.commit(ctx, s.db, "", nil); err != nil {
+	if err := commit(ctx, s.db, t, "", nil); err != nil {
 		return fmt.Errorf("replace user %d: %w", u.ID, err)
 	}
 	return nil
@@ -363,10 +363,10 @@ func (s *UserStore) credentials(email string, role quire.Role, passwordHash stri
 // the user as read.
 func (s *UserStore) CommitDeposit(ctx context.Context, ch users.Change, rec *idempotency.Record) error {
 	var t tx
-	t.add(users.StaleUser, s.userUpdate(ch, "SET balance = :balance",
-		map[string]types.AttributeValue{":balance": num(int64(ch.User.Balance))}))
-	t.publish(s.events, ch.Event)
-	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
+	t = append(t, named{users.StaleUser, s.userUpdate(ch, "SET balance = :balance",
+		map[string]types.AttributeValue{":balance": num(int64(ch.User.Balance))})})
+	t = append(t, published(s.events, ch.Event)...)
+	if err := commit(ctx, s.db, t, s.records, rec); err != nil {
 		return fmt.Errorf("deposit into user %d: %w", ch.User.ID, err)
 	}
 	return nil
@@ -379,11 +379,11 @@ func (s *UserStore) CommitDeposit(ctx context.Context, ch users.Change, rec *ide
 func (s *UserStore) CommitClose(ctx context.Context, ch users.Change, rec *idempotency.Record) error {
 	u := ch.User
 	var t tx
-	t.add(users.StaleUser, s.userUpdate(ch, "REMOVE "+attrActivePK+", "+attrRolePK+" ADD "+attrEpoch+" :one SET #status = :closed",
-		map[string]types.AttributeValue{":closed": str(string(u.Status)), ":one": num(1)}))
-	t.add(users.StaleReservation, types.TransactWriteItem{Update: s.credentials(u.Email, users.LoginRole(u.Role, u.Status), "")})
-	t.publish(s.events, ch.Event)
-	if err := t.commit(ctx, s.db, s.records, rec); err != nil {
+	t = append(t, named{users.StaleUser, s.userUpdate(ch, "REMOVE "+attrActivePK+", "+attrRolePK+" ADD "+attrEpoch+" :one SET #status = :closed",
+		map[string]types.AttributeValue{":closed": str(string(u.Status)), ":one": num(1)})})
+	t = append(t, named{users.StaleReservation, types.TransactWriteItem{Update: s.credentials(u.Email, users.LoginRole(u.Role, u.Status), "")}})
+	t = append(t, published(s.events, ch.Event)...)
+	if err := commit(ctx, s.db, t, s.records, rec); err != nil {
 		return fmt.Errorf("close user %d: %w", u.ID, err)
 	}
 	return nil
@@ -437,20 +437,20 @@ func (s *UserStore) Sessions(ctx context.Context, id quire.ID) ([]string, bool, 
 func (s *UserStore) CommitDelete(ctx context.Context, d users.Deletion) error {
 	id := d.User.ID
 	var t tx
-	t.add(users.StaleUser, types.TransactWriteItem{Delete: &types.Delete{
+	t = append(t, named{users.StaleUser, types.TransactWriteItem{Delete: &types.Delete{
 		TableName: &s.table, Key: userKey(id),
 		ConditionExpression:       aws.String("#hash = :read"),
 		ExpressionAttributeNames:  map[string]string{"#hash": attrHash},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":read": str(d.User.Hash)},
-	}})
-	t.add("reservation", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: emailKey(d.User.Email)}})
-	t.add("failed logins", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.sessions, Key: loginKey(d.User.Email)}})
-	t.add("cart", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.carts, Key: cartKey(id)}})
+	}}})
+	t = append(t, named{"reservation", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: emailKey(d.User.Email)}}})
+	t = append(t, named{"failed logins", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.sessions, Key: loginKey(d.User.Email)}}})
+	t = append(t, named{"cart", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.carts, Key: cartKey(id)}}})
 	for _, sid := range d.Sessions {
-		t.add("session", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.sessions, Key: sessionKey(id, sid)}})
+		t = append(t, named{"session", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.sessions, Key: sessionKey(id, sid)}}})
 	}
-	t.publish(s.events, d.Event)
-	if err := t.commit(ctx, s.db, "", nil); err != nil {
+	t = append(t, published(s.events, d.Event)...)
+	if err := commit(ctx, s.db, t, "", nil); err != nil {
 		return fmt.Errorf("delete user %d: %w", id, err)
 	}
 	if d.More {

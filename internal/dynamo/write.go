@@ -55,35 +55,25 @@ func BatchWrite(ctx context.Context, db *dynamodb.Client, table string, reqs []t
 }
 
 // tx is a transaction whose items are known by name ("buyer", "cart"): a
-// cancelled one says by name, not by position, what was not as read.
-type tx struct {
-	names []string
-	items []types.TransactWriteItem
-}
+// cancelled one says by name, not by position, what was not as read. A
+// store builds it as a slice, and commits it with commit.
+type tx []named
 
-func (t *tx) add(name string, item types.TransactWriteItem) {
-	t.names = append(t.names, name)
-	t.items = append(t.items, item)
+// named is an item of a transaction, by name.
+type named struct {
+	name string
+	item types.TransactWriteItem
 }
 
 // recordName names the Put of an idempotency record in a transaction.
 const recordName = "idempotency record"
 
-// reason returns the code for which DynamoDB cancelled the item name of t
-// in err, or "".
-func (t *tx) reason(err error, name string) string {
-	if i := slices.Index(t.names, name); i >= 0 {
-		return reason(err, i)
-	}
-	return ""
-}
-
-// commit runs the transaction, with rec's Put into the records table when
-// rec is set. When DynamoDB cancels it only because another transaction
-// was writing the same items, it returns quire.ErrCollided, for quire.Again
-// to read, decide and commit again. When it cancels it because an item's
-// condition failed, it returns a *quire.Stale naming the first such item;
-// for the record, idempotency.ErrRaced (another request with the key
+// commit runs t, with rec's Put into the records table when rec is set.
+// When DynamoDB cancels it only because another transaction was writing
+// the same items, it returns quire.ErrCollided, for the handler to read,
+// decide and commit again (see quire.Retry). When it cancels it because an
+// item's condition failed, it returns a *quire.Stale naming the first such
+// item; for the record, idempotency.ErrRaced (another request with the key
 // committed first), and idempotency.ErrInFlight when that request is
 // committing at the same time.
 //
@@ -92,22 +82,37 @@ func (t *tx) reason(err error, name string) string {
 // the way back, the retry is answered as the first run was and applies
 // nothing again (DynamoDB keeps tokens for 10 minutes, far longer than a
 // request lives).
-func (t *tx) commit(ctx context.Context, db *dynamodb.Client, records string, rec *idempotency.Record) error {
+func commit(ctx context.Context, db *dynamodb.Client, t tx, records string, rec *idempotency.Record) error {
 	if rec != nil {
-		t.add(recordName, recordItem(records, rec, time.Now()))
+		t = append(t, named{recordName, recordItem(records, rec, time.Now())})
+	}
+	items := make([]types.TransactWriteItem, len(t))
+	for i, n := range t {
+		items[i] = n.item
 	}
 	_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: t.items, ClientRequestToken: aws.String(requestToken()),
+		TransactItems: items, ClientRequestToken: aws.String(requestToken()),
 	})
-	switch t.reason(err, recordName) {
+	if err == nil {
+		return nil
+	}
+	reasons := map[string]string{} // of each item, by name: the first
+	if tce, ok := errors.AsType[*types.TransactionCanceledException](err); ok {
+		for i, r := range tce.CancellationReasons {
+			if i < len(t) && reasons[t[i].name] == "" {
+				reasons[t[i].name] = aws.ToString(r.Code)
+			}
+		}
+	}
+	switch reasons[recordName] {
 	case "ConditionalCheckFailed": // the key has a record now
 		return idempotency.ErrRaced
 	case "TransactionConflict": // the key's first request is committing
 		return idempotency.ErrInFlight
 	}
-	for _, name := range t.names {
-		if t.reason(err, name) == "ConditionalCheckFailed" {
-			return &quire.Stale{What: name}
+	for _, n := range t {
+		if reasons[n.name] == "ConditionalCheckFailed" {
+			return &quire.Stale{What: n.name}
 		}
 	}
 	if conflicted(err) {
@@ -145,15 +150,6 @@ func cancelledFor(err error, reason string) bool {
 		}
 	}
 	return found
-}
-
-// reason returns why item i of a cancelled transaction failed, or "".
-func reason(err error, i int) string {
-	tce, ok := errors.AsType[*types.TransactionCanceledException](err)
-	if !ok || i >= len(tce.CancellationReasons) {
-		return ""
-	}
-	return aws.ToString(tce.CancellationReasons[i].Code)
 }
 
 // raced inspects the error of a single-item write conditioned on the content

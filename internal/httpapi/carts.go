@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/quireapi/quire/internal/carts"
-	"github.com/quireapi/quire/internal/catalog"
 	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/rest"
 )
@@ -40,11 +39,10 @@ type cartRep struct {
 	Total quire.Money `json:"total"`
 }
 
-// cartOf is c as r's version shows it, at the prices of products.
-func cartOf(r *rest.Request, c *carts.Cart, products map[quire.ID]catalog.Product) cartRep {
-	lines, total := carts.Priced(c, products)
-	rep := cartRep{Items: make([]cartLine, len(lines)), Total: total}
-	for i, l := range lines {
+// cartOf is c as r's version shows it.
+func cartOf(r *rest.Request, c carts.Priced) cartRep {
+	rep := cartRep{Items: make([]cartLine, len(c.Lines)), Total: c.Total}
+	for i, l := range c.Lines {
 		l.Status = l.Status.In(r.Version)
 		rep.Items[i] = cartLine{l, []Link{{Rel: "product", Href: r.Path("/products/" + l.ProductID.String())}}}
 	}
@@ -60,8 +58,9 @@ func (h *Carts) get(w http.ResponseWriter, r *rest.Request) error {
 	if err != nil {
 		return err
 	}
-	rest.SetETag(w, r, carts.ETagHash(c, products))
-	return rest.JSON(w, r, http.StatusOK, cartOf(r, c, products))
+	priced := carts.Price(c, products)
+	rest.SetETag(w, r, priced.Hash)
+	return rest.JSON(w, r, http.StatusOK, cartOf(r, priced))
 }
 
 // Addition is the body of POST /cart.
@@ -118,7 +117,7 @@ func (h *Carts) add(w http.ResponseWriter, r *rest.Request) error {
 		if err != nil {
 			return err
 		}
-		rec, err := r.Render(http.StatusOK, cartOf(r, &ch.Cart, products))
+		rec, err := r.Render(http.StatusOK, cartOf(r, carts.Price(&ch.Cart, products)))
 		if err != nil {
 			return err
 		}

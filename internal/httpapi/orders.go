@@ -84,10 +84,11 @@ func (h *Orders) pay(w http.ResponseWriter, r *rest.Request) error {
 		if err != nil {
 			return orders.Purchase{}, err
 		}
-		if err := pre.Check(carts.ETagHash(c, products)); err != nil {
+		priced := carts.Price(c, products)
+		if err := pre.Check(priced.Hash); err != nil {
 			return orders.Purchase{}, err
 		}
-		return orders.Checkout(c, products, r.Version)
+		return orders.Checkout(priced, products, r.Version)
 	})
 }
 

@@ -52,13 +52,13 @@ type Pending struct {
 	looked  chan struct{}
 }
 
-// Lookup starts get, the read of the key's record, in the background: the
+// Lookup starts the read of the key's record in s, in the background: the
 // operation's own reads overlap it, and Found waits for it.
-func (p *Pending) Lookup(get func() (*Record, error)) {
+func (p *Pending) Lookup(ctx context.Context, s Store) {
 	p.looked = make(chan struct{})
 	go func() {
 		defer close(p.looked)
-		p.found, p.lookErr = get()
+		p.found, p.lookErr = s.Get(ctx, p.Scope)
 	}()
 }
 
@@ -93,16 +93,6 @@ func (p *Pending) Answer(resp Response) (*Record, error) {
 		return nil, err
 	}
 	return &Record{Scope: p.Scope, Fingerprint: p.Fingerprint, Response: resp, Expires: p.Expires}, nil
-}
-
-// RecordOf returns the record answer gives for v, the answer to the
-// request's idempotency key, or nil when answer is nil (a write with no
-// request behind it: demo data, tests).
-func RecordOf[T any](answer func(T) (*Record, error), v T) (*Record, error) {
-	if answer == nil {
-		return nil, nil
-	}
-	return answer(v)
 }
 
 // ErrRaced is what a transaction returns when another request with the

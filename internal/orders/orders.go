@@ -53,26 +53,23 @@ func Book(p catalog.Product, n, v int) (Purchase, error) {
 	return Purchase{Items: []Item{{p.ID, p.Name, p.Price, n, sub}}, Total: sub}, nil
 }
 
-// Checkout decides what paying the cart c buys, with products the products
-// its items name, as read: each line at the price read. It refuses an empty
-// cart (ECARTEMPTY) and a cart holding a product that is gone or cannot be
-// bought (EPRODUCTUNAVAILABLE, its status named as API version v does).
-func Checkout(c *carts.Cart, products map[quire.ID]catalog.Product, v int) (Purchase, error) {
-	if len(c.Items) == 0 {
+// Checkout decides what paying the cart c, priced at the products read,
+// buys: each line at the price read. It refuses an empty cart (ECARTEMPTY)
+// and a cart holding a product that is gone or cannot be bought
+// (EPRODUCTUNAVAILABLE, its status named as API version v does).
+func Checkout(c carts.Priced, products map[quire.ID]catalog.Product, v int) (Purchase, error) {
+	if len(c.Lines) == 0 {
 		return Purchase{}, quire.Errorf(quire.ECARTEMPTY, "The cart is empty: add books with POST /cart first.")
 	}
-	for _, id := range c.ProductIDs() {
-		p, ok := products[id]
+	purchase := Purchase{Total: c.Total, Cart: c.Cart}
+	for _, l := range c.Lines {
+		p, ok := products[l.ProductID]
 		if !ok {
-			return Purchase{}, quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d of the cart does not exist; remove it.", id)
+			return Purchase{}, quire.Errorf(quire.EPRODUCTUNAVAILABLE, "The product %d of the cart does not exist; remove it.", l.ProductID)
 		}
 		if err := p.Buyable(v); err != nil {
 			return Purchase{}, err
 		}
-	}
-	lines, total := carts.Priced(c, products)
-	purchase := Purchase{Total: total, Cart: c}
-	for _, l := range lines {
 		purchase.Items = append(purchase.Items, Item{l.ProductID, l.Name, l.Price, l.Quantity, l.Subtotal})
 	}
 	return purchase, nil

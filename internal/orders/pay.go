@@ -60,8 +60,11 @@ func Charge(buyer users.User, p Purchase, now time.Time) (Payment, error) {
 	ev := quire.NewEvent(quire.EventOrderPlaced, "/orders/"+pay.Order.ID.String(), pay.Order.Hash, now,
 		Placed{OrderID: pay.Order.ID, UserID: buyer.ID, Items: p.Items, Total: p.Total})
 	pay.Event = &ev
-	if p.Cart != nil {
-		pay.Cart = carts.Emptied(*p.Cart)
+	if c := p.Cart; c != nil {
+		// The cart as the payment leaves it: with no items, over its
+		// revision as read.
+		pay.Cart = &carts.Cart{UserID: c.UserID, Items: map[quire.ID]int{}, Revision: c.Revision}
+		pay.Cart.Hash = quire.ContentHash(pay.Cart)
 	}
 	return pay, nil
 }

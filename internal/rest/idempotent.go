@@ -109,7 +109,7 @@ func idempotent(w http.ResponseWriter, r *Request, rt routes.Route, records idem
 	fingerprint := idempotency.Fingerprint(r.Method, path, r.Version, body)
 
 	p := records.Begin(scope, fingerprint)
-	p.Lookup(func() (*idempotency.Record, error) { return records.Get(r.Context(), scope) })
+	p.Lookup(r.Context(), records)
 	r.pending = p
 	err = h(w, r)
 	if err == nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/quireapi/quire/internal/access"
 	"github.com/quireapi/quire/internal/idempotency"
@@ -88,16 +87,3 @@ func (r *Request) Path(path string) string { return basePath(r.Request) + r.pref
 // whose hash is hash, in the request's API version, gzip-compressed or
 // not.
 func (r *Request) ETag(hash string, gzip bool) string { return Tag(hash, r.Version, gzip) }
-
-// Write sends resp.
-func Write(w http.ResponseWriter, resp idempotency.Response) {
-	for name, vs := range resp.Header {
-		w.Header()[name] = vs
-	}
-	if w.Header().Get("Cache-Control") == "" {
-		w.Header().Set("Cache-Control", "no-store") // see Shared
-	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(resp.Body)))
-	w.WriteHeader(resp.Status)
-	w.Write(resp.Body)
-}

@@ -203,3 +203,16 @@ func (h *headRecorder) Write(b []byte) (int, error) {
 	h.n += len(b)
 	return len(b), nil
 }
+
+// Write sends resp.
+func Write(w http.ResponseWriter, resp idempotency.Response) {
+	for name, vs := range resp.Header {
+		w.Header()[name] = vs
+	}
+	if w.Header().Get("Cache-Control") == "" {
+		w.Header().Set("Cache-Control", "no-store") // see Shared
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(resp.Body)))
+	w.WriteHeader(resp.Status)
+	w.Write(resp.Body)
+}
