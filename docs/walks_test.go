@@ -30,6 +30,12 @@ var walkRoutes = []struct{ route, event string }{
 	{"GET /api/v2/products/{id}", "catalog/product-v2.json"},
 }
 
+// maxReentries bounds the re-entries of each walk into files other than
+// leaves: a route reads in one direction, down from the adapter to the
+// SDK's call and back, and comes back to a file it left (a store's file
+// for a second read, the request for its answer) a few times at most.
+const maxReentries = 10
+
 // entry is one call into a project function, as the recorder in
 // testdata/walk writes it.
 type entry struct {
@@ -101,6 +107,9 @@ func TestWalks(t *testing.T) {
 	for _, w := range walkRoutes {
 		m := measure(recorded[w.event], leaves)
 		walks[w.route] = m
+		if m.nonLeaf > maxReentries {
+			t.Errorf("%s re-enters a file other than a leaf %d times, more than %d: %v", w.route, m.nonLeaf, maxReentries, m.back)
+		}
 		t.Logf("%s: %d files, %d re-entries, %d not into a leaf: %v", w.route, len(m.files), m.reentries, m.nonLeaf, m.back)
 		if os.Getenv("WALK_TRACE") == w.route {
 			t.Logf("the calls of %s from one file into another:\n%s", w.route, strings.Join(m.trace, "\n"))

@@ -295,11 +295,11 @@ func (h *KeyRing) Now() time.Time {
 	return time.Now()
 }
 
-// Ready returns nil once the ring can sign: EUNAVAILABLE while its keys
-// are not read (see current).
-func (h *KeyRing) Ready(ctx context.Context) error {
+// Ready returns the time by the ring's clock once the ring can sign:
+// EUNAVAILABLE while its keys are not read (see current).
+func (h *KeyRing) Ready(ctx context.Context) (time.Time, error) {
 	_, err := h.current(ctx)
-	return err
+	return h.Now(), err
 }
 
 // AccessToken returns an access token of user with role in the session
@@ -310,7 +310,7 @@ func (h *KeyRing) AccessToken(ctx context.Context, user quire.ID, role quire.Rol
 		return "", 0, err
 	}
 	token, err := s.issuer.IssueInSession(user, role, sid)
-	return token, s.issuer.Lifetime(), err
+	return token, h.Tokens.Lifetime, err
 }
 
 // JWKS returns the public halves of the ring's keys, as published: a JWK
@@ -339,7 +339,9 @@ func (h *KeyRing) SetKeys(keys KeySet) error {
 		return err
 	}
 	now := h.Now()
-	iss.Now = h.Now
+	if h.now != nil {
+		iss.Now = h.now
+	}
 	iss.key, _ = keys.Signing(now)
 	h.signer.Store(&signer{issuer: iss, keys: keys.PublicSet(), read: now})
 	return nil

@@ -13,7 +13,6 @@ import (
 	"github.com/quireapi/quire/internal/orders"
 	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/routes"
-	"github.com/quireapi/quire/internal/users"
 )
 
 // OrderStore keeps orders in the orders table, under their buyer, and
@@ -75,19 +74,6 @@ func (s *OrderStore) CommitPayment(ctx context.Context, pay orders.Payment, rec 
 		return fmt.Errorf("pay %s for user %d: %w", o.Total, b.ID, err)
 	}
 	return nil
-}
-
-// Buyer reads the account that pays, consistently: ENOTFOUND when it is
-// gone.
-func (s *OrderStore) Buyer(ctx context.Context, user quire.ID) (*users.User, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.users, Key: userKey(user), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return nil, fmt.Errorf("read buyer %d: %w", user, err)
-	}
-	if out.Item == nil {
-		return nil, quire.NotFound("user " + user.String())
-	}
-	return parseUser(out.Item)
 }
 
 // Get returns the user's order id in one GetItem, and for an admin

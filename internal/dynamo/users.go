@@ -550,3 +550,17 @@ func parseUser(item map[string]types.AttributeValue) (*users.User, error) {
 	}
 	return u, nil
 }
+
+// Buyer reads the account that pays, consistently: ENOTFOUND when it is
+// gone. It is the order store's read of a user item, beside the user
+// store's.
+func (s *OrderStore) Buyer(ctx context.Context, user quire.ID) (*users.User, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.users, Key: userKey(user), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, fmt.Errorf("read buyer %d: %w", user, err)
+	}
+	if out.Item == nil {
+		return nil, quire.NotFound("user " + user.String())
+	}
+	return parseUser(out.Item)
+}

@@ -33,11 +33,9 @@ type Auth struct {
 
 // Signer signs access tokens with keys it reads and rotates.
 type Signer interface {
-	// Now is the time by the signer's clock.
-	Now() time.Time
-	// Ready returns nil once the signer can sign: EUNAVAILABLE while its
-	// keys are not read.
-	Ready(ctx context.Context) error
+	// Ready returns the time by the signer's clock once it can sign:
+	// EUNAVAILABLE while its keys are not read.
+	Ready(ctx context.Context) (time.Time, error)
 	// AccessToken returns an access token of user with role in the session
 	// sid, and how long it lives.
 	AccessToken(ctx context.Context, user quire.ID, role quire.Role, sid string) (string, time.Duration, error)
@@ -58,7 +56,7 @@ type TokenResponse struct {
 // tokens returns the body of the answer to a login or a refresh: a new
 // access token of user, with role, in session, and refresh, the session's
 // refresh token.
-func (h *Auth) tokens(ctx context.Context, user quire.ID, role quire.Role, session login.Session, refresh string) (TokenResponse, error) {
+func (h *Auth) tokens(ctx context.Context, user quire.ID, role quire.Role, session login.Session, refresh string, now time.Time) (TokenResponse, error) {
 	access, lifetime, err := h.Keys.AccessToken(ctx, user, role, session.ID)
 	if err != nil {
 		return TokenResponse{}, err
@@ -68,7 +66,7 @@ func (h *Auth) tokens(ctx context.Context, user quire.ID, role quire.Role, sessi
 		TokenType:        "Bearer",
 		ExpiresIn:        int64(lifetime.Seconds()),
 		RefreshToken:     refresh,
-		RefreshExpiresIn: int64(session.Expiry().Sub(h.Keys.Now()).Seconds()),
+		RefreshExpiresIn: int64(session.Expiry().Sub(now).Seconds()),
 	}, nil
 }
 
@@ -128,13 +126,13 @@ func (h *Auth) login(w http.ResponseWriter, r *rest.Request) error {
 	if err := c.check(); err != nil {
 		return err
 	}
-	if err := h.Keys.Ready(r.Context()); err != nil {
+	now, err := h.Keys.Ready(r.Context())
+	if err != nil {
 		return err
 	}
 	// The guess is counted, while the account is read, before its
 	// password costs a hash: a locked email, known or not, is refused
 	// here, and so is a guess whose count failed.
-	now := h.Keys.Now()
 	reserved := make(chan error, 1)
 	go func() { reserved <- login.Reserve(r.Context(), h.Accounts, *c.Email, now) }()
 	acct, err := h.Accounts.Account(r.Context(), *c.Email)
@@ -161,7 +159,7 @@ func (h *Auth) login(w http.ResponseWriter, r *rest.Request) error {
 			break
 		}
 	}
-	body, err := h.tokens(r.Context(), acct.ID, acct.Role, session, refresh)
+	body, err := h.tokens(r.Context(), acct.ID, acct.Role, session, refresh, now)
 	if err != nil {
 		return err
 	}
@@ -188,15 +186,16 @@ func (h *Auth) refresh(w http.ResponseWriter, r *rest.Request) error {
 	if !ok {
 		return errBadRefresh
 	}
-	if err := h.Keys.Ready(r.Context()); err != nil {
+	now, err := h.Keys.Ready(r.Context())
+	if err != nil {
 		return err
 	}
-	session, role, err := h.resume(r, user, sid, hash)
+	session, role, err := h.resume(r, user, sid, hash, now)
 	if err != nil {
 		return err
 	}
 	refresh, _, next := login.NewRefreshToken(user, sid)
-	idle := h.Keys.Now().Add(login.RefreshIdle)
+	idle := now.Add(login.RefreshIdle)
 	err = h.Sessions.Rotate(r.Context(), session, next, idle)
 	if _, rotated := errors.AsType[*quire.Stale](err); rotated || quire.ErrorCode(err) == quire.ENOTFOUND {
 		// The same token, used by another request meanwhile: reuse.
@@ -206,7 +205,7 @@ func (h *Auth) refresh(w http.ResponseWriter, r *rest.Request) error {
 		return err
 	}
 	session.TokenHash, session.IdleUntil = next, idle
-	tokens, err := h.tokens(r.Context(), user, role, session, refresh)
+	tokens, err := h.tokens(r.Context(), user, role, session, refresh, now)
 	if err != nil {
 		return err
 	}
@@ -218,7 +217,7 @@ func (h *Auth) refresh(w http.ResponseWriter, r *rest.Request) error {
 // refresh token of hash is the session's live one, the session has not
 // expired and the user's sessions have not been revoked since it started;
 // else it ends the session and answers errBadRefresh.
-func (h *Auth) resume(r *rest.Request, user quire.ID, sid, hash string) (login.Session, quire.Role, error) {
+func (h *Auth) resume(r *rest.Request, user quire.ID, sid, hash string, now time.Time) (login.Session, quire.Role, error) {
 	session, acct, err := h.Sessions.Resume(r.Context(), user, sid)
 	switch {
 	case quire.ErrorCode(err) == quire.ENOTFOUND:
@@ -226,7 +225,7 @@ func (h *Auth) resume(r *rest.Request, user quire.ID, sid, hash string) (login.S
 	case err != nil:
 		return login.Session{}, "", err
 	}
-	if why := session.Ended(hash, acct.Epoch, h.Keys.Now()); why != "" {
+	if why := session.Ended(hash, acct.Epoch, now); why != "" {
 		return login.Session{}, "", h.revoke(r, session, why)
 	}
 	return session, acct.Role, nil

@@ -42,9 +42,10 @@ type cartRep struct {
 // cartOf is c as r's version shows it.
 func cartOf(r *rest.Request, c carts.Priced) cartRep {
 	rep := cartRep{Items: make([]cartLine, len(c.Lines)), Total: c.Total}
+	products := r.Path("/products/")
 	for i, l := range c.Lines {
 		l.Status = l.Status.In(r.Version)
-		rep.Items[i] = cartLine{l, []Link{{Rel: "product", Href: r.Path("/products/" + l.ProductID.String())}}}
+		rep.Items[i] = cartLine{l, []Link{{Rel: "product", Href: products + l.ProductID.String()}}}
 	}
 	return rep
 }

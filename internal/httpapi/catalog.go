@@ -55,13 +55,15 @@ type ProductRep struct {
 	Links    []Link         `json:"links"`
 }
 
-func productRep(r *rest.Request, p *catalog.Product) ProductRep {
+// productRep is p as version v shows it, its links under base, the path
+// its request's links start with (see rest.Request.Path).
+func productRep(base string, v int, p *catalog.Product) ProductRep {
 	links := []Link{}
 	if p.Status == catalog.StatusAvailable {
-		links = append(links, Link{"buy", r.Path("/products/" + p.ID.String() + "/buy")})
+		links = append(links, Link{"buy", base + "/products/" + p.ID.String() + "/buy"})
 	}
-	links = append(links, Link{"author", r.Path("/authors/" + p.AuthorID.String())})
-	return ProductRep{p.ID, p.Name, p.Price, p.Status.In(r.Version), p.AuthorID, links}
+	links = append(links, Link{"author", base + "/authors/" + p.AuthorID.String()})
+	return ProductRep{p.ID, p.Name, p.Price, p.Status.In(v), p.AuthorID, links}
 }
 
 // AuthorRep is an author as the API shows it, with a link to their books.
@@ -71,8 +73,9 @@ type AuthorRep struct {
 	Links []Link   `json:"links"`
 }
 
-func authorRep(r *rest.Request, a *catalog.Author) AuthorRep {
-	return AuthorRep{a.ID, a.Name, []Link{{"books", r.Path("/authors/" + a.ID.String() + "/books")}}}
+// authorRep is a, its link under base (see productRep).
+func authorRep(base string, a *catalog.Author) AuthorRep {
+	return AuthorRep{a.ID, a.Name, []Link{{"books", base + "/authors/" + a.ID.String() + "/books"}}}
 }
 
 // FeaturedBook is a product on the landing page, with its author's name.
@@ -93,9 +96,9 @@ func (h *Catalog) landing(w http.ResponseWriter, r *rest.Request) error {
 	if err != nil {
 		return err
 	}
-	books := make([]FeaturedBook, len(ps))
+	books, base := make([]FeaturedBook, len(ps)), r.Path("")
 	for i := range ps {
-		books[i] = FeaturedBook{productRep(r, &ps[i]), ps[i].AuthorName}
+		books[i] = FeaturedBook{productRep(base, r.Version, &ps[i]), ps[i].AuthorName}
 	}
 	w.Header().Set("Cache-Control", "public, max-age=60")
 	return rest.JSON(w, r, http.StatusOK, Landing{Featured: books})
@@ -115,9 +118,9 @@ func (h *Catalog) authors(w http.ResponseWriter, r *rest.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]AuthorRep, len(as))
+	out, base := make([]AuthorRep, len(as)), r.Path("")
 	for i := range as {
-		out[i] = authorRep(r, &as[i])
+		out[i] = authorRep(base, &as[i])
 	}
 	if next != 0 {
 		rest.SetNext(w, r.Request, next.String())
@@ -135,7 +138,7 @@ func (h *Catalog) author(w http.ResponseWriter, r *rest.Request) error {
 		return catalog.NoAuthor(err, id)
 	}
 	rest.SetETag(w, r, a.Hash)
-	return rest.JSON(w, r, http.StatusOK, authorRep(r, a))
+	return rest.JSON(w, r, http.StatusOK, authorRep(r.Path(""), a))
 }
 
 func (h *Catalog) products(w http.ResponseWriter, r *rest.Request) error {
@@ -171,9 +174,9 @@ func (h *Catalog) productPage(w http.ResponseWriter, r *rest.Request, q catalog.
 			return catalog.NoAuthor(err, q.AuthorID)
 		}
 	}
-	out := make([]ProductRep, len(ps))
+	out, base := make([]ProductRep, len(ps)), r.Path("")
 	for i := range ps {
-		out[i] = productRep(r, &ps[i])
+		out[i] = productRep(base, r.Version, &ps[i])
 	}
 	if next != 0 {
 		rest.SetNext(w, r.Request, next.String())
@@ -191,7 +194,7 @@ func (h *Catalog) product(w http.ResponseWriter, r *rest.Request) error {
 		return catalog.NoProduct(err, id)
 	}
 	rest.SetETag(w, r, p.Hash)
-	return rest.JSON(w, r, http.StatusOK, productRep(r, p))
+	return rest.JSON(w, r, http.StatusOK, productRep(r.Path(""), r.Version, p))
 }
 
 // createAuthor stores a new author under a new id, drawn again when
@@ -207,7 +210,7 @@ func (h *Catalog) createAuthor(w http.ResponseWriter, r *rest.Request) error {
 	}
 	for n := 1; ; n++ {
 		stored := catalog.NewAuthor(*a, time.Now())
-		rec, err := r.Created("/authors/"+stored.ID.String(), authorRep(r, &stored))
+		rec, err := r.Created("/authors/"+stored.ID.String(), authorRep(r.Path(""), &stored))
 		if err != nil {
 			return err
 		}
@@ -237,7 +240,7 @@ func (h *Catalog) createProduct(w http.ResponseWriter, r *rest.Request) error {
 		if err != nil {
 			return err
 		}
-		rec, err := r.Created("/products/"+pw.Product.ID.String(), productRep(r, &pw.Product))
+		rec, err := r.Created("/products/"+pw.Product.ID.String(), productRep(r.Path(""), r.Version, &pw.Product))
 		if err != nil {
 			return err
 		}
@@ -290,6 +293,6 @@ func (h *Catalog) replaceProduct(w http.ResponseWriter, r *rest.Request) error {
 			return err
 		}
 		rest.SetETag(w, r, pw.Product.Hash)
-		return rest.JSON(w, r, http.StatusOK, productRep(r, &pw.Product))
+		return rest.JSON(w, r, http.StatusOK, productRep(r.Path(""), r.Version, &pw.Product))
 	}
 }

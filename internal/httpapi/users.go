@@ -499,12 +499,12 @@ type V2 struct {
 func represent(r *rest.Request, caller access.Caller, u *users.User, embed bool) any {
 	var links Links
 	if u.Status == users.StatusActive {
-		base := "/users/" + u.ID.String()
+		base := r.Path("/users/" + u.ID.String())
 		if caller.Admin() {
-			links.Deposit = r.Path(base + "/deposit")
+			links.Deposit = base + "/deposit"
 		}
 		if caller.Owns(u.ID) {
-			links.CloseAccount = r.Path(base + "/close")
+			links.CloseAccount = base + "/close"
 		}
 	}
 	var profile *users.Profile

@@ -124,22 +124,24 @@ func (g Guess) After(stored Attempts) (Guess, *quire.Error) {
 // an error, whatever it is, never becomes a free guess.
 func Reserve(ctx context.Context, s Guesses, email string, now time.Time) error {
 	g := NewGuess(now)
-	err := quire.Again(ctx, func(int) error {
+	for n := 1; ; n++ {
 		stored, err := s.Reserve(ctx, email, g)
-		if _, stale := errors.AsType[*quire.Stale](err); !stale {
-			return err
+		if _, stale := errors.AsType[*quire.Stale](err); stale {
+			next, locked := g.After(stored)
+			if locked != nil {
+				return locked
+			}
+			g = next
 		}
-		next, locked := g.After(stored)
-		if locked != nil {
-			return locked
+		again, err := quire.Retry(ctx, n, err)
+		if again {
+			continue
 		}
-		g = next
+		if stale, ok := errors.AsType[*quire.Stale](err); ok && stale.What == StaleAttempts {
+			return &quire.Error{Code: quire.ECONFLICT, Message: "Other logins of this email are being counted; retry in a moment.", Err: err}
+		}
 		return err
-	})
-	if stale, ok := errors.AsType[*quire.Stale](err); ok && stale.What == StaleAttempts {
-		return &quire.Error{Code: quire.ECONFLICT, Message: "Other logins of this email are being counted; retry in a moment.", Err: err}
 	}
-	return err
 }
 
 // Locked is the refusal of a login, or of a proof of the password, for an

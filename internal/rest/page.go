@@ -3,11 +3,7 @@ package rest
 import (
 	"encoding/base64"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
-
-	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
 	"github.com/quireapi/quire/internal/quire"
 )
@@ -80,39 +76,4 @@ func SetNext(w http.ResponseWriter, r *http.Request, after string) {
 	q := r.URL.Query()
 	q.Set("cursor", base64.RawURLEncoding.EncodeToString([]byte(after)))
 	w.Header().Add("Link", "<"+URL(r, r.URL.Path)+"?"+q.Encode()+`>; rel="next"`)
-}
-
-// URL returns the absolute URL a client uses for path (a path of the API,
-// such as /users/42): the scheme the client used (X-Forwarded-Proto, which
-// API Gateway and the local gateway set), r.Host, and the base path the
-// client's path had (see basePath). The Lambda adapter takes r.Host from
-// the event's requestContext.domainName, never from a header: deployed,
-// API Gateway's domain name; locally, the Host the local gateway checked
-// against the hosts it serves.
-func URL(r *http.Request, path string) string {
-	scheme := "https"
-	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
-		scheme = p
-	}
-	return scheme + "://" + r.Host + basePath(r) + path
-}
-
-// basePath is what comes before the API's own path (the route API Gateway
-// matched) in the path the client sent: "/prod" on API Gateway's default
-// endpoint, the mapping's base path on a custom domain ("/shop" for a
-// mapping of api.example.com/shop), "" on a custom domain mapped to the
-// root or on the local gateway without BASE_PATH.
-func basePath(r *http.Request) string {
-	rc, ok := core.GetAPIGatewayContextFromContext(r.Context())
-	if !ok {
-		return ""
-	}
-	// API Gateway serves a path with a trailing slash as the one without
-	// (and the root, "/", as the base path alone).
-	sent := strings.TrimSuffix(rc.Path, "/")
-	prefix, found := strings.CutSuffix(sent, strings.TrimSuffix(r.URL.Path, "/"))
-	if !found || strings.ContainsAny(prefix, "?#") {
-		return ""
-	}
-	return (&url.URL{Path: prefix}).EscapedPath()
 }

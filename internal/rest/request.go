@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
 	"github.com/quireapi/quire/internal/access"
 	"github.com/quireapi/quire/internal/idempotency"
@@ -87,3 +91,38 @@ func (r *Request) Path(path string) string { return basePath(r.Request) + r.pref
 // whose hash is hash, in the request's API version, gzip-compressed or
 // not.
 func (r *Request) ETag(hash string, gzip bool) string { return Tag(hash, r.Version, gzip) }
+
+// URL returns the absolute URL a client uses for path (a path of the API,
+// such as /users/42): the scheme the client used (X-Forwarded-Proto, which
+// API Gateway and the local gateway set), r.Host, and the base path the
+// client's path had (see basePath). The Lambda adapter takes r.Host from
+// the event's requestContext.domainName, never from a header: deployed,
+// API Gateway's domain name; locally, the Host the local gateway checked
+// against the hosts it serves.
+func URL(r *http.Request, path string) string {
+	scheme := "https"
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
+		scheme = p
+	}
+	return scheme + "://" + r.Host + basePath(r) + path
+}
+
+// basePath is what comes before the API's own path (the route API Gateway
+// matched) in the path the client sent: "/prod" on API Gateway's default
+// endpoint, the mapping's base path on a custom domain ("/shop" for a
+// mapping of api.example.com/shop), "" on a custom domain mapped to the
+// root or on the local gateway without BASE_PATH.
+func basePath(r *http.Request) string {
+	rc, ok := core.GetAPIGatewayContextFromContext(r.Context())
+	if !ok {
+		return ""
+	}
+	// API Gateway serves a path with a trailing slash as the one without
+	// (and the root, "/", as the base path alone).
+	sent := strings.TrimSuffix(rc.Path, "/")
+	prefix, found := strings.CutSuffix(sent, strings.TrimSuffix(r.URL.Path, "/"))
+	if !found || strings.ContainsAny(prefix, "?#") {
+		return ""
+	}
+	return (&url.URL{Path: prefix}).EscapedPath()
+}

@@ -337,10 +337,6 @@ func normalizeEmail(s string) (string, error) {
 // checkName returns why s is not a valid name, or "".
 func checkName(s string) string { return quire.CheckName(s, MaxNameLen) }
 
-// EmailKey is the form of an email that uniqueness is checked on: emails
-// differing only in case belong to one user.
-func EmailKey(email string) string { return strings.ToLower(email) }
-
 // LoginRole is the role a login or a refresh of an account with role and
 // status gets in its token: the role the account acts with
 // (quire.Role.ActingAs), a customer's once it is closed, so that a closed
