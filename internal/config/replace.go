@@ -47,31 +47,33 @@ func Replace(read *Head, d Document, pre quire.Precondition, generation string) 
 	return rep, true, nil
 }
 
-// Put stores d over the stored document in s, if pre holds for it, and reports whether none was stored: it reads the head, decides (Replace),
-// and commits, again when the head changed meanwhile (quire.Again), which
-// checks pre again. A head that keeps changing is ECONFLICT.
+// Put stores d over the stored document in s, if pre holds for it, and
+// reports whether none was stored: it reads the head, decides (Replace),
+// and commits, again when the head changed meanwhile (see quire.Retry),
+// which checks pre again. A head that keeps changing is ECONFLICT.
 func Put(ctx context.Context, s Store, d Document, pre quire.Precondition) (created bool, err error) {
-	err = quire.Again(ctx, func(int) error {
+	for n := 1; ; n++ {
 		var read *Head
 		switch h, err := s.Current(ctx); quire.ErrorCode(err) {
 		case "":
 			read = &h
 		case quire.ENOTFOUND:
 		default:
-			return err
+			return false, err
 		}
 		rep, write, err := Replace(read, d, pre, newGeneration())
 		if err != nil || !write {
-			created = false
-			return err
+			return false, err
 		}
-		created = rep.Created
-		return s.Commit(ctx, rep)
-	})
-	if _, stale := errors.AsType[*quire.Stale](err); stale {
-		return false, quire.Errorf(quire.ECONFLICT, "The configuration document changed during the request; retry it.")
+		again, err := quire.Retry(ctx, n, s.Commit(ctx, rep))
+		if again {
+			continue
+		}
+		if _, stale := errors.AsType[*quire.Stale](err); stale {
+			return false, quire.Errorf(quire.ECONFLICT, "The configuration document changed during the request; retry it.")
+		}
+		return rep.Created, err
 	}
-	return created, err
 }
 
 // newGeneration returns a random generation id: no write reuses the key

@@ -137,7 +137,7 @@ var throttles = retry.IsErrorThrottles(retry.DefaultThrottles)
 // code, or by cancelling a transaction because an item's table or index was
 // throttled), or refused it for a conflict with a transaction (a
 // single-item write that met one, or a transaction cancelled because
-// another was writing its items, which the retryer leaves to quire.Again).
+// another was writing its items, which the retryer leaves to the handler, see quire.Retry).
 func classify(err error) (throttle, conflict bool) {
 	_, single := errors.AsType[*types.TransactionConflictException](err)
 	return throttles.IsErrorThrottle(err) == aws.TrueTernary || cancelledFor(err, "ThrottlingError"), single || conflicted(err)

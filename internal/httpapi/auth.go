@@ -243,7 +243,7 @@ func (h *Auth) revoke(r *rest.Request, session login.Session, why string) error 
 }
 
 // end ends the session id of user, again when its commit collided with
-// another request ending or changing the session (quire.Again): ENOTFOUND
+// another request ending or changing the session (see quire.Retry): ENOTFOUND
 // when there is none.
 func (h *Auth) end(ctx context.Context, user quire.ID, id string) error {
 	for n := 1; ; n++ {

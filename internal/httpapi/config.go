@@ -35,7 +35,7 @@ func (h *Config) Routes() rest.Handlers {
 // Its ETag is checked against If-None-Match before the document is read,
 // so a 304 costs the read of the head at most; so does a 200 of the
 // document the instance holds. A head that names a document replaced
-// meanwhile is read again (quire.Again).
+// meanwhile is read again (see quire.Retry).
 func (h *Config) get(w http.ResponseWriter, r *rest.Request) error {
 	gz := rest.AcceptsGzip(r.Request)
 	w.Header().Add("Vary", "Accept-Encoding")
@@ -43,33 +43,40 @@ func (h *Config) get(w http.ResponseWriter, r *rest.Request) error {
 	var (
 		head config.Head
 		z    []byte
-		done bool
 	)
-	err := quire.Again(r.Context(), func(int) (err error) {
+	for n := 1; ; n++ {
+		var err error
 		if head, err = h.Store.Head(r.Context()); err != nil {
 			return quire.Reword(err, quire.ENOTFOUND, "No configuration document is stored yet; an admin stores one with PUT /admin/config.")
 		}
-		if done, err = rest.NotModified(w, r.Request, r.ETag(head.Hash, gz)); done || err != nil {
+		if done, err := rest.NotModified(w, r.Request, r.ETag(head.Hash, gz)); done || err != nil {
 			return err
 		}
 		if z, err = h.Store.Gzip(r.Context(), head); errors.Is(err, config.ErrReplaced) {
-			return &quire.Stale{What: config.StaleHead}
+			err = &quire.Stale{What: config.StaleHead}
 		}
-		return err
-	})
-	if _, stale := errors.AsType[*quire.Stale](err); stale {
-		return quire.Errorf(quire.EUNAVAILABLE, "The configuration document is being replaced; retry in a moment.")
-	}
-	if done || err != nil {
-		return err
+		again, err := quire.Retry(r.Context(), n, err)
+		if again {
+			continue
+		}
+		if _, stale := errors.AsType[*quire.Stale](err); stale {
+			return quire.Errorf(quire.EUNAVAILABLE, "The configuration document is being replaced; retry in a moment.")
+		}
+		if err != nil {
+			return err
+		}
+		break
 	}
 	hdr := http.Header{}
 	hdr.Set("Content-Type", r.MediaType)
 	resp := idempotency.Response{Status: http.StatusOK, Header: hdr, Body: z}
 	if gz {
 		hdr.Set("Content-Encoding", "gzip")
-	} else if resp.Body, err = config.Gunzip(z, head); err != nil {
-		return err
+	} else {
+		var err error
+		if resp.Body, err = config.Gunzip(z, head); err != nil {
+			return err
+		}
 	}
 	rest.Write(w, resp)
 	return nil

@@ -1,6 +1,6 @@
 // Package quire holds what every part of Quire shares about the business: the
 // error type with its codes, exact money and resource ids, and the shape of
-// every write (read, decide, commit, and again after a stale read: Again).
+// every write (read, decide, commit, and again after a stale read: Retry).
 // It depends on nothing but the standard library.
 package quire
 

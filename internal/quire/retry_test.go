@@ -9,7 +9,10 @@ import (
 	"time"
 )
 
-func TestAgain(t *testing.T) {
+// TestRetry: a loop of attempts that asks Retry runs again after a stale
+// read or a collision, MaxAttempts times at most, with Backoff's pauses,
+// and ends on anything else.
+func TestRetry(t *testing.T) {
 	refused := Errorf(EINSUFFICIENTFUNDS, "short")
 	collided := fmt.Errorf("%w: cancelled for TransactionConflict", ErrCollided)
 	for _, tc := range []struct {
@@ -31,23 +34,25 @@ func TestAgain(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var at []time.Time // of each attempt
-				err := Again(context.Background(), func(attempt int) error {
+				var err error
+				for n := 1; ; n++ {
 					at = append(at, time.Now())
-					if attempt != len(at) {
-						t.Fatalf("attempt %d numbered %d", len(at), attempt)
+					again, rerr := Retry(context.Background(), n, tc.outcomes[min(n, len(tc.outcomes))-1])
+					if !again {
+						err = rerr
+						break
 					}
-					return tc.outcomes[min(len(at), len(tc.outcomes))-1]
-				})
+				}
 				if len(at) != tc.attempts {
 					t.Errorf("%d attempts, want %d", len(at), tc.attempts)
 				}
 				var stale *Stale
 				if errors.As(tc.want, &stale) {
 					if got, ok := errors.AsType[*Stale](err); !ok || got.What != stale.What {
-						t.Errorf("Again = %v, want %v", err, tc.want)
+						t.Errorf("the attempts come to %v, want %v", err, tc.want)
 					}
 				} else if err != tc.want {
-					t.Errorf("Again = %v, want %v", err, tc.want)
+					t.Errorf("the attempts come to %v, want %v", err, tc.want)
 				}
 				// Each pause is Backoff's: at random, up to twice as long
 				// as the one before may be, and never longer than
@@ -64,8 +69,8 @@ func TestAgain(t *testing.T) {
 	// A context that ends stops the pauses.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Again(ctx, func(int) error { return &Stale{"cart"} }); !errors.Is(err, context.Canceled) {
-		t.Errorf("Again with an ended context = %v", err)
+	if again, err := Retry(ctx, 1, &Stale{"cart"}); again || !errors.Is(err, context.Canceled) {
+		t.Errorf("Retry with an ended context = %v, %v", again, err)
 	}
 }
 
