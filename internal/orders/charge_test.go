@@ -117,7 +117,9 @@ func TestPurchases(t *testing.T) {
 			code: quire.EPRODUCTUNAVAILABLE, detail: "The product 3 is DISCONTINUED: it cannot be bought."},
 		{name: "a cart", decide: func() (orders.Purchase, error) { return orders.Checkout(carts.Price(two, products), products, 2) },
 			want: orders.Purchase{Items: []orders.Item{{1, "Frankenstein", 12_50, 2, 25_00}, {2, "Emma", 9_99, 1, 9_99}}, Total: 34_99, Cart: two}},
-		{name: "an empty cart", decide: func() (orders.Purchase, error) { return orders.Checkout(carts.Price(cart(map[quire.ID]int{}), products), products, 2) },
+		{name: "an empty cart", decide: func() (orders.Purchase, error) {
+			return orders.Checkout(carts.Price(cart(map[quire.ID]int{}), products), products, 2)
+		},
 			code: quire.ECARTEMPTY, detail: "The cart is empty: add books with POST /cart first."},
 		{name: "a cart with a book gone", decide: func() (orders.Purchase, error) {
 			return orders.Checkout(carts.Price(cart(map[quire.ID]int{1: 1, 9: 1}), products), products, 2)
