@@ -189,11 +189,11 @@ smoke: deps ## run the smoke suite against BASE_URL, or the stage STAGE make dep
 	node e2e/run.mjs --smoke "$(BASE_URL)"
 
 bench: deps ## measure bootstraps, init time, cold requests and DynamoDB requests per route
-	go run ./bench
+	go run ./cmd/bench
 
 SOAK_ARGS ?=
 soak: deps ## send mixed traffic through DynamoDB faults and check invariants (SOAK_ARGS: -requests, -clients, -profile, -seed...)
-	go run ./bench/soak $(SOAK_ARGS)
+	go run ./cmd/bench/soak $(SOAK_ARGS)
 
 contract: $(call tool,$(OASDIFF)) ## commit a change to a version's OpenAPI document that breaks no client (contracts/v<N>.json; CORRECTION=1: a rule on requests the server applied already; SECURITY=1: a security fix)
 	go test -count=1 ./internal/openapi -run '^TestReleasedContracts$$' -update $(if $(CORRECTION),-correction) $(if $(SECURITY),-security)

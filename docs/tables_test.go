@@ -103,7 +103,7 @@ var libraryReads = map[string]string{
 
 // TestConfigurationVariables: the table of configuration.md lists every
 // environment variable Quire's Go code reads (the module's sources but
-// tests and bench/: os.Getenv, os.LookupEnv and a getenv parameter, by a
+// tests and cmd/bench/: os.Getenv, os.LookupEnv and a getenv parameter, by a
 // literal name, a constant or dynamo.TableEnv), and each variable it lists
 // is read. The default of each variable that the functions' configuration
 // (service.ConfigFromEnv) or the demo's (demo.OptionsFromEnv) reads is
@@ -196,7 +196,7 @@ func envReads(t *testing.T) map[string]string {
 		if d.IsDir() {
 			switch name := d.Name(); {
 			case path == root:
-			case path == filepath.Join(root, "bench"), name == "node_modules", name == "cdk.out", name == "testdata",
+			case path == filepath.Join(root, "cmd", "bench"), name == "node_modules", name == "cdk.out", name == "testdata",
 				strings.HasPrefix(name, "."), strings.HasPrefix(name, "_"):
 				return filepath.SkipDir
 			}

@@ -35,7 +35,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quireapi/quire/bench/generated"
+	"github.com/quireapi/quire/cmd/bench/generated"
 	"github.com/quireapi/quire/internal/testing/ddbfault"
 )
 

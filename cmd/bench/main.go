@@ -28,7 +28,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quireapi/quire/bench/generated"
+	"github.com/quireapi/quire/cmd/bench/generated"
 	"github.com/quireapi/quire/internal/apigw"
 	"github.com/quireapi/quire/internal/auth"
 	"github.com/quireapi/quire/internal/cache"
@@ -99,7 +99,7 @@ func run(ctx context.Context) error {
 	}
 	defer os.RemoveAll(dir)
 
-	fns := []*function{{name: floorFunction, pkg: "./bench/hello", event: event("GET", "/health", "/health", nil), check: checkOK}}
+	fns := []*function{{name: floorFunction, pkg: "./cmd/bench/hello", event: event("GET", "/health", "/health", nil), check: checkOK}}
 	for _, g := range routes.Groups() {
 		path, params := exampleGet(g.Name)
 		ev := event("GET", strings.ReplaceAll(path, "{id}", params["id"]), path, params)
@@ -178,7 +178,7 @@ func run(ctx context.Context) error {
 			f.cold, f.warm = append(f.cold, r.cold), append(f.warm, r.warm)
 		}
 	}
-	hellodb := &function{name: "hellodb (floor)", pkg: "./bench/hellodb", event: fns[0].event, check: checkOK}
+	hellodb := &function{name: "hellodb (floor)", pkg: "./cmd/bench/hellodb", event: fns[0].event, check: checkOK}
 	if err := build(hellodb, dir); err != nil {
 		return err
 	}
