@@ -121,7 +121,9 @@ const (
 // AWS (on c.Stores, or on a DynamoDB of c.DynamoDB.Endpoint), the stores
 // of a resource group are held to the group's grants, as IAM holds the
 // deployed function (see dynamo.Enforce and Stores.As); any other name,
-// such as the tests' own stores', is held to none. It returns
+// such as the tests' own stores', is held to none. DynamoDB's are the
+// stores group's routes use, and no other: every group but health reads
+// its callers' accounts; any other name gets every store. It returns
 // dynamo.NewClient's error, naming group.
 func (c Config) OpenStores(group string, opts ...func(*dynamodb.Options)) (*Stores, error) {
 	g, isGroup := routes.GroupNamed(group)
@@ -144,12 +146,31 @@ func (c Config) OpenStores(group string, opts ...func(*dynamodb.Options)) (*Stor
 		return nil, fmt.Errorf("%s: %w", group, err)
 	}
 	t := c.DynamoDB.Tables
+	if group == routes.GroupHealth {
+		return &Stores{Health: dynamo.NewPinger(db, t)}, nil
+	}
 	u := dynamo.NewUserStore(db, t)
-	return &Stores{
-		Users: u, Accounts: u, Callers: u, Sessions: dynamo.NewSessionStore(db, t), Catalog: dynamo.NewCatalogStore(db, t),
-		Carts: dynamo.NewCartStore(db, t), Orders: dynamo.NewOrderStore(db, t), Config: dynamo.NewConfigStore(db, t),
-		Records: dynamo.NewRecordStore(db, t, c.IdempotencyTTL), Health: dynamo.NewPinger(db, t),
-	}, nil
+	s := &Stores{Callers: u}
+	switch group {
+	case routes.GroupAuth:
+		s.Accounts, s.Sessions = u, dynamo.NewSessionStore(db, t)
+	case routes.GroupUsers:
+		s.Users, s.Records = u, dynamo.NewRecordStore(db, t, c.IdempotencyTTL)
+	case routes.GroupCatalog:
+		s.Catalog, s.Records = dynamo.NewCatalogStore(db, t), dynamo.NewRecordStore(db, t, c.IdempotencyTTL)
+	case routes.GroupCarts:
+		s.Carts, s.Catalog, s.Records = dynamo.NewCartStore(db, t), dynamo.NewCatalogStore(db, t), dynamo.NewRecordStore(db, t, c.IdempotencyTTL)
+	case routes.GroupOrders:
+		s.Orders, s.Carts, s.Catalog = dynamo.NewOrderStore(db, t), dynamo.NewCartStore(db, t), dynamo.NewCatalogStore(db, t)
+		s.Records = dynamo.NewRecordStore(db, t, c.IdempotencyTTL)
+	case routes.GroupConfig:
+		s.Config = dynamo.NewConfigStore(db, t)
+	default:
+		s.Users, s.Accounts, s.Sessions, s.Catalog = u, u, dynamo.NewSessionStore(db, t), dynamo.NewCatalogStore(db, t)
+		s.Carts, s.Orders, s.Config = dynamo.NewCartStore(db, t), dynamo.NewOrderStore(db, t), dynamo.NewConfigStore(db, t)
+		s.Records, s.Health = dynamo.NewRecordStore(db, t, c.IdempotencyTTL), dynamo.NewPinger(db, t)
+	}
+	return s, nil
 }
 
 // Callers reads the accounts of the callers of protected routes from s,
