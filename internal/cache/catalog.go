@@ -64,7 +64,7 @@ type CatalogSource interface {
 	// ProductsOfAuthor reads a page of q.AuthorID's books, whole.
 	ProductsOfAuthor(ctx context.Context, q catalog.ListQuery) ([]catalog.Product, quire.ID, error)
 	Current(ctx context.Context, id, authorID quire.ID) (*catalog.Product, *catalog.Author, error)
-	CommitAuthor(ctx context.Context, a catalog.Author, rec *idempotency.Record) error
+	CommitAuthor(ctx context.Context, w catalog.AuthorWrite, rec *idempotency.Record) error
 	CommitProduct(ctx context.Context, w catalog.ProductWrite, rec *idempotency.Record) error
 }
 
@@ -272,9 +272,9 @@ func (c *Catalog) Current(ctx context.Context, id, authorID quire.ID) (*catalog.
 
 // CommitAuthor commits through the source; the cache forgets the author
 // and every list.
-func (c *Catalog) CommitAuthor(ctx context.Context, a catalog.Author, rec *idempotency.Record) error {
-	defer c.forget(authorCacheKey(a.ID))
-	return c.src.CommitAuthor(ctx, a, rec)
+func (c *Catalog) CommitAuthor(ctx context.Context, w catalog.AuthorWrite, rec *idempotency.Record) error {
+	defer c.forget(authorCacheKey(w.Author.ID))
+	return c.src.CommitAuthor(ctx, w, rec)
 }
 
 // CommitProduct commits through the source; the cache forgets the product

@@ -232,8 +232,9 @@ func TestCatalogCacheReadsItsOwnWrites(t *testing.T) {
 	if err := replace(ctx, s, p, quire.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
-	a := catalog.NewAuthor(catalog.Author{Name: "Virginia Woolf"}, time.Now())
-	if err := s.CommitAuthor(ctx, a, nil); err != nil {
+	aw := catalog.NewAuthor(catalog.Author{Name: "Virginia Woolf"}, time.Now())
+	a := aw.Author
+	if err := s.CommitAuthor(ctx, aw, nil); err != nil {
 		t.Fatal(err)
 	}
 	_, author, err := s.Current(ctx, 0, a.ID)

@@ -75,12 +75,12 @@ type Store interface {
 	// as they are stored now, never from a cache, at once: nil for one
 	// that does not exist. A write reads what it decides on with it.
 	Current(ctx context.Context, id, authorID quire.ID) (*Product, *Author, error)
-	// CommitAuthor stores the new author a (see NewAuthor) with rec, the
-	// answer to the request's idempotency key when it has one. With
-	// nothing written, it returns a *quire.Stale naming StaleID when a's
-	// id is taken, and idempotency.ErrRaced when another request with
-	// rec's key committed first.
-	CommitAuthor(ctx context.Context, a Author, rec *idempotency.Record) error
+	// CommitAuthor stores the new author of w (see NewAuthor) and w's
+	// event with rec, the answer to the request's idempotency key when it
+	// has one. With nothing written, it returns a *quire.Stale naming
+	// StaleID when the author's id is taken, and idempotency.ErrRaced when
+	// another request with rec's key committed first.
+	CommitAuthor(ctx context.Context, w AuthorWrite, rec *idempotency.Record) error
 	// CommitProduct stores w with rec and w's event as CommitAuthor
 	// does: a new product (see NewProduct) when w.Read is "", else over
 	// the product whose content hash is w.Read (see Revise), or, with

@@ -15,11 +15,27 @@ const (
 	StaleProduct = "product" // the product replaced
 )
 
-// NewAuthor decides the new author a, stored at now under a new id.
-func NewAuthor(a Author, now time.Time) Author {
+// An AuthorWrite is a decided new author, for the store to commit under an
+// id no item has, with the event it publishes.
+type AuthorWrite struct {
+	Author Author
+	Event  *quire.Event
+}
+
+// Authored is the data of an author.created event: the author's id and
+// name, as the catalog shows them.
+type Authored struct {
+	AuthorID quire.ID `json:"author_id"`
+	Name     string   `json:"name"`
+}
+
+// NewAuthor decides the new author a, stored at now under a new id, and
+// its author.created event.
+func NewAuthor(a Author, now time.Time) AuthorWrite {
 	a.ID = quire.NewID(now)
 	a.Hash = quire.ContentHash(&a)
-	return a
+	ev := quire.NewEvent(quire.EventAuthorCreated, "/authors/"+a.ID.String(), a.Hash, now, Authored{AuthorID: a.ID, Name: a.Name})
+	return AuthorWrite{Author: a, Event: &ev}
 }
 
 // A ProductWrite is a decided write of a product, for the store to commit:

@@ -104,9 +104,12 @@ func TestProductDecisions(t *testing.T) {
 	}
 	wantEvent(t, w.Event, quire.EventProductCreated, "/products/"+w.Product.ID.String(), now, catalog.Listed{
 		ProductID: w.Product.ID, Name: "Orlando", Price: 10_50, Status: catalog.StatusAvailable, AuthorID: 1})
-	if a := catalog.NewAuthor(catalog.Author{Name: "Virginia Woolf"}, now); a.ID <= 0 || a.Hash != quire.ContentHash(&a) {
+	aw := catalog.NewAuthor(catalog.Author{Name: "Virginia Woolf"}, now)
+	if a := aw.Author; a.ID <= 0 || a.Hash != quire.ContentHash(&a) {
 		t.Errorf("NewAuthor = %+v", a)
 	}
+	wantEvent(t, aw.Event, quire.EventAuthorCreated, "/authors/"+aw.Author.ID.String(), now,
+		catalog.Authored{AuthorID: aw.Author.ID, Name: "Virginia Woolf"})
 }
 
 // Only an available book is on sale, and so featured on the landing page.

@@ -238,8 +238,8 @@ func (s *CatalogStore) Current(ctx context.Context, id, authorID quire.ID) (*cat
 
 // CommitAuthor stores the new author a with rec in one transaction, under
 // an id no item has.
-func (s *CatalogStore) CommitAuthor(ctx context.Context, a catalog.Author, rec *idempotency.Record) error {
-	return s.create(ctx, a.ID, authorItem(a), nil, rec)
+func (s *CatalogStore) CommitAuthor(ctx context.Context, w catalog.AuthorWrite, rec *idempotency.Record) error {
+	return s.create(ctx, w.Author.ID, authorItem(w.Author), w.Event, rec)
 }
 
 // CommitProduct stores w and its event in one transaction: a new product with rec, under an id no item has,

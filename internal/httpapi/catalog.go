@@ -209,12 +209,12 @@ func (h *Catalog) createAuthor(w http.ResponseWriter, r *rest.Request) error {
 		return err
 	}
 	for n := 1; ; n++ {
-		stored := catalog.NewAuthor(*a, time.Now())
-		rec, err := r.Created("/authors/"+stored.ID.String(), authorRep(r.Path(""), &stored))
+		aw := catalog.NewAuthor(*a, time.Now())
+		rec, err := r.Created("/authors/"+aw.Author.ID.String(), authorRep(r.Path(""), &aw.Author))
 		if err != nil {
 			return err
 		}
-		if again, err := quire.Retry(r.Context(), n, h.Store.CommitAuthor(r.Context(), stored, rec)); !again {
+		if again, err := quire.Retry(r.Context(), n, h.Store.CommitAuthor(r.Context(), aw, rec)); !again {
 			return catalog.Created(err)
 		}
 	}

@@ -49,6 +49,10 @@ func events() map[string]event {
 			"balance": with(money(0, users.MaxBalance), schema{"description": "The balance the account held: zero when its owner " +
 				"deleted it; what the shop refunds outside Quire when an admin deleted a funded account"}),
 		})},
+		quire.EventAuthorCreated: {summary: "An author was added to the catalog", when: "POST /admin/authors",
+			subject: "authors", data: open(schema{
+				"author_id": id, "name": schema{"type": "string", "minLength": 1, "maxLength": catalog.MaxNameLen},
+			})},
 		quire.EventProductCreated: {summary: "A product was added to the catalog", when: "POST /admin/products",
 			subject: "products", data: open(listed)},
 		quire.EventProductChanged: {summary: "A product changed", when: "PUT /admin/products/{id} changed a field, and did not archive it",

@@ -121,6 +121,7 @@ const (
 	EventUserFunded      = "user.funded"
 	EventUserClosed      = "user.closed"
 	EventUserDeleted     = "user.deleted"
+	EventAuthorCreated   = "author.created"
 	EventProductCreated  = "product.created"
 	EventProductChanged  = "product.changed"
 	EventProductArchived = "product.archived"
@@ -130,7 +131,7 @@ const (
 // them.
 var EventTypes = []string{
 	EventOrderPlaced, EventUserFunded, EventUserClosed, EventUserDeleted,
-	EventProductCreated, EventProductChanged, EventProductArchived,
+	EventAuthorCreated, EventProductCreated, EventProductChanged, EventProductArchived,
 }
 
 // NewEvent returns the event typ of subject at now carrying data, for the

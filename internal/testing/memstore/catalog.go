@@ -177,14 +177,17 @@ func (s *CatalogStore) Current(_ context.Context, id, authorID quire.ID) (*catal
 	return p, a, nil
 }
 
-// CommitAuthor stores the new author a with rec, under an id no author
-// has: a *quire.Stale naming catalog.StaleID, idempotency.ErrRaced.
-func (s *CatalogStore) CommitAuthor(_ context.Context, a catalog.Author, rec *idempotency.Record) error {
+// CommitAuthor stores the new author of w and its event with rec, under
+// an id no author has: a *quire.Stale naming catalog.StaleID,
+// idempotency.ErrRaced.
+func (s *CatalogStore) CommitAuthor(_ context.Context, w catalog.AuthorWrite, rec *idempotency.Record) error {
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
+	a := w.Author
 	a.Hash = quire.ContentHash(&a)
 	var t tx
 	t.add(catalog.StaleID, on("PutItem", routes.TableCatalog), func() bool { _, taken := s.db.authors[a.ID]; return !taken }, func() { s.db.authors[a.ID] = a })
+	t.publish(s.db, w.Event)
 	if err := s.db.commit(&t, rec); err != nil {
 		return fmt.Errorf("create catalog item %d: %w", a.ID, err)
 	}

@@ -153,11 +153,12 @@ func testCarts(t *testing.T, s Stores) {
 
 func testCatalog(t *testing.T, s Stores) {
 	user(t, s, 1, quire.RoleAdmin)
-	a := catalog.NewAuthor(catalog.Author{Name: "Mary Shelley"}, now())
-	if err := s.Catalog.CommitAuthor(t.Context(), a, record("author", 201)); err != nil {
+	aw := catalog.NewAuthor(catalog.Author{Name: "Mary Shelley"}, now())
+	a := aw.Author
+	if err := s.Catalog.CommitAuthor(t.Context(), aw, record("author", 201)); err != nil {
 		t.Fatal(err)
 	}
-	wantStale(t, s.Catalog.CommitAuthor(t.Context(), a, nil), catalog.StaleID)
+	wantStale(t, s.Catalog.CommitAuthor(t.Context(), aw, nil), catalog.StaleID)
 	if err := s.Catalog.CommitAuthor(t.Context(), catalog.NewAuthor(catalog.Author{Name: "Other"}, now()), record("author", 201)); !errors.Is(err, idempotency.ErrRaced) {
 		t.Errorf("a second author with one key: %v, want ErrRaced", err)
 	}
@@ -185,7 +186,7 @@ func testCatalog(t *testing.T, s Stores) {
 	}
 	wantStale(t, s.Catalog.CommitProduct(t.Context(), rw, nil), catalog.StaleProduct)
 	wantStale(t, s.Catalog.CommitProduct(t.Context(), catalog.ProductWrite{Product: catalog.Product{ID: 99, Name: "None"}, Read: "x"}, nil), catalog.StaleProduct)
-	wantEvents(t, s, *w.Event, *rw.Event)
+	wantEvents(t, s, *aw.Event, *w.Event, *rw.Event)
 	byID, err := s.Catalog.ProductsByID(t.Context(), []quire.ID{p.ID, 99})
 	if err != nil {
 		t.Fatal(err)
