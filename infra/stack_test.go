@@ -1006,7 +1006,7 @@ func TestConfigFunction(t *testing.T) {
 	if !ok {
 		t.Fatal("no ConfigFunction")
 	}
-	var table, users string
+	var table, users, events string
 	for id, r := range res {
 		switch {
 		case r.Type != "AWS::DynamoDB::Table":
@@ -1014,6 +1014,8 @@ func TestConfigFunction(t *testing.T) {
 			table = id
 		case strings.HasPrefix(id, "UsersTable"):
 			users = id
+		case strings.HasPrefix(id, "EventsTable"):
+			events = id
 		}
 	}
 	if got := ref(env(res, "ConfigFunction")["CONFIG_TABLE"]); table == "" || got != table {
@@ -1044,7 +1046,10 @@ func TestConfigFunction(t *testing.T) {
 		"Allow [dynamodb:BatchGetItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem] " + arn,
 		// The read of its caller's account, on its item alone: no Query,
 		// so no index.
-		`Allow [dynamodb:GetItem] {"Fn::GetAtt":["` + users + `","Arn"]}`}
+		`Allow [dynamodb:GetItem] {"Fn::GetAtt":["` + users + `","Arn"]}`,
+		// config.changed, into the outbox, in the replacement's
+		// transaction: it adds events, never reads them.
+		`Allow [dynamodb:PutItem] {"Fn::GetAtt":["` + events + `","Arn"]}`}
 	if diff := cmp.Diff(want, statements); diff != "" {
 		t.Errorf("ConfigFunction statements (-want +got):\n%s", diff)
 	}

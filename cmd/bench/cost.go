@@ -182,7 +182,7 @@ var publishing = map[string]string{
 	"POST /pay": quire.EventOrderPlaced, "POST /products/{id}/buy": quire.EventOrderPlaced,
 	"POST /users/{id}/deposit": quire.EventUserFunded, "POST /users/{id}/close": quire.EventUserClosed,
 	"DELETE /users/{id}": quire.EventUserDeleted, "POST /admin/products": quire.EventProductCreated,
-	"POST /admin/authors":      quire.EventAuthorCreated,
+	"POST /admin/authors": quire.EventAuthorCreated, "PUT /admin/config": quire.EventConfigChanged,
 	"PUT /admin/products/{id}": quire.EventProductChanged,
 }
 

@@ -57,7 +57,7 @@ func putElsewhere(t *testing.T, api *servicetest.API, doc string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := config.Put(context.Background(), api.Stores.Config, d, quire.Precondition{}); err != nil {
+	if _, err := config.Put(context.Background(), api.Stores.Config, d, quire.Precondition{}, `"etag"`); err != nil {
 		t.Fatal(err)
 	}
 	return rest.Tag(d.Hash, 1, false)

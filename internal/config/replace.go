@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"time"
 
 	"github.com/quireapi/quire/internal/quire"
 )
@@ -18,6 +19,14 @@ type Replacement struct {
 	Generation string
 	Read       Head
 	Created    bool
+	Event      *quire.Event // config.changed
+}
+
+// Changed is the data of a config.changed event: the new document's ETag,
+// as GET /config answers it uncompressed, and its size in bytes.
+type Changed struct {
+	ETag string `json:"etag"`
+	Size int    `json:"size"`
 }
 
 // StaleHead is what the commit of a Replacement may find changed since it
@@ -25,10 +34,11 @@ type Replacement struct {
 const StaleHead = "head"
 
 // Replace decides storing d in a new generation over the stored document
-// whose head is read (nil when none is stored). It refuses when pre does
-// not hold for it (EPRECONDITION), and has nothing to write (write false)
-// when it holds d already.
-func Replace(read *Head, d Document, pre quire.Precondition, generation string) (rep Replacement, write bool, err error) {
+// whose head is read (nil when none is stored), at now, and its
+// config.changed event, which names etag, d's ETag. It refuses when pre
+// does not hold for it (EPRECONDITION), and has nothing to write (write
+// false) when it holds d already.
+func Replace(read *Head, d Document, pre quire.Precondition, generation, etag string, now time.Time) (rep Replacement, write bool, err error) {
 	var hash string
 	if read != nil {
 		hash = read.Hash
@@ -40,18 +50,20 @@ func Replace(read *Head, d Document, pre quire.Precondition, generation string) 
 		return Replacement{}, false, nil
 	}
 	d.Generation, d.Chunks = generation, 0
-	rep = Replacement{Document: d, Generation: generation, Created: read == nil}
+	ev := quire.NewEvent(quire.EventConfigChanged, "/config", d.Hash, now, Changed{ETag: etag, Size: d.Size})
+	rep = Replacement{Document: d, Generation: generation, Created: read == nil, Event: &ev}
 	if read != nil {
 		rep.Read = *read
 	}
 	return rep, true, nil
 }
 
-// Put stores d over the stored document in s, if pre holds for it, and
-// reports whether none was stored: it reads the head, decides (Replace),
+// Put stores d, whose ETag is etag, over the stored document in s, if pre
+// holds for it, and reports whether none was stored: it reads the head,
+// decides (Replace),
 // and commits, again when the head changed meanwhile (see quire.Retry),
 // which checks pre again. A head that keeps changing is ECONFLICT.
-func Put(ctx context.Context, s Store, d Document, pre quire.Precondition) (created bool, err error) {
+func Put(ctx context.Context, s Store, d Document, pre quire.Precondition, etag string) (created bool, err error) {
 	for n := 1; ; n++ {
 		var read *Head
 		switch h, err := s.Current(ctx); quire.ErrorCode(err) {
@@ -61,7 +73,7 @@ func Put(ctx context.Context, s Store, d Document, pre quire.Precondition) (crea
 		default:
 			return false, err
 		}
-		rep, write, err := Replace(read, d, pre, newGeneration())
+		rep, write, err := Replace(read, d, pre, newGeneration(), etag, time.Now())
 		if err != nil || !write {
 			return false, err
 		}

@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -38,7 +39,8 @@ func TestReplace(t *testing.T) {
 		{name: "the same document, create-only", read: &same, pre: quire.Precondition{Absent: true}, code: quire.EPRECONDITION},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, write, err := config.Replace(tc.read, d, tc.pre, "g2")
+			now := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+			rep, write, err := config.Replace(tc.read, d, tc.pre, "g2", `"etag"`, now)
 			if quire.ErrorCode(err) != tc.code || write != tc.write {
 				t.Fatalf("= write %v, %v; want write %v, code %q", write, err, tc.write, tc.code)
 			}
@@ -48,6 +50,8 @@ func TestReplace(t *testing.T) {
 			want := tc.want
 			want.Document, want.Generation = d, "g2"
 			want.Document.Generation = "g2"
+			ev := quire.NewEvent(quire.EventConfigChanged, "/config", d.Hash, now, config.Changed{ETag: `"etag"`, Size: d.Size})
+			want.Event = &ev
 			if diff := cmp.Diff(want, rep); diff != "" {
 				t.Errorf("replacement (-want +got):\n%s", diff)
 			}

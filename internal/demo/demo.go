@@ -22,6 +22,8 @@ import (
 	"github.com/quireapi/quire/internal/password"
 	"github.com/quireapi/quire/internal/password/argon2id"
 	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/rest"
+	"github.com/quireapi/quire/internal/routes"
 	"github.com/quireapi/quire/internal/users"
 )
 
@@ -67,7 +69,7 @@ func SeedConfig(ctx context.Context, s config.Store) error {
 	if err != nil {
 		return fmt.Errorf("demo configuration: %w", err)
 	}
-	_, err = config.Put(ctx, s, d, quire.Precondition{Absent: true})
+	_, err = config.Put(ctx, s, d, quire.Precondition{Absent: true}, rest.Tag(d.Hash, routes.Versions[0], false))
 	if err != nil && quire.ErrorCode(err) != quire.EPRECONDITION {
 		return fmt.Errorf("store demo configuration: %w", err)
 	}

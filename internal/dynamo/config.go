@@ -35,14 +35,15 @@ import (
 // while, when its DynamoDB Local took 10 items per transaction; no release
 // did, so no stored head names chunks left to delete.)
 type ConfigStore struct {
-	db    *dynamodb.Client
-	table string
-	now   func() time.Time
+	db     *dynamodb.Client
+	table  string
+	events string // the outbox
+	now    func() time.Time
 }
 
 // NewConfigStore returns a ConfigStore on db with the physical table names t.
 func NewConfigStore(db *dynamodb.Client, t TableNames) *ConfigStore {
-	return &ConfigStore{db: db, table: t.Physical(routes.TableConfig), now: time.Now}
+	return &ConfigStore{db: db, table: t.Physical(routes.TableConfig), events: t.Physical(routes.TableEvents), now: time.Now}
 }
 
 // chunkBytes is the most a chunk item holds: DynamoDB's items are at most
@@ -173,6 +174,7 @@ func (s *ConfigStore) Commit(ctx context.Context, rep config.Replacement) error 
 	for i := range rep.Read.Chunks {
 		t = append(t, named{"old chunk", types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: configChunkKey(rep.Read.Generation, i)}}})
 	}
+	t = append(t, published(s.events, rep.Event)...)
 	if err := commit(ctx, s.db, t, "", nil); err != nil {
 		return fmt.Errorf("put configuration document: %w", err)
 	}

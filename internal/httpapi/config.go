@@ -97,7 +97,7 @@ func (h *Config) put(w http.ResponseWriter, r *rest.Request) error {
 	if err != nil {
 		return err
 	}
-	created, err := config.Put(r.Context(), h.Store, d, pre)
+	created, err := config.Put(r.Context(), h.Store, d, pre, r.ETag(d.Hash, false))
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/quireapi/quire/internal/carts"
 	"github.com/quireapi/quire/internal/catalog"
+	"github.com/quireapi/quire/internal/config"
 	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/users"
 )
@@ -62,7 +63,23 @@ func events() map[string]event {
 			}}))},
 		quire.EventProductArchived: {summary: "A product was archived", when: "PUT /admin/products/{id} archived it",
 			subject: "products", data: open(schema{"product_id": id})},
+		quire.EventConfigChanged: {summary: "The configuration document was replaced", when: "PUT /admin/config stored a new document",
+			subject: "config", data: open(schema{
+				"etag": schema{"type": "string", "pattern": `^"[A-Za-z0-9_-]{22}-v[0-9]+"$`,
+					"description": "The new document's ETag, as GET /config answers it uncompressed: what If-None-Match takes"},
+				"size": schema{"type": "integer", "minimum": 1, "maximum": config.MaxBytes, "description": "The new document's size, in bytes"},
+			})},
 	}
+}
+
+// subjectPattern is the pattern of the subjects of events about the
+// resources under path: one of them ("/orders/42"), or the configuration
+// document, a resource of its own ("/config").
+func subjectPattern(path string) string {
+	if path == "config" {
+		return "^/config$"
+	}
+	return fmt.Sprintf("^/%s/[1-9][0-9]*$", path)
 }
 
 // open is an object schema of these properties, all required but the
@@ -95,7 +112,7 @@ func webhooks(schemas schema) schema {
 		schemas[name+"Data"] = e.data
 		schemas[name] = open(schema{
 			"id": ref("EventID"), "type": schema{"const": typ},
-			"subject": schema{"type": "string", "pattern": fmt.Sprintf("^/%s/[1-9][0-9]*$", e.subject),
+			"subject": schema{"type": "string", "pattern": subjectPattern(e.subject),
 				"description": "The path of the resource the change happened to"},
 			"time": schema{"type": "string", "format": "date-time", "description": "When the change was decided, to the millisecond"},
 			"data": ref(name + "Data"),

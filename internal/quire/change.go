@@ -122,6 +122,7 @@ const (
 	EventUserClosed      = "user.closed"
 	EventUserDeleted     = "user.deleted"
 	EventAuthorCreated   = "author.created"
+	EventConfigChanged   = "config.changed"
 	EventProductCreated  = "product.created"
 	EventProductChanged  = "product.changed"
 	EventProductArchived = "product.archived"
@@ -131,7 +132,7 @@ const (
 // them.
 var EventTypes = []string{
 	EventOrderPlaced, EventUserFunded, EventUserClosed, EventUserDeleted,
-	EventAuthorCreated, EventProductCreated, EventProductChanged, EventProductArchived,
+	EventAuthorCreated, EventProductCreated, EventProductChanged, EventProductArchived, EventConfigChanged,
 }
 
 // NewEvent returns the event typ of subject at now carrying data, for the

@@ -410,6 +410,7 @@ func groups() []Group {
 			Grants: []Grant{
 				{Table: TableConfig, Actions: []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"}},
 				callerGrant,
+				eventsGrant,
 			},
 			// Compressing a 2 MiB document on PUT wants more CPU than
 			// serving JSON does.

@@ -38,6 +38,10 @@ func TestEventsOfEachWrite(t *testing.T) {
 			data: map[string]string{"user_id": "2", "total": "12.99"}},
 		{name: "a payment", who: grace, method: "POST", path: "/pay", key: "pay",
 			status: http.StatusCreated, typ: quire.EventOrderPlaced, subject: "/orders/{id}", data: map[string]string{"user_id": "2"}},
+		{name: "a new configuration document", who: admin, method: "PUT", path: "/admin/config", body: `{"theme": "dark"}`,
+			status: http.StatusNoContent, typ: quire.EventConfigChanged, subject: "/config", data: map[string]string{"size": "16", "etag": "{etag}"}},
+		{name: "the same document again", who: admin, method: "PUT", path: "/admin/config", body: `{"theme": "dark"}`,
+			status: http.StatusNoContent},
 		{name: "a new author", who: admin, method: "POST", path: "/admin/authors", key: "author", body: `{"name": "Octavia Butler"}`,
 			status: http.StatusCreated, typ: quire.EventAuthorCreated, subject: "/authors/{id}",
 			data: map[string]string{"name": "Octavia Butler"}},
@@ -108,6 +112,10 @@ func TestEventsOfEachWrite(t *testing.T) {
 			t.Errorf("%s: published %s about %s, want %s about %s", tc.name, ev.Type, ev.Subject, tc.typ, subject)
 		}
 		for k, want := range tc.data {
+			if want == "{etag}" { // the answer's, as a JSON string
+				b, _ := json.Marshal(r.Header.Get("ETag"))
+				want = strings.Trim(string(b), `"`)
+			}
 			if got := strings.Trim(string(data[k]), `"`); got != want {
 				t.Errorf("%s: data %s = %s, want %s (%s)", tc.name, k, got, want, ev.Data)
 			}

@@ -200,7 +200,7 @@ var lostAnswers = []lostAnswer{
 			contains(t, grace, "/users/2", 1, `"balance":25.51`)
 			contains(t, grace, "/cart", 1, `"items":[]`)
 		}},
-	{route: "PUT /admin/config", op: "TransactWriteItems", admin: true, method: "PUT", path: "/admin/config",
+	{events: []string{"config.changed"}, route: "PUT /admin/config", op: "TransactWriteItems", admin: true, method: "PUT", path: "/admin/config",
 		body: `{"theme": "dark", "limits": {"cart": 50}}`, status: http.StatusNoContent,
 		check: func(t *testing.T, admin, _ *servicetest.Client) {
 			contains(t, admin, "/config", 1, `"theme":"dark"`)

@@ -70,6 +70,7 @@ func (s *ConfigStore) Commit(_ context.Context, rep config.Replacement) error {
 		}
 		return s.db.config != nil && s.db.config.head.Hash == rep.Read.Hash
 	}, func() { s.db.config = &document{head: head, gzip: slices.Clone(d.Gzip)} })
+	t.publish(s.db, rep.Event)
 	if err := s.db.commit(&t, nil); err != nil {
 		return fmt.Errorf("put configuration document: %w", err)
 	}

@@ -210,7 +210,7 @@ func testConfig(t *testing.T, s Stores) {
 		}
 		return d
 	}
-	first, _, err := config.Replace(nil, doc(`{"v":1}`), quire.Precondition{}, "g1")
+	first, _, err := config.Replace(nil, doc(`{"v":1}`), quire.Precondition{}, "g1", `"1"`, now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func testConfig(t *testing.T, s Stores) {
 	if err != nil || string(z) != string(first.Document.Gzip) {
 		t.Errorf("Gzip = %d bytes, %v; want the document's %d", len(z), err, len(first.Document.Gzip))
 	}
-	second, _, err := config.Replace(&h, doc(`{"v":2}`), quire.Precondition{}, "g2")
+	second, _, err := config.Replace(&h, doc(`{"v":2}`), quire.Precondition{}, "g2", `"2"`, now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,6 +241,7 @@ func testConfig(t *testing.T, s Stores) {
 	if h, _ := s.Config.Head(t.Context()); h.Generation != "g2" {
 		t.Errorf("head %+v after the second write", h)
 	}
+	wantEvents(t, s, *first.Event, *second.Event)
 }
 
 // ids returns the ids of vs.
