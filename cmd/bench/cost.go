@@ -179,7 +179,7 @@ const (
 // publishing is the event each route publishes when it succeeds: every
 // type of quire.EventTypes is here (TestPublishingRoutes).
 var publishing = map[string]string{
-	"POST /pay": quire.EventOrderPlaced, "POST /products/{id}/buy": quire.EventOrderPlaced,
+	"POST /pay": quire.EventOrderPlaced, "POST /products/{id}/buy": quire.EventOrderPlaced, "POST /users": quire.EventUserCreated,
 	"POST /users/{id}/deposit": quire.EventUserFunded, "POST /users/{id}/close": quire.EventUserClosed,
 	"DELETE /users/{id}": quire.EventUserDeleted, "POST /admin/products": quire.EventProductCreated,
 	"POST /admin/authors": quire.EventAuthorCreated, "PUT /admin/config": quire.EventConfigChanged,

@@ -62,11 +62,12 @@ func emailKey(email string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: str(emailPrefix + users.EmailKey(email))}
 }
 
-// CommitCreate stores u with the password hash, and reserves its email,
-// with rec in one transaction: the user under an id no user has, the
-// reservation under an email no user has (a taken email is reported before
-// a taken id).
-func (s *UserStore) CommitCreate(ctx context.Context, u users.User, passwordHash string, rec *idempotency.Record) error {
+// CommitCreate stores ch's new user with the password hash, and reserves
+// its email, with ch's event and rec in one transaction: the user under an
+// id no user has, the reservation under an email no user has (a taken
+// email is reported before a taken id).
+func (s *UserStore) CommitCreate(ctx context.Context, ch users.Change, passwordHash string, rec *idempotency.Record) error {
+	u := ch.User
 	item := userItem(&u)
 	reservation := emailKey(u.Email)
 	reservation["user_id"], reservation["role"] = num(int64(u.ID)), str(string(users.LoginRole(u.Role, u.Status)))
@@ -77,6 +78,7 @@ func (s *UserStore) CommitCreate(ctx context.Context, u users.User, passwordHash
 	var t tx
 	t = append(t, named{users.StaleEmail, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: reservation, ConditionExpression: aws.String("attribute_not_exists(pk)")}}})
 	t = append(t, named{users.StaleUser, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}}})
+	t = append(t, published(s.events, ch.Event)...)
 	if err := commit(ctx, s.db, t, s.records, rec); err != nil {
 		return fmt.Errorf("create user %d: %w", u.ID, err)
 	}

@@ -141,12 +141,13 @@ func (h *Users) create(w http.ResponseWriter, r *rest.Request) error {
 	}
 	hash := h.Passwords.Hash(*f.Password)
 	for n := 1; ; n++ {
-		stored := users.Signed(*u, time.Now())
+		ch := users.Signed(*u, time.Now())
+		stored := ch.User
 		rec, err := r.Created("/users/"+stored.ID.String(), represent(r, r.Caller, &stored, false))
 		if err != nil {
 			return err
 		}
-		err = users.Committed(h.Store.CommitCreate(r.Context(), stored, hash, rec), stored)
+		err = users.Committed(h.Store.CommitCreate(r.Context(), ch, hash, rec), stored)
 		if quire.ErrorCode(err) == quire.EEMAILTAKEN {
 			if locked := login.Reserve(r.Context(), h.Store, u.Email, time.Now()); locked != nil {
 				return locked

@@ -39,6 +39,7 @@ func events() map[string]event {
 					"quantity": schema{"type": "integer", "minimum": 1, "maximum": carts.MaxQuantity}, "subtotal": anyMoney,
 				})), schema{"minItems": 1, "maxItems": carts.MaxItems}),
 			})},
+		quire.EventUserCreated: {summary: "A customer signed up", when: "POST /users committed", subject: "users", data: user},
 		quire.EventUserFunded: {summary: "Money was deposited into an account", when: "a deposit committed: POST /users/{id}/deposit",
 			subject: "users", data: open(schema{
 				"user_id": id, "amount": money(users.MinDeposit, users.MaxDeposit),

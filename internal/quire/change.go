@@ -118,6 +118,7 @@ func CompareEvents(a, b Event) int {
 // The types of Quire's events.
 const (
 	EventOrderPlaced     = "order.placed"
+	EventUserCreated     = "user.created"
 	EventUserFunded      = "user.funded"
 	EventUserClosed      = "user.closed"
 	EventUserDeleted     = "user.deleted"
@@ -131,7 +132,7 @@ const (
 // EventTypes lists every type of event, in the order the documents show
 // them.
 var EventTypes = []string{
-	EventOrderPlaced, EventUserFunded, EventUserClosed, EventUserDeleted,
+	EventOrderPlaced, EventUserCreated, EventUserFunded, EventUserClosed, EventUserDeleted,
 	EventAuthorCreated, EventProductCreated, EventProductChanged, EventProductArchived, EventConfigChanged,
 }
 

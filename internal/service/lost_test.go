@@ -109,7 +109,7 @@ var lostAnswers = []lostAnswer{
 			refresh(t, api, demo.CustomerRefreshToken, http.StatusUnauthorized)
 			api.InSession(t, 2, quire.RoleCustomer, demo.CustomerSessionID).Expect(t, "DELETE", "/session", "", http.StatusNotFound)
 		}},
-	{route: "POST /users", name: "sign-up", op: "TransactWriteItems", method: "POST", path: "/users",
+	{events: []string{"user.created"}, route: "POST /users", name: "sign-up", op: "TransactWriteItems", method: "POST", path: "/users",
 		body:   `{"email": "new@example.com", "first_name": "New", "last_name": "Reader", "password": "a long passphrase"}`,
 		status: http.StatusCreated, answer: []string{`"email":"new@example.com"`},
 		check: func(t *testing.T, admin, _ *servicetest.Client) {

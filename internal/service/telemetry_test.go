@@ -37,7 +37,7 @@ func TestEveryRouteLogs(t *testing.T) {
 			}
 			client := admin
 			if r.Access == routes.Public {
-				client = api.Bearer("")
+				client = api.Anonymous()
 			}
 			path := fill.Replace(r.Path)
 			if strings.HasPrefix(r.Resource().Path, "/users/{id}") {

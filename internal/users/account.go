@@ -26,9 +26,9 @@ type Funded struct {
 	Balance quire.Money `json:"balance"`
 }
 
-// Gone is the data of a user.closed or user.deleted event: the user's id.
-// A consumer that holds the user's data acts on it; the email, which the
-// account no longer needs, is not sent.
+// Gone is the data of a user.created or user.closed event: the user's id.
+// A consumer that holds the user's data reads it from the API; the email
+// and the names are not sent.
 type Gone struct {
 	UserID quire.ID `json:"user_id"`
 }
@@ -57,15 +57,16 @@ func change(read, u User, now time.Time) Change {
 const StaleEmail = "email"
 
 // Signed decides the user u, with a zero balance, stored at now under a new
-// id, or under u.ID when it is set (demo data).
-func Signed(u User, now time.Time) User {
+// id, or under u.ID when it is set (demo data), and its user.created
+// event.
+func Signed(u User, now time.Time) Change {
 	now = now.UTC().Truncate(time.Millisecond)
 	u.CreatedAt, u.UpdatedAt, u.Balance = now, now, 0
 	if u.ID == 0 {
 		u.ID = quire.NewID(now)
 	}
 	u.Hash = quire.ContentHash(&u)
-	return u
+	return Change{User: u}.event(quire.EventUserCreated, Gone{UserID: u.ID})
 }
 
 // Create stores u in s with passwordHash, as Signed decides it, and returns
@@ -75,13 +76,13 @@ func Signed(u User, now time.Time) User {
 // set and taken, which demo.Seed takes for a user stored already.
 func Create(ctx context.Context, s Store, u User, passwordHash string) (User, error) {
 	for n := 1; ; n++ {
-		stored := Signed(u, time.Now())
-		err := Committed(s.CommitCreate(ctx, stored, passwordHash, nil), stored)
+		ch := Signed(u, time.Now())
+		err := Committed(s.CommitCreate(ctx, ch, passwordHash, nil), ch.User)
 		if _, stale := errors.AsType[*quire.Stale](err); stale && u.ID != 0 {
 			return User{}, quire.Errorf(quire.ECONFLICT, "The id %d is taken.", u.ID)
 		}
 		if again, err := quire.Retry(ctx, n, err); !again {
-			return stored, NoFreeID(err)
+			return ch.User, NoFreeID(err)
 		}
 	}
 }

@@ -80,16 +80,20 @@ func TestAccountDecisions(t *testing.T) {
 func TestSigned(t *testing.T) {
 	now := time.Date(2026, 11, 25, 10, 0, 0, 987654321, time.UTC)
 	in := users.User{Email: "ada@example.com", FirstName: "Ada", Role: quire.RoleCustomer, Status: users.StatusActive, Balance: 99}
-	u := users.Signed(in, now)
+	ch := users.Signed(in, now)
+	u := ch.User
 	at := now.Truncate(time.Millisecond)
-	if u.ID <= 0 || u.Balance != 0 || !u.CreatedAt.Equal(at) || !u.UpdatedAt.Equal(at) || u.Hash != quire.ContentHash(&u) {
-		t.Errorf("Signed = %+v", u)
+	if u.ID <= 0 || u.Balance != 0 || !u.CreatedAt.Equal(at) || !u.UpdatedAt.Equal(at) || u.Hash != quire.ContentHash(&u) || ch.ReadHash != "" {
+		t.Errorf("Signed = %+v", ch)
 	}
-	if again := users.Signed(in, now); again.ID == u.ID && users.Signed(in, now).ID == u.ID {
+	if ev := quire.NewEvent(quire.EventUserCreated, "/users/"+u.ID.String(), u.Hash, at, users.Gone{UserID: u.ID}); !cmp.Equal(ch.Event, &ev) {
+		t.Errorf("Signed's event = %+v, want %+v", ch.Event, ev)
+	}
+	if again := users.Signed(in, now).User; again.ID == u.ID && users.Signed(in, now).User.ID == u.ID {
 		t.Errorf("three new users of one millisecond have the id %d", u.ID)
 	}
 	in.ID = 2
-	if u := users.Signed(in, now); u.ID != 2 {
+	if u := users.Signed(in, now).User; u.ID != 2 {
 		t.Errorf("a preset id became %d", u.ID)
 	}
 }

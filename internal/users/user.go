@@ -173,7 +173,7 @@ type Store interface {
 	// *quire.Stale naming StaleUser when u's id is taken, StaleEmail when
 	// its email is, and idempotency.ErrRaced when another request with
 	// rec's key committed first.
-	CommitCreate(ctx context.Context, u User, passwordHash string, rec *idempotency.Record) error
+	CommitCreate(ctx context.Context, ch Change, passwordHash string, rec *idempotency.Record) error
 	Get(ctx context.Context, id quire.ID) (*User, error)
 	// Reserve counts a guess of an email's current password (see
 	// login.Guesses).

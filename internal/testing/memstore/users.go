@@ -24,13 +24,14 @@ type UserStore struct{ db *DB }
 // Users returns the database's users.
 func (db *DB) Users() *UserStore { return &UserStore{db} }
 
-// CommitCreate stores u with passwordHash and reserves its email, with rec:
-// a *quire.Stale naming users.StaleEmail when the email is taken (before
-// users.StaleUser, for a taken id), idempotency.ErrRaced when rec's key has
-// a record.
-func (s *UserStore) CommitCreate(_ context.Context, u users.User, passwordHash string, rec *idempotency.Record) error {
+// CommitCreate stores ch's user with passwordHash and reserves its email,
+// with ch's event and rec: a *quire.Stale naming users.StaleEmail when the
+// email is taken (before users.StaleUser, for a taken id),
+// idempotency.ErrRaced when rec's key has a record.
+func (s *UserStore) CommitCreate(_ context.Context, ch users.Change, passwordHash string, rec *idempotency.Record) error {
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
+	u := ch.User
 	u.Hash = quire.ContentHash(&u)
 	u.CreatedAt, u.UpdatedAt = stored(u.CreatedAt), stored(u.UpdatedAt)
 	key := users.EmailKey(u.Email)
@@ -41,6 +42,7 @@ func (s *UserStore) CommitCreate(_ context.Context, u users.User, passwordHash s
 	t.add(users.StaleUser, on("PutItem", routes.TableUsers), func() bool { return s.db.users[u.ID] == nil }, func() {
 		s.db.users[u.ID] = &user{User: u, password: passwordHash}
 	})
+	t.publish(s.db, ch.Event)
 	if err := s.db.commit(&t, rec); err != nil {
 		return fmt.Errorf("create user %d: %w", u.ID, err)
 	}

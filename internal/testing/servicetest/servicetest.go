@@ -364,8 +364,10 @@ func (a *API) As(tb testing.TB, id quire.ID, role quire.Role) *Client {
 	switch _, err := s.Get(tb.Context(), id); quire.ErrorCode(err) {
 	case "":
 	case quire.ENOTFOUND:
-		u := users.Signed(users.User{ID: id, Email: fmt.Sprintf("caller-%d@quire.example", id), FirstName: "Test", LastName: "Caller",
-			Role: role, Status: users.StatusActive}, time.Now())
+		// The account alone, without its event: the tests' outbox holds
+		// the events of the requests they send.
+		u := users.Change{User: users.Signed(users.User{ID: id, Email: fmt.Sprintf("caller-%d@quire.example", id), FirstName: "Test", LastName: "Caller",
+			Role: role, Status: users.StatusActive}, time.Now()).User}
 		// A parallel test may store the same caller first.
 		if err := s.CommitCreate(tb.Context(), u, "", nil); err != nil && !errors.As(err, new(*quire.Stale)) {
 			tb.Fatalf("store the account of user %d: %v", id, err)
@@ -409,8 +411,14 @@ func (c *Client) Token() string { return c.token }
 // Do sends a request with the client's token; see API.Do.
 func (c *Client) Do(tb testing.TB, method, path, body string, header ...string) Response {
 	tb.Helper()
+	if c.token == "" { // Anonymous's
+		return c.api.Do(tb, method, path, body, header...)
+	}
 	return c.api.Do(tb, method, path, body, append([]string{"Authorization", "Bearer " + c.token}, header...)...)
 }
+
+// Anonymous is a client without a token, of the public routes.
+func (a *API) Anonymous() *Client { return &Client{api: a} }
 
 // Tries is how many times Retry sends a request at most, as the clients
 // of the soak do (docs/faults.md#how-a-client-should-retry).

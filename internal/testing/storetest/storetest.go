@@ -118,11 +118,12 @@ var cases = []struct {
 func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 
 // user stores a new active user id with role and password hash "hash-<id>",
-// and returns it as stored.
+// without its event (the suite's outbox holds the events it checks), and
+// returns it as stored.
 func user(t *testing.T, s Stores, id quire.ID, role quire.Role) users.User {
 	t.Helper()
-	u := users.Signed(users.User{ID: id, Email: fmt.Sprintf("User-%d@Quire.example", id), FirstName: "Test", LastName: "User",
-		Role: role, Status: users.StatusActive}, now())
+	u := users.Change{User: users.Signed(users.User{ID: id, Email: fmt.Sprintf("User-%d@Quire.example", id), FirstName: "Test", LastName: "User",
+		Role: role, Status: users.StatusActive}, now()).User}
 	if err := s.Users.CommitCreate(t.Context(), u, fmt.Sprintf("hash-%d", id), nil); err != nil {
 		t.Fatalf("create user %d: %v", id, err)
 	}
