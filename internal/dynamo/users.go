@@ -259,11 +259,14 @@ func (s *UserStore) CommitRevision(ctx context.Context, rev users.Revision) erro
 		ExpressionAttributeNames:  map[string]string{"#role": "role", "#status": "status", "#hash": attrHash},
 		ExpressionAttributeValues: values,
 	}
-	if !rev.MovesEmail() && !rev.EndSessions {
+	if !rev.MovesEmail() && !rev.EndSessions && len(rev.Events) == 0 {
 		return s.updateUser(ctx, update, u)
 	}
 	var t tx
 	t = append(t, named{users.StaleUser, types.TransactWriteItem{Update: update}})
+	for i := range rev.Events {
+		t = append(t, published(s.events, &rev.Events[i])...)
+	}
 	switch {
 	case !rev.MovesEmail() && rev.EndSessions: // the reservation's credentials move with the user's
 		t = append(t, named{users.StaleReservation, types.TransactWriteItem{Update: s.credentials(rev.OldEmail, users.LoginRole(u.Role, u.Status), rev.Password)}})
@@ -286,8 +289,8 @@ func (s *UserStore) CommitRevision(ctx context.Context, rev users.Revision) erro
 	return nil
 }
 
-// CommitProfile writes the profile ch changes over the user as read, in
-// one UpdateItem.
+// CommitProfile writes the profile ch changes over the user as read: in
+// one UpdateItem, or with ch's event in one transaction.
 func (s *UserStore) CommitProfile(ctx context.Context, ch users.Change, _ *idempotency.Record) error {
 	u := ch.User
 	update := &types.Update{
@@ -301,7 +304,14 @@ func (s *UserStore) CommitProfile(ctx context.Context, ch users.Change, _ *idemp
 			":hash": str(u.Hash), ":read": str(ch.ReadHash),
 		},
 	}
-	return s.updateUser(ctx, update, u)
+	if ch.Event == nil {
+		return s.updateUser(ctx, update, u)
+	}
+	t := append(tx{{users.StaleUser, types.TransactWriteItem{Update: update}}}, published(s.events, ch.Event)...)
+	if err := commit(ctx, s.db, t, "", nil); err != nil {
+		return fmt.Errorf("update user %d: %w", u.ID, err)
+	}
+	return nil
 }
 
 // updateUser runs update, a change of the user u's item alone, as one

@@ -45,7 +45,16 @@ func events() map[string]event {
 				"user_id": id, "amount": money(users.MinDeposit, users.MaxDeposit),
 				"balance": with(money(0, users.MaxBalance), schema{"description": "The balance after the deposit"}),
 			})},
-		quire.EventUserClosed: {summary: "An account was closed", when: "POST /users/{id}/close", subject: "users", data: user},
+		quire.EventUserChanged: {summary: "A user's fields changed", when: "PUT /users/{id} or PUT /users/{id}/profile changed a field " +
+			"other than the status", subject: "users", data: open(schema{"user_id": id, "changed": schema{
+			"type": "array", "minItems": 1, "uniqueItems": true, "description": "The names of the fields that changed, never their values",
+			"items": schema{"type": "string", "enum": []any{"email", "first_name", "last_name", "role", "password",
+				"bio", "location", "website", "newsletter"}},
+		}})},
+		quire.EventUserClosed: {summary: "An account was closed", when: "POST /users/{id}/close, or an admin's PUT /users/{id} " +
+			"that closed it", subject: "users", data: user},
+		quire.EventUserReopened: {summary: "A closed account was reopened", when: "an admin's PUT /users/{id} that reopened it",
+			subject: "users", data: user},
 		quire.EventUserDeleted: {summary: "A user was deleted", when: "DELETE /users/{id}", subject: "users", data: open(schema{
 			"user_id": id,
 			"balance": with(money(0, users.MaxBalance), schema{"description": "The balance the account held: zero when its owner " +

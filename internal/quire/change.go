@@ -120,7 +120,9 @@ const (
 	EventOrderPlaced     = "order.placed"
 	EventUserCreated     = "user.created"
 	EventUserFunded      = "user.funded"
+	EventUserChanged     = "user.changed"
 	EventUserClosed      = "user.closed"
+	EventUserReopened    = "user.reopened"
 	EventUserDeleted     = "user.deleted"
 	EventAuthorCreated   = "author.created"
 	EventConfigChanged   = "config.changed"
@@ -132,7 +134,7 @@ const (
 // EventTypes lists every type of event, in the order the documents show
 // them.
 var EventTypes = []string{
-	EventOrderPlaced, EventUserCreated, EventUserFunded, EventUserClosed, EventUserDeleted,
+	EventOrderPlaced, EventUserCreated, EventUserChanged, EventUserFunded, EventUserClosed, EventUserReopened, EventUserDeleted,
 	EventAuthorCreated, EventProductCreated, EventProductChanged, EventProductArchived, EventConfigChanged,
 }
 

@@ -30,6 +30,22 @@ func TestEventsOfEachWrite(t *testing.T) {
 		subject            string // "{id}": the answer's id
 		data               map[string]string
 	}{
+		{name: "an admin closes an account", who: admin, method: "PUT", path: "/users/3",
+			body:   `{"email": "alan@quire.example", "first_name": "Alan", "last_name": "Turing", "role": "customer", "status": "CLOSED"}`,
+			status: http.StatusOK, typ: quire.EventUserClosed, subject: "/users/3", data: map[string]string{"user_id": "3"}},
+		{name: "an admin reopens it", who: admin, method: "PUT", path: "/users/3",
+			body:   `{"email": "alan@quire.example", "first_name": "Alan", "last_name": "Turing", "role": "customer", "status": "ACTIVE"}`,
+			status: http.StatusOK, typ: quire.EventUserReopened, subject: "/users/3", data: map[string]string{"user_id": "3"}},
+		{name: "an admin promotes it", who: admin, method: "PUT", path: "/users/3",
+			body:   `{"email": "alan@quire.example", "first_name": "Alan", "last_name": "Turing", "role": "admin", "status": "ACTIVE"}`,
+			status: http.StatusOK, typ: quire.EventUserChanged, subject: "/users/3", data: map[string]string{"changed": `["role"]`}},
+		{name: "a new name", who: grace, method: "PUT", path: "/users/2",
+			body:   `{"email": "grace@quire.example", "first_name": "Amazing", "last_name": "Grace"}`,
+			status: http.StatusOK, typ: quire.EventUserChanged, subject: "/users/2", data: map[string]string{"changed": `["first_name","last_name"]`}},
+		{name: "a profile", who: grace, method: "PUT", path: "/users/2/profile", body: `{"bio": "Rear admiral", "newsletter": false}`,
+			status: http.StatusOK, typ: quire.EventUserChanged, subject: "/users/2", data: map[string]string{"changed": `["bio"]`}},
+		{name: "a profile unchanged", who: grace, method: "PUT", path: "/users/2/profile", body: `{"bio": "Rear admiral", "newsletter": false}`,
+			status: http.StatusOK},
 		{name: "a deposit", who: admin, method: "POST", path: "/users/2/deposit", body: `{"amount": 5.00}`, key: "deposit",
 			status: http.StatusOK, typ: quire.EventUserFunded, subject: "/users/2",
 			data: map[string]string{"user_id": "2", "amount": "5.00", "balance": "55.00"}},

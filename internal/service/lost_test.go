@@ -115,13 +115,13 @@ var lostAnswers = []lostAnswer{
 		check: func(t *testing.T, admin, _ *servicetest.Client) {
 			contains(t, admin, "/users?limit=100", 1, `"email":"new@example.com"`)
 		}},
-	{route: "PUT /users/{id}", name: "same email", op: "UpdateItem", method: "PUT", path: "/users/2",
+	{events: []string{"user.changed"}, route: "PUT /users/{id}", name: "same email", op: "TransactWriteItems", method: "PUT", path: "/users/2",
 		body:   `{"email": "grace@quire.example", "first_name": "Amazing", "last_name": "Grace"}`,
 		status: http.StatusOK, answer: []string{`"first_name":"Amazing"`},
 		check: func(t *testing.T, _, grace *servicetest.Client) {
 			contains(t, grace, "/users/2", 1, `"first_name":"Amazing"`, `"balance":50.00`)
 		}},
-	{route: "PUT /users/{id}", name: "new email", op: "TransactWriteItems", method: "PUT", path: "/users/2",
+	{events: []string{"user.changed"}, route: "PUT /users/{id}", name: "new email", op: "TransactWriteItems", method: "PUT", path: "/users/2",
 		body:   `{"email": "hopper@example.com", "first_name": "Grace", "last_name": "Hopper", "current_password": "` + demo.CustomerPassword + `"}`,
 		status: http.StatusOK, answer: []string{`"email":"hopper@example.com"`},
 		check: func(t *testing.T, _, grace *servicetest.Client) {
@@ -132,7 +132,7 @@ var lostAnswers = []lostAnswer{
 		check: func(t *testing.T, admin, _ *servicetest.Client) {
 			admin.Expect(t, "GET", "/users/3", "", http.StatusNotFound)
 		}},
-	{route: "PUT /users/{id}/profile", op: "UpdateItem", method: "PUT", path: "/users/2/profile",
+	{events: []string{"user.changed"}, route: "PUT /users/{id}/profile", op: "TransactWriteItems", method: "PUT", path: "/users/2/profile",
 		body:   `{"bio": "Rear admiral", "location": "Arlington", "website": "https://example.com", "newsletter": true}`,
 		status: http.StatusOK, answer: []string{`"bio":"Rear admiral"`},
 		check: func(t *testing.T, _, grace *servicetest.Client) {

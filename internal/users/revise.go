@@ -36,6 +36,18 @@ type Revision struct {
 	EndSessions bool
 	Proved      bool
 	Carried     Stored
+	// Events are what the revision publishes: user.closed or
+	// user.reopened when it closes or reopens the account, user.changed
+	// when it changes another field.
+	Events []quire.Event
+}
+
+// Altered is the data of a user.changed event: the user's id and the
+// names of the fields that changed ("email", "password", "bio"...), never
+// their values.
+type Altered struct {
+	UserID  quire.ID `json:"user_id"`
+	Changed []string `json:"changed"`
 }
 
 // MovesEmail reports whether the revision changes the email, whose
@@ -108,7 +120,38 @@ func Revise(read Stored, u User, passwordHash string, proved bool, now time.Time
 	if r.EndSessions {
 		r.Carried.Epoch++
 	}
+	subject := "/users/" + u.ID.String()
+	switch {
+	case old.Status == StatusActive && u.Status == StatusClosed:
+		r.Events = append(r.Events, quire.NewEvent(quire.EventUserClosed, subject, u.Hash, now, Gone{UserID: u.ID}))
+	case old.Status == StatusClosed && u.Status == StatusActive:
+		r.Events = append(r.Events, quire.NewEvent(quire.EventUserReopened, subject, u.Hash, now, Gone{UserID: u.ID}))
+	}
+	if changed := changes([]field{
+		{"email", old.Email != u.Email}, {"first_name", old.FirstName != u.FirstName}, {"last_name", old.LastName != u.LastName},
+		{"role", old.Role != u.Role}, {"password", passwordHash != ""},
+	}); changed != nil {
+		r.Events = append(r.Events, quire.NewEvent(quire.EventUserChanged, subject, u.Hash, now, Altered{UserID: u.ID, Changed: changed}))
+	}
 	return r
+}
+
+// field is a field of a user a change may change, by name.
+type field struct {
+	name    string
+	changed bool
+}
+
+// changes returns the names of the fields of fs that changed, in order, or
+// nil.
+func changes(fs []field) []string {
+	var out []string
+	for _, f := range fs {
+		if f.changed {
+			out = append(out, f.name)
+		}
+	}
+	return out
 }
 
 // Reprofiled decides p as the profile of u at now, if u holds pre:
@@ -119,7 +162,14 @@ func Reprofiled(u User, p Profile, pre quire.Precondition, now time.Time) (Chang
 	}
 	changed := u
 	changed.Profile = p
-	return change(u, changed, now), nil
+	ch := change(u, changed, now)
+	if fields := changes([]field{
+		{"bio", u.Profile.Bio != p.Bio}, {"location", u.Profile.Location != p.Location}, {"website", u.Profile.Website != p.Website},
+		{"newsletter", u.Profile.Newsletter != p.Newsletter},
+	}); fields != nil {
+		ch = ch.event(quire.EventUserChanged, Altered{UserID: u.ID, Changed: fields})
+	}
+	return ch, nil
 }
 
 // Deletion is a decided deletion of a user, for the store to commit whole

@@ -35,19 +35,26 @@ func TestRevise(t *testing.T) {
 		carried     users.Stored
 		role        quire.Role
 		status      users.Status
+		closed      bool     // user.closed
+		changed     []string // user.changed's fields
 	}{
 		{name: "new names", u: sent(nil), carried: users.Stored{PasswordHash: "old-hash", Epoch: 3},
-			role: quire.RoleCustomer, status: users.StatusActive},
+			role: quire.RoleCustomer, status: users.StatusActive, changed: []string{"first_name", "last_name"}},
 		{name: "a new password", u: sent(nil), password: "new-hash", proof: true, endSessions: true,
-			carried: users.Stored{PasswordHash: "new-hash", Epoch: 4}, role: quire.RoleCustomer, status: users.StatusActive},
+			carried: users.Stored{PasswordHash: "new-hash", Epoch: 4}, role: quire.RoleCustomer, status: users.StatusActive,
+			changed: []string{"first_name", "last_name", "password"}},
 		{name: "a new email", u: sent(func(u *users.User) { u.Email = "ada@lovelace.example" }), proof: true, moves: true,
-			carried: users.Stored{PasswordHash: "old-hash", Epoch: 3}, role: quire.RoleCustomer, status: users.StatusActive},
+			carried: users.Stored{PasswordHash: "old-hash", Epoch: 3}, role: quire.RoleCustomer, status: users.StatusActive,
+			changed: []string{"email", "first_name", "last_name"}},
 		{name: "the email in other case", u: sent(func(u *users.User) { u.Email = "ADA@example.com" }),
-			carried: users.Stored{PasswordHash: "old-hash", Epoch: 3}, role: quire.RoleCustomer, status: users.StatusActive},
+			carried: users.Stored{PasswordHash: "old-hash", Epoch: 3}, role: quire.RoleCustomer, status: users.StatusActive,
+			changed: []string{"email", "first_name", "last_name"}},
 		{name: "an admin's new role", u: sent(func(u *users.User) { u.Role = quire.RoleAdmin }), endSessions: true,
-			carried: users.Stored{PasswordHash: "old-hash", Epoch: 4}, role: quire.RoleAdmin, status: users.StatusActive},
+			carried: users.Stored{PasswordHash: "old-hash", Epoch: 4}, role: quire.RoleAdmin, status: users.StatusActive,
+			changed: []string{"first_name", "last_name", "role"}},
 		{name: "an admin's closing", u: sent(func(u *users.User) { u.Status = users.StatusClosed }), endSessions: true,
-			carried: users.Stored{PasswordHash: "old-hash", Epoch: 4}, role: quire.RoleCustomer, status: users.StatusClosed},
+			carried: users.Stored{PasswordHash: "old-hash", Epoch: 4}, role: quire.RoleCustomer, status: users.StatusClosed,
+			closed: true, changed: []string{"first_name", "last_name"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := users.NeedsProof(read.User, tc.u, tc.password != ""); got != tc.proof {
@@ -58,9 +65,16 @@ func TestRevise(t *testing.T) {
 			want.Role, want.Status = tc.role, tc.status
 			want.Balance, want.Profile, want.CreatedAt, want.UpdatedAt = 12_34, read.User.Profile, read.User.CreatedAt, now
 			want.Hash = quire.ContentHash(&want)
+			var events []quire.Event
+			if tc.closed {
+				events = append(events, quire.NewEvent(quire.EventUserClosed, "/users/7", want.Hash, now, users.Gone{UserID: 7}))
+			}
+			if tc.changed != nil {
+				events = append(events, quire.NewEvent(quire.EventUserChanged, "/users/7", want.Hash, now, users.Altered{UserID: 7, Changed: tc.changed}))
+			}
 			if diff := cmp.Diff(users.Revision{
 				User: want, ReadHash: read.User.Hash, OldEmail: "ada@example.com", Password: tc.password,
-				EndSessions: tc.endSessions, Proved: tc.proof, Carried: tc.carried,
+				EndSessions: tc.endSessions, Proved: tc.proof, Carried: tc.carried, Events: events,
 			}, rev); diff != "" {
 				t.Errorf("revision (-want +got):\n%s", diff)
 			}

@@ -125,7 +125,7 @@ func (s *UserStore) CommitRevision(_ context.Context, rev users.Revision) error 
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	u := rev.User
-	single := !rev.MovesEmail() && !rev.EndSessions
+	single := !rev.MovesEmail() && !rev.EndSessions && len(rev.Events) == 0
 	if single && s.applied(u) {
 		return s.db.may(on("UpdateItem", routes.TableUsers)) // the one UpdateItem, which finds its own write
 	}
@@ -153,6 +153,9 @@ func (s *UserStore) CommitRevision(_ context.Context, rev users.Revision) error 
 	}
 	if rev.Proved {
 		t.add(login.StaleAttempts, on("DeleteItem", routes.TableSessions), nil, func() { delete(s.db.logins, old) })
+	}
+	for i := range rev.Events {
+		t.publish(s.db, &rev.Events[i])
 	}
 	if err := s.db.commit(&t, nil); err != nil {
 		return fmt.Errorf("replace user %d: %w", u.ID, err)
@@ -194,7 +197,7 @@ func (s *UserStore) CommitProfile(_ context.Context, ch users.Change, _ *idempot
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
 	u := ch.User
-	if s.applied(u) {
+	if ch.Event == nil && s.applied(u) {
 		return s.db.may(on("UpdateItem", routes.TableUsers)) // the one UpdateItem, which finds its own write
 	}
 	var t tx
@@ -202,6 +205,7 @@ func (s *UserStore) CommitProfile(_ context.Context, ch users.Change, _ *idempot
 		it := s.db.users[u.ID]
 		it.Profile, it.UpdatedAt, it.Hash = u.Profile, stored(u.UpdatedAt), u.Hash
 	})
+	t.publish(s.db, ch.Event)
 	if err := s.db.commit(&t, nil); err != nil {
 		return fmt.Errorf("update user %d: %w", u.ID, err)
 	}
