@@ -41,11 +41,13 @@ func NewAuthor(a Author, now time.Time) AuthorWrite {
 // A ProductWrite is a decided write of a product, for the store to commit:
 // the product as written, over the product whose content hash is Read (""
 // for a new product, under an id no item has), and the event it publishes
-// (nil for none: a write that changes nothing).
+// (nil for none: a write that changes nothing); with an archive that
+// changes other fields too, AlsoChanged, the product.changed of those.
 type ProductWrite struct {
-	Product Product
-	Read    string
-	Event   *quire.Event
+	Product     Product
+	Read        string
+	Event       *quire.Event
+	AlsoChanged *quire.Event
 }
 
 // Listed is the data of a product.created or product.changed event: the
@@ -80,7 +82,8 @@ func NewProduct(p Product, author *Author, now time.Time) (ProductWrite, error) 
 
 // Revise decides p's fields over the product read (nil when there is none
 // with p's id), by author (nil when no author has p's author id), at now,
-// and its event: product.archived when it archives the product, else
+// and its events: product.archived when it archives the product, with
+// product.changed naming the other fields it changed, if any; else
 // product.changed naming what changed, and none when nothing did. It
 // refuses a missing product (ENOTFOUND), a missing author (EINVALID naming
 // author_id) and a product that fails pre (EPRECONDITION). p comes from a
@@ -103,11 +106,22 @@ func Revise(read *Product, author *Author, p Product, v int, pre quire.Precondit
 	p.AuthorName = author.Name
 	p.Hash = quire.ContentHash(&p)
 	w := ProductWrite{Product: p, Read: read.Hash}
-	switch changed := changes(*read, p); {
-	case p.Status == StatusArchived && read.Status != StatusArchived:
-		w.Event = productEvent(quire.EventProductArchived, p, now, Archived{ProductID: p.ID})
-	case len(changed) > 0:
-		w.Event = productEvent(quire.EventProductChanged, p, now, listed(p, changed))
+	changed := changes(*read, p)
+	if p.Status != StatusArchived || read.Status == StatusArchived {
+		if len(changed) > 0 {
+			w.Event = productEvent(quire.EventProductChanged, p, now, listed(p, changed))
+		}
+		return w, nil
+	}
+	w.Event = productEvent(quire.EventProductArchived, p, now, Archived{ProductID: p.ID})
+	var others []string // what the archive changed besides the status
+	for _, f := range changed {
+		if f != "status" {
+			others = append(others, f)
+		}
+	}
+	if others != nil {
+		w.AlsoChanged = productEvent(quire.EventProductChanged, p, now, listed(p, others))
 	}
 	return w, nil
 }

@@ -44,8 +44,10 @@ func TestProductDecisions(t *testing.T) {
 			event: quire.EventProductChanged, fields: []string{"price"}},
 		{name: "nothing changed", read: stored(catalog.StatusAvailable), author: shelley, status: catalog.StatusAvailable,
 			p: catalog.Product{ID: 7, Name: "Frankenstein", Price: 12_99, Status: catalog.StatusAvailable, AuthorID: 1}},
-		{name: "v2 archives", read: stored(catalog.StatusAvailable), author: shelley, p: sent(catalog.StatusArchived), status: catalog.StatusArchived,
-			event: quire.EventProductArchived},
+		{name: "v2 archives, at a new price", read: stored(catalog.StatusAvailable), author: shelley, p: sent(catalog.StatusArchived), status: catalog.StatusArchived,
+			event: quire.EventProductArchived, fields: []string{"price"}},
+		{name: "v2 archives alone", read: stored(catalog.StatusAvailable), author: shelley, status: catalog.StatusArchived,
+			p: catalog.Product{ID: 7, Name: "Frankenstein", Price: 12_99, Status: catalog.StatusArchived, AuthorID: 1}, event: quire.EventProductArchived},
 		{name: "over a changed product", read: stored(catalog.StatusAvailable), author: shelley, p: sent(catalog.StatusAvailable),
 			pre: quire.Precondition{Match: []string{"older"}}, code: quire.EPRECONDITION},
 		{name: "a missing product", author: shelley, p: sent(catalog.StatusAvailable), code: quire.ENOTFOUND},
@@ -86,6 +88,12 @@ func TestProductDecisions(t *testing.T) {
 				t.Errorf("a write that changes nothing publishes %+v", *got.Event)
 			case tc.event == quire.EventProductArchived:
 				wantEvent(t, got.Event, tc.event, "/products/7", at, catalog.Archived{ProductID: 7})
+				if tc.fields == nil && got.AlsoChanged != nil {
+					t.Errorf("an archive alone publishes %+v too", *got.AlsoChanged)
+				} else if tc.fields != nil {
+					wantEvent(t, got.AlsoChanged, quire.EventProductChanged, "/products/7", at, catalog.Listed{
+						ProductID: 7, Name: want.Name, Price: want.Price, Status: want.Status, AuthorID: 1, Changed: tc.fields})
+				}
 			case tc.event != "":
 				wantEvent(t, got.Event, tc.event, "/products/7", at, catalog.Listed{
 					ProductID: 7, Name: want.Name, Price: want.Price, Status: want.Status, AuthorID: 1, Changed: tc.fields})

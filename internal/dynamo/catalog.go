@@ -264,6 +264,7 @@ func (s *CatalogStore) CommitProduct(ctx context.Context, w catalog.ProductWrite
 		},
 	}}})
 	t = append(t, published(s.events, w.Event)...)
+	t = append(t, published(s.events, w.AlsoChanged)...)
 	if err := commit(ctx, s.db, t, "", nil); err != nil {
 		return fmt.Errorf("replace product %d: %w", p.ID, err)
 	}

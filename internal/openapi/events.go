@@ -66,7 +66,8 @@ func events() map[string]event {
 			})},
 		quire.EventProductCreated: {summary: "A product was added to the catalog", when: "POST /admin/products",
 			subject: "products", data: open(listed)},
-		quire.EventProductChanged: {summary: "A product changed", when: "PUT /admin/products/{id} changed a field, and did not archive it",
+		quire.EventProductChanged: {summary: "A product changed", when: "PUT /admin/products/{id} changed a field; when it archived " +
+			"the product, product.archived is published too, and this names the fields the archive changed besides the status",
 			subject: "products", data: open(with(listed, schema{"changed": schema{
 				"type": "array", "minItems": 1, "uniqueItems": true, "description": "The fields that changed",
 				"items": schema{"type": "string", "enum": []any{"name", "price", "status", "author_id"}},

@@ -27,6 +27,7 @@ func TestEventsOfEachWrite(t *testing.T) {
 		key                string // an idempotency key, sent twice
 		status             int
 		typ                string // "" for none
+		also               string // a second event's type: product.changed beside an archive
 		subject            string // "{id}": the answer's id
 		data               map[string]string
 	}{
@@ -85,6 +86,10 @@ func TestEventsOfEachWrite(t *testing.T) {
 		{name: "an archiving", who: admin, method: "PUT", path: "/api/v2/admin/products/1",
 			body:   strings.Replace(strings.Replace(frankenstein, "12.99", "13.50", 1), "AVAILABLE", "ARCHIVED", 1),
 			status: http.StatusOK, typ: quire.EventProductArchived, subject: "/products/1", data: map[string]string{"product_id": "1"}},
+		{name: "an archiving at a new price", who: admin, method: "PUT", path: "/api/v2/admin/products/2",
+			body:   `{"name": "The Last Man", "price": 9.00, "status": "ARCHIVED", "author_id": 1}`,
+			status: http.StatusOK, typ: quire.EventProductArchived, also: quire.EventProductChanged, subject: "/products/2",
+			data: map[string]string{"product_id": "2"}},
 		{name: "a closing", who: alan, method: "POST", path: "/users/3/close", key: "close",
 			status: http.StatusOK, typ: quire.EventUserClosed, subject: "/users/3", data: map[string]string{"user_id": "3"}},
 		{name: "a deletion", who: admin, method: "DELETE", path: "/users/3",
@@ -110,6 +115,19 @@ func TestEventsOfEachWrite(t *testing.T) {
 				t.Errorf("%s: published %v, want nothing", tc.name, published)
 			}
 			continue
+		}
+		if tc.also != "" { // the two in either order: they have one time
+			if len(published) == 2 && published[0].Type == tc.also {
+				published[0], published[1] = published[1], published[0]
+			}
+			if len(published) != 2 || published[1].Type != tc.also || published[1].Subject != published[0].Subject {
+				t.Errorf("%s: published %v, want %s and %s", tc.name, published, tc.typ, tc.also)
+				continue
+			}
+			if !strings.Contains(string(published[1].Data), `"changed":["price"]`) {
+				t.Errorf("%s: %s says %s, want the price changed", tc.name, tc.also, published[1].Data)
+			}
+			published = published[:1]
 		}
 		if len(published) != 1 {
 			t.Errorf("%s: published %v, want one %s", tc.name, published, tc.typ)

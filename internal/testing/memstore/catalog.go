@@ -212,6 +212,7 @@ func (s *CatalogStore) CommitProduct(_ context.Context, w catalog.ProductWrite, 
 		rec = nil // a PUT takes no idempotency key
 	}
 	t.publish(s.db, w.Event)
+	t.publish(s.db, w.AlsoChanged)
 	if err := s.db.commit(&t, rec); err != nil {
 		return fmt.Errorf("commit product %d: %w", p.ID, err)
 	}
