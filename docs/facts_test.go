@@ -85,7 +85,9 @@ func TestExposedHeaders(t *testing.T) {
 
 // TestEventsTable: the table of events.md lists every type of event, in
 // order, each with the members of its data as the documents' webhooks
-// describe them (what a parenthesis says of a member aside).
+// describe them (what a parenthesis says of a member aside), and, as its
+// webhook's description does, the routes that publish it as the route
+// table says (routes.Route.Events), and no other write route.
 func TestEventsTable(t *testing.T) {
 	doc, err := openapi.Document(routes.Versions[len(routes.Versions)-1])
 	if err != nil {
@@ -115,6 +117,7 @@ func TestEventsTable(t *testing.T) {
 		typ := spans[0]
 		types = append(types, typ)
 		var post struct {
+			Description string
 			RequestBody struct {
 				Content map[string]struct {
 					Schema struct {
@@ -126,6 +129,21 @@ func TestEventsTable(t *testing.T) {
 		if err := json.Unmarshal(d.Webhooks[typ]["post"], &post); err != nil {
 			t.Errorf("%s: the documents have no webhook %s: %v", row, typ, err)
 			continue
+		}
+		for _, r := range routes.All() {
+			if r.Method == "GET" || r.Versioned && r.Version != 0 {
+				continue
+			}
+			key := r.Resource().Key()
+			named := slices.Contains(markdown.CodeSpans(row.Cells[1]), key)
+			switch publishes := slices.Contains(r.Events, typ); {
+			case publishes && !named:
+				t.Errorf("%s: %s publishes %s, and the row does not name it", row, key, typ)
+			case !publishes && named:
+				t.Errorf("%s: the row names %s, which does not publish %s", row, key, typ)
+			case publishes && !strings.Contains(post.Description, key):
+				t.Errorf("the webhook %s does not name %s, which publishes it: %s", typ, key, post.Description)
+			}
 		}
 		event := schema(post.RequestBody.Content["application/json"].Schema.Ref)
 		data := d.Components.Schemas[schema(d.Components.Schemas[event].Properties["data"].Ref)]

@@ -8,7 +8,6 @@ import (
 
 	"github.com/quireapi/quire/internal/authorizer"
 	"github.com/quireapi/quire/internal/login"
-	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/routes"
 )
 
@@ -176,23 +175,6 @@ const (
 	enrichmentBatchOfEvents = 10
 )
 
-// publishing are the events each route may publish when it succeeds:
-// every type of quire.EventTypes is here (TestPublishingRoutes).
-var publishing = map[string][]string{
-	"POST /pay":                {quire.EventOrderPlaced},
-	"POST /products/{id}/buy":  {quire.EventOrderPlaced},
-	"POST /users":              {quire.EventUserCreated},
-	"PUT /users/{id}":          {quire.EventUserChanged, quire.EventUserClosed, quire.EventUserReopened},
-	"PUT /users/{id}/profile":  {quire.EventUserChanged},
-	"POST /users/{id}/deposit": {quire.EventUserFunded},
-	"POST /users/{id}/close":   {quire.EventUserClosed},
-	"DELETE /users/{id}":       {quire.EventUserDeleted},
-	"POST /admin/authors":      {quire.EventAuthorCreated},
-	"POST /admin/products":     {quire.EventProductCreated},
-	"PUT /admin/products/{id}": {quire.EventProductChanged, quire.EventProductArchived},
-	"PUT /admin/config":        {quire.EventConfigChanged},
-}
-
 // eventCost is what a million events cost, from a busy pipe, whose
 // batches are full (enrichmentBatchOfEvents events a GetRecords and an
 // invocation), to a quiet one, which reads and invokes once an event.
@@ -206,7 +188,7 @@ func eventCost() (busy, quiet float64) {
 func printEventsCost(w io.Writer, cs []routeCost) {
 	share := 0.0
 	for _, c := range cs {
-		if len(publishing[c.route]) > 0 {
+		if r, _ := routeOf(c.route); len(r.Events) > 0 {
 			share += c.share
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quireapi/quire/internal/dynamo"
-	"github.com/quireapi/quire/internal/quire"
 )
 
 // The examples of DynamoDB's developer guide ("DynamoDB read and write
@@ -177,24 +176,5 @@ func TestKeyConditionValue(t *testing.T) {
 	}
 	if _, err := keyConditionValue("id > :after", "kind", nil, values); err == nil {
 		t.Error("keyConditionValue without the partition key: no error")
-	}
-}
-
-// TestPublishingRoutes: the routes bench prices events for are routes,
-// and publish every type of event.
-func TestPublishingRoutes(t *testing.T) {
-	seen := map[string]bool{}
-	for route, types := range publishing {
-		if _, ok := routeOf(route); !ok {
-			t.Errorf("%s is no route", route)
-		}
-		for _, typ := range types {
-			seen[typ] = true
-		}
-	}
-	for _, typ := range quire.EventTypes {
-		if !seen[typ] {
-			t.Errorf("no route publishes %s", typ)
-		}
 	}
 }

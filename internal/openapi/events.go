@@ -2,12 +2,14 @@ package openapi
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/quireapi/quire/internal/carts"
 	"github.com/quireapi/quire/internal/catalog"
 	"github.com/quireapi/quire/internal/config"
 	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/routes"
 	"github.com/quireapi/quire/internal/users"
 )
 
@@ -83,6 +85,18 @@ func events() map[string]event {
 	}
 }
 
+// publishers are the write routes that publish typ, as the route table
+// says (routes.Route.Events).
+func publishers(typ string) []string {
+	var out []string
+	for _, r := range routes.All() {
+		if key := r.Resource().Key(); slices.Contains(r.Events, typ) && !slices.Contains(out, key) {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
 // subjectPattern is the pattern of the subjects of events about the
 // resources under path: one of them ("/orders/42"), or the configuration
 // document, a resource of its own ("/config").
@@ -131,7 +145,7 @@ func webhooks(schemas schema) schema {
 		out[typ] = schema{"post": schema{
 			"operationId": "event" + name,
 			"summary":     e.summary,
-			"description": "Published once " + e.when + ", if and only if the change committed, at least once: a " +
+			"description": "Published by " + strings.Join(publishers(typ), ", ") + ": once " + e.when + ", if and only if the change committed, at least once: a " +
 				"receiver deduplicates by id. Deployed, it is the detail of an EventBridge event on the stage's bus, " +
 				"whose detail-type is its type; under make run, a POST to EVENTS_URL.",
 			"tags":        []any{"events"},

@@ -51,6 +51,12 @@ type Route struct {
 	// Body says the route reads a request body. Every other route
 	// refuses a non-empty one, which it would otherwise ignore.
 	Body bool
+	// Events are the types of the events a write route may publish, in
+	// the transaction of its change (see quire.EventTypes); a write route
+	// that publishes none says why in NoEvents. TestWritesSayTheirEvents
+	// holds the code, docs/events.md and the documents to them.
+	Events   []string
+	NoEvents string
 }
 
 // KeyUse says whether a route takes an Idempotency-Key header.
@@ -220,9 +226,9 @@ var plain = []Route{
 	{Method: "GET", Path: "/docs/{file}", Group: GroupHealth, Access: Public},
 	{Method: "GET", Path: "/favicon.ico", Group: GroupHealth, Access: Public},
 
-	{Method: "POST", Path: "/login", Group: GroupAuth, Access: Public, Body: true},
-	{Method: "POST", Path: "/tokens", Group: GroupAuth, Access: Public, Body: true},
-	{Method: "DELETE", Path: "/session", Group: GroupAuth, Access: User},
+	{Method: "POST", Path: "/login", Group: GroupAuth, Access: Public, Body: true, NoEvents: "a session is the client's own, not a change of the shop"},
+	{Method: "POST", Path: "/tokens", Group: GroupAuth, Access: Public, Body: true, NoEvents: "a session is the client's own, not a change of the shop"},
+	{Method: "DELETE", Path: "/session", Group: GroupAuth, Access: User, NoEvents: "a session is the client's own, not a change of the shop"},
 	{Method: "GET", Path: "/.well-known/jwks.json", Group: GroupAuth, Access: Public},
 }
 
@@ -234,32 +240,32 @@ var resources = []Route{
 	{Method: "GET", Path: "/authors/{id}/books", Group: GroupCatalog, Access: User},
 	{Method: "GET", Path: "/products", Group: GroupCatalog, Access: User},
 	{Method: "GET", Path: "/products/{id}", Group: GroupCatalog, Access: User},
-	{Method: "POST", Path: "/admin/authors", Group: GroupCatalog, Access: Admin, Idempotency: KeyOptional, Body: true},
-	{Method: "POST", Path: "/admin/products", Group: GroupCatalog, Access: Admin, Idempotency: KeyOptional, Body: true},
-	{Method: "PUT", Path: "/admin/products/{id}", Group: GroupCatalog, Access: Admin, Body: true},
+	{Method: "POST", Path: "/admin/authors", Group: GroupCatalog, Access: Admin, Idempotency: KeyOptional, Body: true, Events: []string{"author.created"}},
+	{Method: "POST", Path: "/admin/products", Group: GroupCatalog, Access: Admin, Idempotency: KeyOptional, Body: true, Events: []string{"product.created"}},
+	{Method: "PUT", Path: "/admin/products/{id}", Group: GroupCatalog, Access: Admin, Body: true, Events: []string{"product.changed", "product.archived"}},
 
 	{Method: "GET", Path: "/cart", Group: GroupCarts, Access: User},
-	{Method: "POST", Path: "/cart", Group: GroupCarts, Access: User, Idempotency: KeyOptional, Body: true},
-	{Method: "DELETE", Path: "/cart/items/{product_id}", Group: GroupCarts, Access: User},
+	{Method: "POST", Path: "/cart", Group: GroupCarts, Access: User, Idempotency: KeyOptional, Body: true, NoEvents: "a cart is its owner's until it is paid, which order.placed tells"},
+	{Method: "DELETE", Path: "/cart/items/{product_id}", Group: GroupCarts, Access: User, NoEvents: "a cart is its owner's until it is paid, which order.placed tells"},
 
-	{Method: "POST", Path: "/products/{id}/buy", Group: GroupOrders, Access: User, Idempotency: KeyOptional, Body: true},
-	{Method: "POST", Path: "/pay", Group: GroupOrders, Access: User, Idempotency: KeyRequired},
+	{Method: "POST", Path: "/products/{id}/buy", Group: GroupOrders, Access: User, Idempotency: KeyOptional, Body: true, Events: []string{"order.placed"}},
+	{Method: "POST", Path: "/pay", Group: GroupOrders, Access: User, Idempotency: KeyRequired, Events: []string{"order.placed"}},
 	{Method: "GET", Path: "/orders", Group: GroupOrders, Access: User},
 	{Method: "GET", Path: "/orders/{id}", Group: GroupOrders, Access: User},
 
 	{Method: "GET", Path: "/users", Group: GroupUsers, Access: User},
-	{Method: "POST", Path: "/users", Group: GroupUsers, Access: Public, Idempotency: KeyOptional, KeyScope: "email", Body: true},
+	{Method: "POST", Path: "/users", Group: GroupUsers, Access: Public, Idempotency: KeyOptional, KeyScope: "email", Body: true, Events: []string{"user.created"}},
 	{Method: "GET", Path: "/users/{id}", Group: GroupUsers, Access: User},
-	{Method: "PUT", Path: "/users/{id}", Group: GroupUsers, Access: User, Body: true},
-	{Method: "DELETE", Path: "/users/{id}", Group: GroupUsers, Access: User, Body: true},
+	{Method: "PUT", Path: "/users/{id}", Group: GroupUsers, Access: User, Body: true, Events: []string{"user.changed", "user.closed", "user.reopened"}},
+	{Method: "DELETE", Path: "/users/{id}", Group: GroupUsers, Access: User, Body: true, Events: []string{"user.deleted"}},
 	{Method: "GET", Path: "/users/{id}/profile", Group: GroupUsers, Access: User},
-	{Method: "PUT", Path: "/users/{id}/profile", Group: GroupUsers, Access: User, Body: true},
-	{Method: "POST", Path: "/users/{id}/deposit", Group: GroupUsers, Access: Admin, Idempotency: KeyOptional, Body: true},
-	{Method: "POST", Path: "/users/{id}/close", Group: GroupUsers, Access: User, Idempotency: KeyOptional},
+	{Method: "PUT", Path: "/users/{id}/profile", Group: GroupUsers, Access: User, Body: true, Events: []string{"user.changed"}},
+	{Method: "POST", Path: "/users/{id}/deposit", Group: GroupUsers, Access: Admin, Idempotency: KeyOptional, Body: true, Events: []string{"user.funded"}},
+	{Method: "POST", Path: "/users/{id}/close", Group: GroupUsers, Access: User, Idempotency: KeyOptional, Events: []string{"user.closed"}},
 	{Method: "GET", Path: "/admin/users", Group: GroupUsers, Access: Admin},
 
 	{Method: "GET", Path: "/config", Group: GroupConfig, Access: User},
-	{Method: "PUT", Path: "/admin/config", Group: GroupConfig, Access: Admin, Body: true},
+	{Method: "PUT", Path: "/admin/config", Group: GroupConfig, Access: Admin, Body: true, Events: []string{"config.changed"}},
 }
 
 var all = expand(plain, resources)

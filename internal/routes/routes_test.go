@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/quireapi/quire/internal/quire"
 )
 
 func TestMatch(t *testing.T) {
@@ -234,6 +236,35 @@ func TestRetirements(t *testing.T) {
 	} {
 		if err := c.r.Check(c.v); err == nil {
 			t.Errorf("%s: Check(%d) = nil, want an error", name, c.v)
+		}
+	}
+}
+
+// TestWritesSayTheirEvents: every write route names the events it
+// publishes, each a type of quire.EventTypes, or says why it publishes
+// none; and every type of event has a route that publishes it.
+func TestWritesSayTheirEvents(t *testing.T) {
+	published := map[string]bool{}
+	for _, r := range All() {
+		if r.Method == "GET" {
+			if r.Events != nil || r.NoEvents != "" {
+				t.Errorf("%s, a read, says it publishes %v (%q)", r.Key(), r.Events, r.NoEvents)
+			}
+			continue
+		}
+		if (len(r.Events) == 0) == (r.NoEvents == "") {
+			t.Errorf("%s: events %v, and why none %q: want one of them", r.Key(), r.Events, r.NoEvents)
+		}
+		for _, typ := range r.Events {
+			if !slices.Contains(quire.EventTypes, typ) {
+				t.Errorf("%s publishes %q, no type of event", r.Key(), typ)
+			}
+			published[typ] = true
+		}
+	}
+	for _, typ := range quire.EventTypes {
+		if !published[typ] {
+			t.Errorf("no route publishes %s", typ)
 		}
 	}
 }

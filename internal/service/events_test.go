@@ -3,15 +3,17 @@ package service_test
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/routes"
 	"github.com/quireapi/quire/internal/testing/servicetest"
 )
 
 // TestEventsOfEachWrite: each write a downstream system acts on publishes
-// one event, of its type, about the resource its answer shows, with what
+// one event, of its type and one its route names (routes.Route.Events), about the resource its answer shows, with what
 // the answer says (the order's total, the balance); sent again with its
 // idempotency key, it publishes nothing more; a PUT that changes nothing
 // publishes nothing. Every event is as its webhook describes it.
@@ -110,6 +112,12 @@ func TestEventsOfEachWrite(t *testing.T) {
 			}
 		}
 		published := api.Events(t)[before:]
+		template, _, _ := routes.Match(tc.path)
+		for _, ev := range published { // what the code publishes, the route table says
+			if rt, ok := routes.Find(tc.method, template); !ok || !slices.Contains(rt.Events, ev.Type) {
+				t.Errorf("%s: %s %s published %s, which its route's Events (%v) do not name", tc.name, tc.method, template, ev.Type, rt.Events)
+			}
+		}
 		if tc.typ == "" {
 			if len(published) != 0 {
 				t.Errorf("%s: published %v, want nothing", tc.name, published)
