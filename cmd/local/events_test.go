@@ -43,6 +43,13 @@ func TestEvents(t *testing.T) {
 		if ev.Type == quire.EventOrderPlaced && servicetest.CheckEvent([]byte(strings.Replace(string(body), `"total":`, `"sum":`, 1))) == nil {
 			t.Errorf("an order.placed without its total passes the document's check")
 		}
+		// And one whose data, or one of its items, gained a member the
+		// document does not name: what the code adds, the document says.
+		for _, drift := range []string{`"total":`, `"quantity":`} {
+			if ev.Type == quire.EventOrderPlaced && servicetest.CheckEvent([]byte(strings.Replace(string(body), drift, `"note":"x",`+drift, 1))) == nil {
+				t.Errorf("an order.placed with a member the document does not name (beside %s) passes the document's check", drift)
+			}
+		}
 		received <- ev
 	}))
 	defer receiver.Close()
