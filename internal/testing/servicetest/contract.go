@@ -380,4 +380,3 @@ func closed(s *openapi3.Schema) *openapi3.Schema {
 	}
 	return &c
 }
-
