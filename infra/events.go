@@ -27,7 +27,11 @@ const (
 	pipeMaxRecordAge     = 6 * 60 * 60 // seconds
 	deadLetterRetention  = 14          // days, SQS's longest
 	eventsFunctionMemory = 128
+	archiveRetentionDays = 90 // how long the bus's archive keeps each event
 )
+
+// eventSource is the source of every event Quire puts on its bus.
+const eventSource = "quire"
 
 // newEvents defines how the events the stores write into the outbox table
 // (outbox, with a stream of new images) leave the stack: the stage's event
@@ -43,6 +47,15 @@ func newEvents(stack awscdk.Stack, outbox awsdynamodb.Table, assetDir string) (d
 	bus := awsevents.NewEventBus(stack, jsii.String("EventBus"), &awsevents.EventBusProps{
 		EventBusName: jsii.String(*stack.StackName() + "-events"),
 		Description:  jsii.String("Quire's events: what happened in the shop, published as it committed"),
+	})
+	// Every event Quire puts on the bus is kept archiveRetentionDays, so
+	// that a consumer that lost some asks for a replay of a time window
+	// (docs/operating.md), from its own rule's point of view.
+	bus.Archive(jsii.String("EventsArchive"), &awsevents.BaseArchiveProps{
+		ArchiveName:  jsii.String(*stack.StackName() + "-events"),
+		Description:  jsii.String("Every event Quire put on the bus, for replays"),
+		EventPattern: &awsevents.EventPattern{Source: jsii.Strings(eventSource)},
+		Retention:    awscdk.Duration_Days(jsii.Number(archiveRetentionDays)),
 	})
 	deadLetters = awssqs.NewQueue(stack, jsii.String("EventsDeadLetters"), &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
@@ -97,7 +110,7 @@ func newEvents(stack awscdk.Stack, outbox awsdynamodb.Table, assetDir string) (d
 		Target:     bus.EventBusArn(),
 		TargetParameters: &awspipes.CfnPipe_PipeTargetParametersProperty{
 			EventBridgeEventBusParameters: &awspipes.CfnPipe_PipeTargetEventBridgeEventBusParametersProperty{
-				Source: jsii.String("quire"), DetailType: jsii.String("$.type"), Time: jsii.String("$.time"),
+				Source: jsii.String(eventSource), DetailType: jsii.String("$.type"), Time: jsii.String("$.time"),
 			},
 		},
 	}).Node().AddDependency(role)

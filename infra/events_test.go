@@ -84,3 +84,28 @@ func TestEventsPipe(t *testing.T) {
 		s.main.HasOutput(jsii.String(name), map[string]any{})
 	}
 }
+
+// TestEventsArchive: the bus keeps every event Quire puts on it for
+// archiveRetentionDays, in an archive named after the stack, from which a
+// replay (docs/operating.md) puts a time window's events on the bus again.
+func TestEventsArchive(t *testing.T) {
+	needsNode(t)
+	res := resourcesOf(t, synthesized(t).main)
+	archive := single(t, res, "AWS::Events::Archive").Properties
+	bus := ""
+	for id := range ofType(res, "AWS::Events::EventBus") {
+		bus = id
+	}
+	if got := jsonOf(archive["SourceArn"]); got != `{"Fn::GetAtt":["`+bus+`","Arn"]}` {
+		t.Errorf("the archive keeps the events of %s, want the bus %s", got, bus)
+	}
+	if got := jsonOf(archive["EventPattern"]); got != `{"source":["quire"]}` {
+		t.Errorf("the archive keeps %s, want every event of source quire", got)
+	}
+	if got := archive["RetentionDays"]; got != float64(archiveRetentionDays) {
+		t.Errorf("the archive keeps events %v days, want %d", got, archiveRetentionDays)
+	}
+	if !strings.HasSuffix(jsonOf(archive["ArchiveName"]), `-events"`) {
+		t.Errorf("the archive is named %s, want <stack>-events", jsonOf(archive["ArchiveName"]))
+	}
+}
