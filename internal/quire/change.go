@@ -106,6 +106,22 @@ type Event struct {
 	Data json.RawMessage `json:"data"`
 }
 
+// EventTimeFormat is how an event's time is written: RFC 3339 in UTC, to
+// the millisecond, always with three fractional digits
+// ("2026-12-07T10:00:08.480Z"), so that every event's time has one length
+// and sorts as text.
+const EventTimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// MarshalJSON writes e as a consumer receives it, its time in
+// EventTimeFormat.
+func (e Event) MarshalJSON() ([]byte, error) {
+	type plain Event
+	return json.Marshal(struct {
+		plain
+		Time string `json:"time"`
+	}{plain(e), e.Time.UTC().Format(EventTimeFormat)})
+}
+
 // CompareEvents orders events by their time, then their id: the order the
 // stores list their outboxes in.
 func CompareEvents(a, b Event) int {

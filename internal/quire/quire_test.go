@@ -125,3 +125,29 @@ func TestErrMoney(t *testing.T) {
 		t.Errorf("ErrMoney = %q, want %q", ErrMoney, want)
 	}
 }
+
+// TestEventTime: an event's time is written to the millisecond with three
+// fractional digits, trailing zeros and all, and reads back as it was.
+func TestEventTime(t *testing.T) {
+	for at, want := range map[time.Time]string{
+		time.Date(2026, 12, 7, 10, 0, 8, 480_000_000, time.UTC):                  `"2026-12-07T10:00:08.480Z"`,
+		time.Date(2026, 12, 7, 10, 0, 8, 0, time.UTC):                            `"2026-12-07T10:00:08.000Z"`,
+		time.Date(2026, 12, 7, 11, 0, 8, 7_000_000, time.FixedZone("CET", 3600)): `"2026-12-07T10:00:08.007Z"`,
+	} {
+		ev := NewEvent(EventUserFunded, "/users/2", "hash", at, map[string]int{"user_id": 2})
+		b, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Time json.RawMessage `json:"time"`
+		}
+		if err := json.Unmarshal(b, &got); err != nil || string(got.Time) != want {
+			t.Errorf("%v: time %s (%v), want %s", at, got.Time, err, want)
+		}
+		var back Event
+		if err := json.Unmarshal(b, &back); err != nil || !back.Time.Equal(ev.Time) || back.ID != ev.ID || string(back.Data) != string(ev.Data) {
+			t.Errorf("%s reads back as %+v, %v", b, back, err)
+		}
+	}
+}
