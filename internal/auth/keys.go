@@ -287,8 +287,8 @@ type KeyRing struct {
 	now          func() time.Time // time.Now; tests set it
 }
 
-// Now is the time by the ring's clock.
-func (h *KeyRing) Now() time.Time {
+// clock is the time by the ring's clock: time.Now, or the tests' now.
+func (h *KeyRing) clock() time.Time {
 	if h.now != nil {
 		return h.now()
 	}
@@ -299,7 +299,7 @@ func (h *KeyRing) Now() time.Time {
 // EUNAVAILABLE while its keys are not read (see current).
 func (h *KeyRing) Ready(ctx context.Context) (time.Time, error) {
 	_, err := h.current(ctx)
-	return h.Now(), err
+	return h.clock(), err
 }
 
 // AccessToken returns an access token of user with role in the session
@@ -338,7 +338,7 @@ func (h *KeyRing) SetKeys(keys KeySet) error {
 	if err != nil {
 		return err
 	}
-	now := h.Now()
+	now := h.clock()
 	if h.now != nil {
 		iss.Now = h.now
 	}
@@ -397,14 +397,14 @@ func (h *KeyRing) current(ctx context.Context) (*signer, error) {
 		}
 	}
 	s := h.signer.Load()
-	if s != nil && (h.LoadKeys == nil || h.Now().Sub(s.read) < KeyRefresh) {
+	if s != nil && (h.LoadKeys == nil || h.clock().Sub(s.read) < KeyRefresh) {
 		return s, nil
 	}
 	err := h.Reload(ctx)
 	switch {
 	case err == nil:
 		return h.signer.Load(), nil
-	case s != nil && h.Now().Sub(s.read) < KeyMaxStale:
+	case s != nil && h.clock().Sub(s.read) < KeyMaxStale:
 		slog.WarnContext(ctx, "signing keys not read again; the keys read last still sign", "read", s.read, "err", err)
 		return s, nil
 	case s != nil:
