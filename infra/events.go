@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awspipes"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/quireapi/quire/internal/quire"
 )
 
 // eventsName names the events function, the pipe's enrichment.
@@ -30,20 +32,19 @@ const (
 	archiveRetentionDays = 90 // how long the bus's archive keeps each event
 )
 
-// eventSource is the source of every event Quire puts on its bus.
-const eventSource = "quire"
-
 // newEvents defines how the events the stores write into the outbox table
 // (outbox, with a stream of new images) leave the stack: the stage's event
 // bus, and a pipe that reads the table's new items, has the events
 // function shape each into its event (outbox.Shape, which EventBridge
 // Pipes' templates cannot: an item holds its event as a string of JSON,
 // and a template would put it on the bus as a string), and puts each on
-// the bus, its detail-type the event's type and its source "quire". A
+// the bus, its detail-type the event's type and its source the event's,
+// the stack's (quire.EventSource). A
 // batch the pipe cannot deliver after its retries goes to the dead-letter
 // queue it returns, whose alarm the operations stack defines. The bus's
 // name and ARN are outputs.
 func newEvents(stack awscdk.Stack, outbox awsdynamodb.Table, assetDir string) (deadLetters awssqs.Queue) {
+	source := quire.EventSource(*stack.StackName())
 	bus := awsevents.NewEventBus(stack, jsii.String("EventBus"), &awsevents.EventBusProps{
 		EventBusName: jsii.String(*stack.StackName() + "-events"),
 		Description:  jsii.String("Quire's events: what happened in the shop, published as it committed"),
@@ -54,7 +55,7 @@ func newEvents(stack awscdk.Stack, outbox awsdynamodb.Table, assetDir string) (d
 	bus.Archive(jsii.String("EventsArchive"), &awsevents.BaseArchiveProps{
 		ArchiveName:  jsii.String(*stack.StackName() + "-events"),
 		Description:  jsii.String("Every event Quire put on the bus, for replays"),
-		EventPattern: &awsevents.EventPattern{Source: jsii.Strings(eventSource)},
+		EventPattern: &awsevents.EventPattern{Source: jsii.Strings(source)},
 		Retention:    awscdk.Duration_Days(jsii.Number(archiveRetentionDays)),
 	})
 	deadLetters = awssqs.NewQueue(stack, jsii.String("EventsDeadLetters"), &awssqs.QueueProps{
@@ -67,7 +68,7 @@ func newEvents(stack awscdk.Stack, outbox awsdynamodb.Table, assetDir string) (d
 			"(docs/operating.md), never redriven into another queue.")
 	}
 	fn := newLambda(stack, eventsName, "Shapes each new item of the outbox table into its event, for the events pipe",
-		eventsFunctionMemory, map[string]*string{}, filepath.Join(assetDir, eventsName))
+		eventsFunctionMemory, map[string]*string{"EVENT_SOURCE": &source}, filepath.Join(assetDir, eventsName))
 
 	role := awsiam.NewRole(stack, jsii.String("EventsPipeRole"), &awsiam.RoleProps{
 		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("pipes.amazonaws.com"), nil),
@@ -110,12 +111,12 @@ func newEvents(stack awscdk.Stack, outbox awsdynamodb.Table, assetDir string) (d
 		Target:     bus.EventBusArn(),
 		TargetParameters: &awspipes.CfnPipe_PipeTargetParametersProperty{
 			EventBridgeEventBusParameters: &awspipes.CfnPipe_PipeTargetEventBridgeEventBusParametersProperty{
-				Source: jsii.String(eventSource), DetailType: jsii.String("$.type"), Time: jsii.String("$.time"),
+				Source: &source, DetailType: jsii.String("$.type"), Time: jsii.String("$.time"),
 			},
 		},
 	}).Node().AddDependency(role)
 
-	output(stack, "EventBusName", "The event bus of this stage's events: a rule on it matches source quire and a detail-type", bus.EventBusName())
+	output(stack, "EventBusName", "The event bus of this stage's events: a rule on it matches the stack's source, urn:quire:<stack>, and a detail-type", bus.EventBusName())
 	output(stack, "EventBusArn", "The ARN of the event bus of this stage's events", bus.EventBusArn())
 	output(stack, "EventsDeadLetterQueueUrl", "The queue of the events the pipe could not deliver (docs/operating.md says how to replay them)", deadLetters.QueueUrl())
 	return deadLetters

@@ -10,7 +10,8 @@ import (
 
 // TestEventsPipe: the events pipe reads the outbox table's stream, new
 // items alone, has the events function shape them, and puts each on the
-// stage's bus, its detail-type the event's type; what it gives up goes to
+// stage's bus, its detail-type the event's type and its source the
+// stack's, which the function sets in the event too; what it gives up goes to
 // its dead-letter queue. Its role may do that and nothing else; the bus's
 // name and ARN, and the queue, are outputs.
 func TestEventsPipe(t *testing.T) {
@@ -45,10 +46,13 @@ func TestEventsPipe(t *testing.T) {
 	if got := jsonOf(pipe["Enrichment"]); got != `{"Fn::GetAtt":["`+fn+`","Arn"]}` {
 		t.Errorf("the pipe's enrichment is %s, want the events function", got)
 	}
+	if got := jsonOf(res[fn].Properties["Environment"]); got != `{"Variables":{"EVENT_SOURCE":"urn:quire:Quire"}}` {
+		t.Errorf("the events function's environment is %s, want EVENT_SOURCE urn:quire:Quire", got)
+	}
 	if got := jsonOf(pipe["Target"]); got != `{"Fn::GetAtt":["`+bus+`","Arn"]}` {
 		t.Errorf("the pipe's target is %s, want the bus", got)
 	}
-	if got := jsonOf(pipe["TargetParameters"]); got != `{"EventBridgeEventBusParameters":{"DetailType":"$.type","Source":"quire","Time":"$.time"}}` {
+	if got := jsonOf(pipe["TargetParameters"]); got != `{"EventBridgeEventBusParameters":{"DetailType":"$.type","Source":"urn:quire:Quire","Time":"$.time"}}` {
 		t.Errorf("the pipe's target parameters %s", got)
 	}
 	role := ref(pipe["RoleArn"])
@@ -99,8 +103,8 @@ func TestEventsArchive(t *testing.T) {
 	if got := jsonOf(archive["SourceArn"]); got != `{"Fn::GetAtt":["`+bus+`","Arn"]}` {
 		t.Errorf("the archive keeps the events of %s, want the bus %s", got, bus)
 	}
-	if got := jsonOf(archive["EventPattern"]); got != `{"source":["quire"]}` {
-		t.Errorf("the archive keeps %s, want every event of source quire", got)
+	if got := jsonOf(archive["EventPattern"]); got != `{"source":["urn:quire:Quire"]}` {
+		t.Errorf("the archive keeps %s, want every event of the stack's source, urn:quire:Quire", got)
 	}
 	if got := archive["RetentionDays"]; got != float64(archiveRetentionDays) {
 		t.Errorf("the archive keeps events %v days, want %d", got, archiveRetentionDays)

@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/quireapi/quire/internal/quire"
 )
 
 // CDK context keys of the stage: which one this stack is, and what its
@@ -76,13 +78,13 @@ var stageNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
 func stackName(app awscdk.App) string {
 	v := app.Node().TryGetContext(jsii.String(contextStage))
 	if v == nil || fmt.Sprint(v) == "" {
-		return "Quire"
+		return quire.Stack
 	}
 	name := fmt.Sprint(v)
 	if !stageNamePattern.MatchString(name) {
 		panic(fmt.Sprintf("context %s = %q: want 1 to 20 lower case letters, digits and hyphens, starting with a letter", contextStage, name))
 	}
-	return "Quire-" + name
+	return quire.Stack + "-" + name
 }
 
 // kindOf returns the kind of the stage of scope's context: its

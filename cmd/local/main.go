@@ -239,6 +239,7 @@ func followEvents(ctx context.Context, db *dynamodb.Client, c dynamo.Config, url
 		slog.Info("events are posted to EVENTS_URL as they commit", "receiver", url)
 	}
 	go f.Run(ctx, func(ev quire.Event) {
+		ev.Source = quire.EventSource(quire.Stack) // make run stands for the stack of the stage without a name
 		slog.InfoContext(ctx, "event", "type", ev.Type, "id", ev.ID, "subject", ev.Subject, "data", string(ev.Data))
 		if sender != nil {
 			sender.Send(ctx, ev)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/quireapi/quire/internal/carts"
 	"github.com/quireapi/quire/internal/catalog"
@@ -20,9 +21,10 @@ type event struct {
 	data                   schema
 }
 
-// events documents every type of event (quire.EventTypes), by type. The
-// events are not versioned with the API: every version's document
-// describes the same ones, in its webhooks.
+// events documents every type of event (quire.EventTypes), by type, its
+// first version. The events are not versioned with the API: every
+// version's document describes the same ones, in its webhooks, and a type
+// has versions of its own (laterVersions).
 func events() map[string]event {
 	id := ref("ID")
 	anyMoney := money(0, quire.MaxMoney)
@@ -126,40 +128,80 @@ func eventSchema(typ string) string {
 	return b.String()
 }
 
-// webhooks returns the document's webhooks, each event as the POST its
-// receiver takes, and adds their schemas to schemas.
+// laterVersions holds, by type, the data of each version of its events
+// after the first, oldest first. A breaking change to an event's data is
+// a new version, which the domain publishes beside the old one
+// (quire.Event.Version) until the old one's sunset (retiredEvents). None
+// has come yet.
+var laterVersions = map[string][]schema{}
+
+// retiredEvents holds the versions of events being retired, by their
+// dataschema (quire.EventSchema): their webhooks are deprecated, with
+// their dates. From Sunset on, the domain no longer publishes them, and
+// their webhooks leave the documents, which the guard then lets pass.
+var retiredEvents = map[string]routes.Retirement{}
+
+// webhooks returns the document's webhooks, each version of each event as
+// the POST its receiver takes, and adds their schemas to schemas. Version
+// 1 of a type is the webhook named after it ("order.placed"), a later one
+// after it and its version ("order.placed.v2").
 func webhooks(schemas schema) schema {
 	out := schema{}
 	all := events()
 	for _, typ := range quire.EventTypes {
 		e := all[typ]
-		name := eventSchema(typ)
-		schemas[name+"Data"] = e.data
-		schemas[name] = open(schema{
-			"id": ref("EventID"), "type": schema{"const": typ},
-			"subject": schema{"type": "string", "pattern": subjectPattern(e.subject),
-				"description": "The path of the resource the change happened to"},
-			"time": schema{"type": "string", "format": "date-time", "description": "When the change was decided, to the millisecond"},
-			"data": ref(name + "Data"),
-		})
-		out[typ] = schema{"post": schema{
-			"operationId": "event" + name,
-			"summary":     e.summary,
-			"description": "Published by " + strings.Join(publishers(typ), ", ") + ": once " + e.when + ", if and only if the change committed, at least once: a " +
-				"receiver deduplicates by id. Deployed, it is the detail of an EventBridge event on the stage's bus, " +
-				"whose detail-type is its type; under make run, a POST to EVENTS_URL.",
-			"tags":        []any{"events"},
-			"security":    []any{},
-			"requestBody": schema{"required": true, "content": schema{"application/json": schema{"schema": ref(name)}}},
-			"responses": schema{
-				"2XX": schema{"description": "The receiver took the event"},
-				"default": schema{"description": "The receiver did not take it: it is sent again, after a pause " +
-					"that doubles each time"},
-			},
-		}}
+		for i, data := range append([]schema{e.data}, laterVersions[typ]...) {
+			hook, version := typ, i+1
+			if version > 1 {
+				hook = fmt.Sprintf("%s.v%d", typ, version)
+			}
+			name, dataschema := eventSchema(hook), quire.EventSchema(typ, version)
+			schemas[name+"Data"] = data
+			schemas[name] = open(schema{
+				"specversion": schema{"type": "string", "const": quire.EventSpecVersion,
+					"description": "The version of CloudEvents the event follows (structured JSON)"},
+				"id":     ref("EventID"),
+				"source": ref("EventSource"),
+				"type":   schema{"type": "string", "const": typ},
+				"subject": schema{"type": "string", "maxLength": 64, "pattern": subjectPattern(e.subject),
+					"description": "The path of the resource the change happened to"},
+				"time": schema{"type": "string", "format": "date-time", "pattern": `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`,
+					"description": "When the change was decided, in UTC to the millisecond, always with three fractional digits"},
+				"datacontenttype": schema{"type": "string", "const": quire.EventContentType},
+				"dataschema": schema{"type": "string", "const": dataschema,
+					"description": "The version of the type that data follows: a breaking change to it comes as a new version"},
+				"data": ref(name + "Data"),
+			})
+			post := schema{
+				"operationId": "event" + name,
+				"summary":     e.summary,
+				"description": "Published by " + strings.Join(publishers(typ), ", ") + ": once " + e.when + ", if and only if the change committed, at least once: a " +
+					"receiver deduplicates by id. Deployed, it is the detail of an EventBridge event on the stage's bus, " +
+					"whose source is the event's and whose detail-type is its type; under make run, a POST to EVENTS_URL.",
+				"tags":        []any{"events"},
+				"security":    []any{},
+				"requestBody": schema{"required": true, "content": schema{"application/json": schema{"schema": ref(name)}}},
+				"responses": schema{
+					"2XX": schema{"description": "The receiver took the event"},
+					"default": schema{"description": "The receiver did not take it: it is sent again, after a pause " +
+						"that doubles each time"},
+				},
+			}
+			if r, ok := retiredEvents[dataschema]; ok {
+				post["deprecated"] = true
+				post["x-sunset"] = r.Sunset.UTC().Format(time.DateOnly)
+				post["description"] = fmt.Sprintf("Version %d of %s is deprecated from %s and published until %s, beside "+
+					"the versions after it (%s). ", version, typ, r.Deprecated.UTC().Format(time.DateOnly),
+					r.Sunset.UTC().Format(time.DateOnly), r.Changelog) + post["description"].(string)
+			}
+			out[hook] = schema{"post": post}
+		}
 	}
 	schemas["EventID"] = schema{"type": "string", "pattern": "^[A-Za-z0-9_-]{22}$",
 		"description": "The event's own id, the same at every delivery of it"}
+	schemas["EventSource"] = schema{"type": "string", "maxLength": 138, "pattern": "^urn:quire:[A-Za-z][A-Za-z0-9-]*$",
+		"description": "The stack that published the event, urn:quire:<stack>: urn:quire:Quire-prod for the stage prod, " +
+			"urn:quire:Quire for the stage without a name and make run"}
 	return out
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/routes"
 	"github.com/quireapi/quire/internal/testing/quiretest"
 )
@@ -135,7 +137,9 @@ func oasdiff(t *testing.T, base, revision []byte) string {
 // sends, as the answer of an operation GET /webhooks/<type> instead. oasdiff
 // compares webhooks as requests a server takes, for which a field removed
 // or a new enum value breaks nothing; for an event, as for an answer, each
-// breaks its consumers, and so the guard compares them as answers.
+// breaks its consumers, and so the guard compares them as answers. A
+// version of an event being retired keeps its deprecation and sunset, so
+// that it may leave the document after its sunset, and not before.
 func eventsAsAnswers(t *testing.T, doc []byte) []byte {
 	t.Helper()
 	var d map[string]any
@@ -147,10 +151,16 @@ func eventsAsAnswers(t *testing.T, doc []byte) []byte {
 	for name, hook := range hooks {
 		post := hook.(map[string]any)["post"].(map[string]any)
 		content := post["requestBody"].(map[string]any)["content"]
-		paths["/webhooks/"+name] = map[string]any{"get": map[string]any{
+		get := map[string]any{
 			"operationId": post["operationId"], "security": []any{},
 			"responses": map[string]any{"200": map[string]any{"description": "the event", "content": content}},
-		}}
+		}
+		for _, k := range []string{"deprecated", "x-sunset"} {
+			if v, ok := post[k]; ok {
+				get[k] = v
+			}
+		}
+		paths["/webhooks/"+name] = map[string]any{"get": get}
 	}
 	delete(d, "webhooks")
 	b, err := json.Marshal(d)
@@ -296,5 +306,68 @@ func TestDeprecatingAVersion(t *testing.T) {
 				t.Errorf("deprecating version 1 breaks its contract:\n%s", findings)
 			}
 		}
+	}
+}
+
+// TestEventVersions: a breaking change to an event ships as a new version
+// beside the old one, which the guard lets pass; the old one is then
+// deprecated with its dates, which breaks nothing, and leaves the document
+// after its sunset, not before; a version never deprecated cannot leave.
+func TestEventVersions(t *testing.T) {
+	released, err := Document(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := quire.EventSchema(quire.EventOrderPlaced, 1)
+	laterVersions[quire.EventOrderPlaced] = []schema{open(schema{"order": ref("ID"), "user_id": ref("ID")})}
+	t.Cleanup(func() { delete(laterVersions, quire.EventOrderPlaced); delete(retiredEvents, v1) })
+	document := func() []byte {
+		b, err := build(1, func(r routes.Route) bool { return Describes(1, r) }, "../..")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	without := func(doc []byte, hook string) []byte {
+		var d map[string]any
+		if err := json.Unmarshal(doc, &d); err != nil {
+			t.Fatal(err)
+		}
+		delete(d["webhooks"].(map[string]any), hook)
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	beside := document()
+	hooks := parse(t, beside).Webhooks
+	if hooks["order.placed.v2"] == nil || hooks["order.placed"] == nil || hooks["order.placed"].Post.Deprecated {
+		t.Fatalf("version 2 of order.placed: webhooks %v", slices.Sorted(maps.Keys(hooks)))
+	}
+	if findings := oasdiff(t, released, beside); findings != "" {
+		t.Errorf("a new version of an event beside the old one breaks the contract:\n%s", findings)
+	}
+	if findings := oasdiff(t, beside, without(beside, "order.placed")); !strings.Contains(findings, "api-path-removed-without-deprecation") {
+		t.Errorf("version 1 left without a deprecation: the guard finds %q", findings)
+	}
+
+	retiredEvents[v1] = routes.Retirement{Deprecated: time.Now().AddDate(0, 0, -1), Sunset: time.Now().AddDate(0, 6, 0),
+		Changelog: "https://example.com/quire/contracts/CHANGELOG.md#events"}
+	deprecated := document()
+	if post := parse(t, deprecated).Webhooks["order.placed"].Post; !post.Deprecated || post.Extensions["x-sunset"] == nil {
+		t.Errorf("version 1, being retired: deprecated %v, sunset %v", post.Deprecated, post.Extensions["x-sunset"])
+	}
+	if findings := oasdiff(t, beside, deprecated); findings != "" {
+		t.Errorf("deprecating version 1 of an event breaks the contract:\n%s", findings)
+	}
+	if findings := oasdiff(t, deprecated, without(deprecated, "order.placed")); !strings.Contains(findings, "api-path-removed-before-sunset") {
+		t.Errorf("version 1 left before its sunset: the guard finds %q", findings)
+	}
+
+	retiredEvents[v1] = routes.Retirement{Deprecated: time.Now().AddDate(0, -7, 0), Sunset: time.Now().AddDate(0, 0, -1)}
+	gone := document()
+	if findings := oasdiff(t, gone, without(gone, "order.placed")); findings != "" {
+		t.Errorf("version 1 left after its sunset: the guard finds\n%s", findings)
 	}
 }

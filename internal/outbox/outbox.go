@@ -1,7 +1,7 @@
 // Package outbox carries the events the stores write into the outbox
 // table, in the transactions of their changes (see package dynamo), to
 // those who act on them. Deployed, EventBridge Pipes reads the table's
-// stream, the events function shapes each new item into its event (Shape),
+// stream, the events function shapes each new item into its event (Shaper),
 // and the pipe puts it on the stage's event bus; under make run, package
 // local reads DynamoDB Local's stream and posts each event to EVENTS_URL.
 package outbox
@@ -15,7 +15,7 @@ import (
 )
 
 // Attribute names the attribute of an outbox item that holds its event's
-// JSON, as published.
+// JSON, as published but for its source.
 const Attribute = "event"
 
 // Decode returns the event of an outbox item, from its Attribute's string.
@@ -26,6 +26,9 @@ func Decode(event string) (quire.Event, error) {
 	}
 	if ev.ID == "" || ev.Type == "" || len(ev.Data) == 0 {
 		return quire.Event{}, fmt.Errorf("an outbox item's event has no id, type or data: %.100s", event)
+	}
+	if ev.DataSchema == "" { // written before events named their version: all were version 1
+		ev.DataSchema = quire.EventSchema(ev.Type, 1)
 	}
 	return ev, nil
 }
@@ -43,26 +46,30 @@ type Record struct {
 	} `json:"dynamodb"`
 }
 
-// Shape is the pipe's enrichment: it returns the event of each new outbox
-// item of records, in their order, which the pipe puts on the event bus,
-// each as an EventBridge event whose detail it is. A record it cannot read
-// fails the whole batch, which the pipe retries and then sends to its
-// dead-letter queue: an event is never dropped.
-func Shape(_ context.Context, records []Record) ([]quire.Event, error) {
-	out := make([]quire.Event, 0, len(records))
-	for _, r := range records {
-		if r.EventName != "INSERT" {
-			continue
+// Shaper returns the pipe's enrichment for the stack whose events come
+// from source (quire.EventSource): it returns the event of each new outbox
+// item of records, in their order, from source, which the pipe puts on the
+// event bus, each as an EventBridge event whose detail it is. A record it
+// cannot read fails the whole batch, which the pipe retries and then sends
+// to its dead-letter queue: an event is never dropped.
+func Shaper(source string) func(context.Context, []Record) ([]quire.Event, error) {
+	return func(_ context.Context, records []Record) ([]quire.Event, error) {
+		out := make([]quire.Event, 0, len(records))
+		for _, r := range records {
+			if r.EventName != "INSERT" {
+				continue
+			}
+			s := r.DynamoDB.NewImage[Attribute].S
+			if s == nil {
+				return nil, fmt.Errorf("the outbox record %s has no %s", r.DynamoDB.SequenceNumber, Attribute)
+			}
+			ev, err := Decode(*s)
+			if err != nil {
+				return nil, fmt.Errorf("the outbox record %s: %w", r.DynamoDB.SequenceNumber, err)
+			}
+			ev.Source = source
+			out = append(out, ev)
 		}
-		s := r.DynamoDB.NewImage[Attribute].S
-		if s == nil {
-			return nil, fmt.Errorf("the outbox record %s has no %s", r.DynamoDB.SequenceNumber, Attribute)
-		}
-		ev, err := Decode(*s)
-		if err != nil {
-			return nil, fmt.Errorf("the outbox record %s: %w", r.DynamoDB.SequenceNumber, err)
-		}
-		out = append(out, ev)
+		return out, nil
 	}
-	return out, nil
 }

@@ -17,15 +17,16 @@ import (
 // TestPipeBatch replays the sample batch of the events pipe
 // (events/events/pipe-batch.json, as `sam local invoke EventsFunction`
 // takes it) through the events function's handler, as Lambda invokes it:
-// each new outbox item becomes its event, in order, each one as the
-// documents' webhook describes it; an item without its event fails the
-// batch, which the pipe then retries.
+// each new outbox item becomes its event, in order, from the stack's
+// source, each one as the documents' webhook describes it (the second was
+// written before events named their version, which was 1); an item
+// without its event fails the batch, which the pipe then retries.
 func TestPipeBatch(t *testing.T) {
 	batch, err := os.ReadFile(filepath.Join("..", "..", "events", "events", "pipe-batch.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := lambda.NewHandler(outbox.Shape)
+	h := lambda.NewHandler(outbox.Shaper("urn:quire:Quire-prod"))
 	out, err := h.Invoke(context.Background(), batch)
 	if err != nil {
 		t.Fatal(err)
@@ -39,9 +40,12 @@ func TestPipeBatch(t *testing.T) {
 		if err := servicetest.CheckEvent(ev); err != nil {
 			t.Error(err)
 		}
-		var e struct{ Type string }
+		var e struct{ Type, Source, DataSchema string }
 		_ = json.Unmarshal(ev, &e)
 		types = append(types, e.Type)
+		if e.Source != "urn:quire:Quire-prod" || e.DataSchema != "urn:quire:events:"+e.Type+":v1" {
+			t.Errorf("shaped %s: want its source urn:quire:Quire-prod and its dataschema version 1", ev)
+		}
 	}
 	if strings.Join(types, " ") != "order.placed user.funded" {
 		t.Errorf("shaped %s, want order.placed then user.funded", out)

@@ -86,7 +86,8 @@ func (p Precondition) Check(hash string) error {
 // order placed, a deposit, a closed account, a changed book. The domain
 // decides it with the change it reports, and the store writes it in the
 // change's own transaction (its outbox), so that it is published if and
-// only if the change committed. What a consumer receives is its JSON.
+// only if the change committed. What a consumer receives is its JSON, a
+// CloudEvent 1.0 in structured mode.
 type Event struct {
 	// ID is the event's stable id, by which a consumer deduplicates:
 	// delivery is at least once, and the outbox keeps the id a change
@@ -95,16 +96,30 @@ type Event struct {
 	// decided: a resource that comes back to a state it had (a price
 	// changed, then changed back) is a change with an id of its own.
 	ID string `json:"id"`
+	// Source names the stack that published it (EventSource): the
+	// publisher sets it, deployed and under make run alike; the outbox
+	// holds events without it.
+	Source string `json:"source,omitempty"`
 	// Type names what happened, "order.placed" (see the Event constants).
 	Type string `json:"type"`
 	// Subject is the path of the resource it happened to, "/orders/42".
 	Subject string `json:"subject"`
 	// Time is when the change was decided, to the millisecond, in UTC.
 	Time time.Time `json:"time"`
+	// DataSchema names the version of its type that Data follows
+	// (EventSchema): a breaking change to a type's data is a new version.
+	DataSchema string `json:"dataschema"`
 	// Data is what a consumer needs of the change: ids and what changed,
 	// never a password, a token or an email.
 	Data json.RawMessage `json:"data"`
 }
+
+// What every event's envelope says: the CloudEvents version it follows,
+// and its data's media type.
+const (
+	EventSpecVersion = "1.0"
+	EventContentType = "application/json"
+)
 
 // EventTimeFormat is how an event's time is written: RFC 3339 in UTC, to
 // the millisecond, always with three fractional digits
@@ -112,14 +127,32 @@ type Event struct {
 // and sorts as text.
 const EventTimeFormat = "2006-01-02T15:04:05.000Z07:00"
 
-// MarshalJSON writes e as a consumer receives it, its time in
-// EventTimeFormat.
+// MarshalJSON writes e as a consumer receives it: a CloudEvent in
+// structured JSON, its time in EventTimeFormat.
 func (e Event) MarshalJSON() ([]byte, error) {
 	type plain Event
 	return json.Marshal(struct {
+		SpecVersion string `json:"specversion"`
 		plain
-		Time string `json:"time"`
-	}{plain(e), e.Time.UTC().Format(EventTimeFormat)})
+		Time        string `json:"time"`
+		ContentType string `json:"datacontenttype"`
+	}{EventSpecVersion, plain(e), e.Time.UTC().Format(EventTimeFormat), EventContentType})
+}
+
+// EventSource is the source of the events of the stack named stack
+// ("Quire", "Quire-prod"): "urn:quire:Quire-prod". Under make run, the
+// stack is Stack.
+func EventSource(stack string) string { return "urn:quire:" + stack }
+
+// Stack is the name of the stack of the stage without a name of its own,
+// which make run stands for; a named stage's is Stack-<stage>.
+const Stack = "Quire"
+
+// EventSchema names version version of the events of type typ, as their
+// dataschema: "urn:quire:events:order.placed:v1". The documents' webhooks
+// describe each version, under the same name.
+func EventSchema(typ string, version int) string {
+	return fmt.Sprintf("urn:quire:events:%s:v%d", typ, version)
 }
 
 // CompareEvents orders events by their time, then their id: the order the
@@ -154,9 +187,10 @@ var EventTypes = []string{
 	EventAuthorCreated, EventProductCreated, EventProductChanged, EventProductArchived, EventConfigChanged,
 }
 
-// NewEvent returns the event typ of subject at now carrying data, for the
-// change that wrote the state whose content hash is hash (see Event.ID). It panics when
-// data cannot be marshalled, which is a bug, as ContentHash does.
+// NewEvent returns the event typ of subject at now carrying data, version
+// 1 of its type, for the change that wrote the state whose content hash is
+// hash (see Event.ID). It panics when data cannot be marshalled, which is
+// a bug, as ContentHash does.
 func NewEvent(typ, subject, hash string, now time.Time, data any) Event {
 	b, err := json.Marshal(data)
 	if err != nil {
@@ -165,6 +199,21 @@ func NewEvent(typ, subject, hash string, now time.Time, data any) Event {
 	now = now.UTC().Truncate(time.Millisecond)
 	return Event{
 		ID:   HashBytes([]byte(typ + " " + subject + " " + hash + " " + now.Format(time.RFC3339Nano))),
-		Type: typ, Subject: subject, Time: now, Data: b,
+		Type: typ, Subject: subject, Time: now, DataSchema: EventSchema(typ, 1), Data: b,
 	}
+}
+
+// Version returns version n of e, carrying data: the same change as its
+// type's version n describes it. Through the deprecation window of a
+// breaking change to a type's data, the domain publishes both versions of
+// each change, each with an id of its own (docs/events.md).
+func (e Event) Version(n int, data any) Event {
+	b, err := json.Marshal(data)
+	if err != nil {
+		panic("quire: event " + e.Type + ": " + err.Error())
+	}
+	e.DataSchema = EventSchema(e.Type, n)
+	e.ID = HashBytes([]byte(e.ID + " " + e.DataSchema))
+	e.Data = b
+	return e
 }

@@ -151,3 +151,34 @@ func TestEventTime(t *testing.T) {
 		}
 	}
 }
+
+// TestEventEnvelope: an event is a CloudEvent 1.0 in structured JSON, with
+// every attribute Quire's consumers read; its source is the publisher's to
+// set; another version of it is the same change, with an id and a
+// dataschema of its own.
+func TestEventEnvelope(t *testing.T) {
+	at := time.Date(2026, 12, 7, 10, 0, 8, 480_000_000, time.UTC)
+	ev := NewEvent(EventUserFunded, "/users/2", "hash", at, map[string]int{"user_id": 2})
+	ev.Source = EventSource("Quire-prod")
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"specversion": "1.0", "id": ev.ID, "source": "urn:quire:Quire-prod", "type": "user.funded", "subject": "/users/2",
+		"time": "2026-12-07T10:00:08.480Z", "datacontenttype": "application/json",
+		"dataschema": "urn:quire:events:user.funded:v1", "data": map[string]any{"user_id": float64(2)},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the event is %s, want %v", b, want)
+	}
+	v2 := ev.Version(2, map[string]string{"account": "2"})
+	if v2.ID == ev.ID || v2.DataSchema != "urn:quire:events:user.funded:v2" || v2.Type != ev.Type || v2.Subject != ev.Subject ||
+		!v2.Time.Equal(ev.Time) || string(v2.Data) != `{"account":"2"}` {
+		t.Errorf("version 2 of %+v is %+v", ev, v2)
+	}
+}

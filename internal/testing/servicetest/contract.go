@@ -331,33 +331,52 @@ func problemSays(p rest.Problem, pointer string, details ...string) bool {
 }
 
 // CheckEvent returns why body, an event as a receiver gets it, is not one
-// of the webhooks of the OpenAPI document (its type's schema), or nil. It
+// of the webhooks of the OpenAPI document (the one of its dataschema), or nil. It
 // holds the event to a closed copy of the schema: the documents let an
 // event carry members they do not name, which a consumer ignores, and
 // Quire's own events carry none, so that a member added in code and not in
 // the documents fails the tests.
 func CheckEvent(body []byte) error {
-	c, err := contract()
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("an event that is not JSON: %w", err)
+	}
+	ev, _ := v.(map[string]any)
+	dataschema, _ := ev["dataschema"].(string)
+	schemas, err := EventSchemas()
 	if err != nil {
 		return err
 	}
-	var ev struct{ Type string }
-	if err := json.Unmarshal(body, &ev); err != nil {
-		return fmt.Errorf("an event that is not JSON: %w", err)
+	s, ok := schemas[dataschema]
+	if !ok {
+		return fmt.Errorf("the document has no webhook of the dataschema %q: %s", dataschema, body)
 	}
-	hook := c.doc.Webhooks[ev.Type]
-	if hook == nil || hook.Post == nil || hook.Post.RequestBody == nil {
-		return fmt.Errorf("the document has no webhook %q", ev.Type)
-	}
-	var v any
-	if err := json.Unmarshal(body, &v); err != nil {
-		return err
-	}
-	schema := closed(hook.Post.RequestBody.Value.Content.Get("application/json").Schema.Value)
-	if err := schema.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+	if err := closed(s).VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
 		return fmt.Errorf("the event %s is not its webhook's: %w", body, err)
 	}
 	return nil
+}
+
+// EventSchemas returns the schema of each version of each event the
+// documents' webhooks describe, by its dataschema.
+func EventSchemas() (map[string]*openapi3.Schema, error) {
+	c, err := contract()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*openapi3.Schema{}
+	for _, hook := range c.doc.Webhooks {
+		if hook.Post == nil || hook.Post.RequestBody == nil {
+			continue
+		}
+		s := hook.Post.RequestBody.Value.Content.Get("application/json").Schema.Value
+		if p := s.Properties["dataschema"]; p != nil {
+			if dataschema, ok := p.Value.Const.(string); ok {
+				out[dataschema] = s
+			}
+		}
+	}
+	return out, nil
 }
 
 // closed returns a copy of s in which every object with properties, s's

@@ -231,16 +231,18 @@ func New(tb testing.TB, opts ...Option) *API {
 	return &a
 }
 
-// Events returns the events the API's outbox holds, each as
-// servicetest.CheckEvent finds it valid, in the order of their time.
+// Events returns the events the API's outbox holds, in the order of their
+// time, each as make run publishes it (from the source of the stack
+// without a stage's name), which CheckEvent finds valid.
 func (a *API) Events(tb testing.TB) []quire.Event {
 	tb.Helper()
 	evs, err := a.outbox.Events(tb.Context())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	for _, ev := range evs {
-		b, err := json.Marshal(ev)
+	for i := range evs {
+		evs[i].Source = quire.EventSource(quire.Stack)
+		b, err := json.Marshal(evs[i])
 		if err != nil {
 			tb.Fatal(err)
 		}
