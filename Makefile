@@ -195,8 +195,8 @@ SOAK_ARGS ?=
 soak: deps ## send mixed traffic through DynamoDB faults and check invariants (SOAK_ARGS: -requests, -clients, -profile, -seed...)
 	go run ./cmd/bench/soak $(SOAK_ARGS)
 
-contract: $(call tool,$(OASDIFF)) ## commit a change to a version's OpenAPI document that breaks no client (contracts/v<N>.json; CORRECTION=1: a rule on requests the server applied already; SECURITY=1: a security fix)
-	go test -count=1 ./internal/openapi -run '^TestReleasedContracts$$' -update $(if $(CORRECTION),-correction) $(if $(SECURITY),-security)
+contract: $(call tool,$(OASDIFF)) ## commit a change to a version's OpenAPI document that breaks no client (contracts/v<N>.json; CORRECTION=1: a rule on requests the server applied already; SECURITY=1: a security fix; CLARIFICATION=1: what answers were all along, said so more tools read it alike)
+	go test -count=1 ./internal/openapi -run '^TestReleasedContracts$$' -update $(if $(CORRECTION),-correction) $(if $(SECURITY),-security) $(if $(CLARIFICATION),-clarification)
 
 FUZZTIME ?= 30s
 fuzz: ## run every fuzz target for FUZZTIME each

@@ -47,7 +47,7 @@ func events() map[string]event {
 		quire.EventUserFunded: {summary: "Money was deposited into an account", when: "a deposit committed: POST /users/{id}/deposit",
 			subject: "users", data: open(schema{
 				"user_id": id, "amount": money(users.MinDeposit, users.MaxDeposit),
-				"balance": with(money(0, users.MaxBalance), schema{"description": "The balance after the deposit"}),
+				"balance": with(money(0, users.MaxBalance), schema{"description": "The balance after the deposit. " + moneyWords}),
 			})},
 		quire.EventUserChanged: {summary: "A user's fields changed", when: "PUT /users/{id} or PUT /users/{id}/profile changed a field " +
 			"other than the status", subject: "users", data: open(schema{"user_id": id, "changed": schema{
@@ -62,7 +62,7 @@ func events() map[string]event {
 		quire.EventUserDeleted: {summary: "A user was deleted", when: "DELETE /users/{id}", subject: "users", data: open(schema{
 			"user_id": id,
 			"balance": with(money(0, users.MaxBalance), schema{"description": "The balance the account held: zero when its owner " +
-				"deleted it; what the shop refunds outside Quire when an admin deleted a funded account"}),
+				"deleted it; what the shop refunds outside Quire when an admin deleted a funded account. " + moneyWords}),
 		})},
 		quire.EventAuthorCreated: {summary: "An author was added to the catalog", when: "POST /admin/authors",
 			subject: "authors", data: open(schema{

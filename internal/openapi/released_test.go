@@ -92,6 +92,20 @@ var corrections = []string{
 // and only then, and contracts/CHANGELOG.md says what was fixed and why.
 var security = flag.Bool("security", false, "with -update, commit a security fix of a version (see contracts/CHANGELOG.md)")
 
+// clarification lets `make contract CLARIFICATION=1` (-update
+// -clarification) commit a clarification: the document says what the
+// answers and events were all along in a way more tools read alike (an
+// amount's two decimals in words, where stock validators computed
+// multipleOf 0.01 in binary floating point and refused 34.48). No answer
+// changes, and servicetest holds every answer the tests collect to the
+// document; the changes of clarifications, which oasdiff calls breaking,
+// pass the guard then, and only then, and contracts/CHANGELOG.md says
+// what was clarified.
+var clarification = flag.Bool("clarification", false, "with -update, commit a clarification of what answers and events are (see contracts/CHANGELOG.md)")
+
+// clarifications are the changes a clarification may make.
+var clarifications = []string{"response-property-multiple-of-unset"}
+
 // fixes are the changes a security fix may make: a new problem type of a
 // refusal, which, as a refusal no retry fixes, carries no Retry-After.
 var fixes = []string{"response-property-enum-value-added", "response-header-became-optional"}
@@ -116,8 +130,13 @@ func oasdiff(t *testing.T, base, revision []byte) string {
 			levels.WriteString(rule + " info\n")
 		}
 	}
+	if *clarification && quiretest.Updating() {
+		for _, rule := range clarifications {
+			levels.WriteString(rule + " info\n")
+		}
+	}
 	files := []string{filepath.Join(dir, "contract.json"), filepath.Join(dir, "document.json"), filepath.Join(dir, "levels.txt")}
-	for i, b := range [][]byte{eventsAsAnswers(t, base), eventsAsAnswers(t, revision), []byte(levels.String())} {
+	for i, b := range [][]byte{clarified(t, base, revision), eventsAsAnswers(t, revision), []byte(levels.String())} {
 		if err := os.WriteFile(files[i], b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -131,6 +150,79 @@ func oasdiff(t *testing.T, base, revision []byte) string {
 		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}
 	return ""
+}
+
+// clarified returns base, as eventsAsAnswers does, with the clarifications
+// revision makes taken in already, so that oasdiff does not call them
+// breaking: they say what every value was all along, for generators of
+// clients (a Go client's float64 and int64, a Java client's long). A
+// schema that had no format takes the format revision gives it where its
+// type is the same; one that had enum or const values and no type takes
+// the type revision gives it where every value is of that type. A format
+// or a type that changes still fails the guard.
+func clarified(t *testing.T, base, revision []byte) []byte {
+	t.Helper()
+	var b, r any
+	if err := json.Unmarshal(base, &b); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(revision, &r); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(b, r any)
+	walk = func(b, r any) {
+		switch b := b.(type) {
+		case map[string]any:
+			r, _ := r.(map[string]any)
+			if r == nil {
+				return
+			}
+			if _, had := b["format"]; !had && r["format"] != nil && b["type"] != nil && fmt.Sprint(b["type"]) == fmt.Sprint(r["type"]) {
+				b["format"] = r["format"]
+			}
+			if typ, ok := r["type"].(string); ok && b["type"] == nil && (b["enum"] != nil || b["const"] != nil) && allOf(typ, b) {
+				b["type"] = typ
+			}
+			for k, v := range b {
+				walk(v, r[k])
+			}
+		case []any:
+			r, _ := r.([]any)
+			for i := range min(len(b), len(r)) {
+				walk(b[i], r[i])
+			}
+		}
+	}
+	walk(b, r)
+	out, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eventsAsAnswers(t, out)
+}
+
+// allOf reports whether every enum and const value of schema s is of the
+// JSON type typ.
+func allOf(typ string, s map[string]any) bool {
+	values, _ := s["enum"].([]any)
+	if c, ok := s["const"]; ok {
+		values = append(values, c)
+	}
+	for _, v := range values {
+		var is bool
+		switch v := v.(type) {
+		case string:
+			is = typ == "string"
+		case bool:
+			is = typ == "boolean"
+		case float64:
+			is = typ == "number" || typ == "integer" && v == float64(int64(v))
+		}
+		if !is {
+			return false
+		}
+	}
+	return true
 }
 
 // eventsAsAnswers returns doc with each of its webhooks, an event Quire
@@ -266,6 +358,34 @@ func TestGuardRefusesBreakingChanges(t *testing.T) {
 	}
 	if findings := oasdiff(t, doc, doc); findings != "" {
 		t.Errorf("the unchanged document breaks itself: %s", findings)
+	}
+	// A format or an enum's type said where there was none is a
+	// clarification; a format changed is not.
+	var unclarify func(v any)
+	unclarify = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if v["enum"] != nil || v["const"] != nil {
+				delete(v, "type")
+			}
+			delete(v, "format")
+			for _, e := range v {
+				unclarify(e)
+			}
+		case []any:
+			for _, e := range v {
+				unclarify(e)
+			}
+		}
+	}
+	if findings := oasdiff(t, edit(func(s map[string]any) { unclarify(s) }), doc); findings != "" {
+		t.Errorf("formats and types said where there were none break the contract:\n%s", findings)
+	}
+	floats := edit(func(s map[string]any) {
+		s["Deposit"].(map[string]any)["properties"].(map[string]any)["amount"].(map[string]any)["format"] = "float"
+	})
+	if findings := oasdiff(t, doc, floats); !strings.Contains(findings, "request-property-type-changed") {
+		t.Errorf("a deposit amount's format changed from double to float: the guard finds %q", findings)
 	}
 }
 

@@ -90,9 +90,14 @@ func amount(m quire.Money) json.Number { return json.Number(m.String()) }
 // money is the schema of an amount from min to max: a JSON number with at
 // most two decimals (quire.Money).
 func money(min, max quire.Money) schema {
-	return schema{"type": "number", "multipleOf": amount(1), "minimum": amount(min), "maximum": amount(max),
-		"description": "An exact amount with two decimals, such as 12.50"}
+	return schema{"type": "number", "format": "double", "minimum": amount(min), "maximum": amount(max),
+		"description": moneyWords}
 }
+
+// moneyWords says what an amount's schema cannot: JSON Schema's multipleOf
+// 0.01 would, but stock validators compute it in binary floating point and
+// refuse amounts such as 34.48, and so the server holds requests to it.
+const moneyWords = "An exact amount with two decimals, such as 12.50; the server refuses an amount with more (400)"
 
 // text is a string of 1 to max characters, checked as quire.CheckName
 // checks names.
@@ -210,8 +215,8 @@ func schemas() schema {
 		"UserCreateV1": object(with(userWrite, schema{"first_name": userName, "last_name": userName}), signUpOptional...),
 		"UserCreateV2": object(with(userWrite, schema{"name": userName}), signUpOptional...),
 		"Deposit": object(schema{"amount": with(money(users.MinDeposit, users.MaxDeposit), schema{
-			"description": fmt.Sprintf("From %s to %s; the balance never passes %s (409 balance-limit)",
-				users.MinDeposit, users.MaxDeposit, users.MaxBalance)})}),
+			"description": fmt.Sprintf("%s. From %s to %s; the balance never passes %s (409 balance-limit)",
+				moneyWords, users.MinDeposit, users.MaxDeposit, users.MaxBalance)})}),
 		"Author":       object(schema{"id": id, "name": name, "links": links}),
 		"AuthorWrite":  object(schema{"name": name, "id": schema{"readOnly": true}, "links": schema{"readOnly": true}}, "id", "links"),
 		"CartAddition": object(schema{"product_id": id, "quantity": quantity}),

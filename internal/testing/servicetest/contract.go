@@ -275,9 +275,10 @@ var looser = []rule{
 			return strings.HasPrefix(p.Detail, "The request body is not valid JSON") ||
 				problemSays(p, "", "appears twice in its object", "is not valid UTF-8", "has a member name that is not valid UTF-8")
 		}},
-	{"an amount in exponent notation (JSON Schema sees the number, not how it is written)",
+	{"an amount with more than two decimals, or in exponent notation (JSON Schema sees the number, not how it is " +
+		"written, and stock validators compute its multipleOf in binary floating point, refusing 34.48)",
 		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {
-			return problemSays(p, "/amount", "must be a decimal number")
+			return problemSays(p, "/amount", "must be a decimal number") || problemSays(p, "/price", "must be a decimal number")
 		}},
 	{"an integer (a quantity, an id) written with a fraction or an exponent, 2.0 or 1e1 (JSON Schema's integer is a " +
 		"number with no fractional part, however it is written)",
