@@ -161,7 +161,9 @@ test: ## lint, unit, integration (DynamoDB Local), infra, events, template lint 
 # checks builds the bootstraps, while npm installs its packages, and lints
 # once node_modules is a module of its own (above). Then it runs the Go
 # tests alone (beside anything else, two cores are too few for the
-# contention tests' deadlines), against two DynamoDB Local servers warmed
+# contention tests' deadlines), every answer and event they collect held
+# to the documents by ajv as well as kin-openapi (QUIRE_REQUIRE_NODE),
+# against two DynamoDB Local servers warmed
 # once for every test binary (cmd/ddblocal); their binaries are linked
 # without the symbol table and DWARF (-s -w), which no test reads, in less
 # time. Then the synthesized templates' checks run beside the end-to-end
@@ -170,7 +172,7 @@ test: ## lint, unit, integration (DynamoDB Local), infra, events, template lint 
 .PHONY: checks
 checks: deps build $(call tool,$(OASDIFF)) $(call tool,$(GOLANGCI_LINT)) $(call tool,$(ACTIONLINT))
 	$(MAKE) --no-print-directory lint
-	QUIRE_REQUIRE_DYNAMODB_LOCAL=1 go run ./cmd/ddblocal go test -count=1 -ldflags='-s -w' ./...
+	QUIRE_REQUIRE_DYNAMODB_LOCAL=1 QUIRE_REQUIRE_NODE=1 go run ./cmd/ddblocal go test -count=1 -ldflags='-s -w' ./...
 	$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j2) --output-sync=target template-lint e2e
 
 .PHONY: template-lint

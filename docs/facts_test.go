@@ -1,8 +1,10 @@
 package docs
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,6 +18,7 @@ import (
 	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/rest"
 	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/testing/servicetest"
 )
 
 // read returns the page's text.
@@ -160,5 +163,95 @@ func TestEventsTable(t *testing.T) {
 	}
 	if !slices.Equal(types, quire.EventTypes) {
 		t.Errorf("events.md lists the events %v, want %v", types, quire.EventTypes)
+	}
+}
+
+// TestEventExamples: every example of an event, each webhook's in the
+// documents and those events.md shows, is valid against its webhook's
+// closed schema, in kin-openapi and in ajv (servicetest.CheckEvent), as a
+// consumer's validator reads it.
+func TestEventExamples(t *testing.T) {
+	var examples []string
+	for _, v := range routes.Versions {
+		b, err := openapi.Document(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Webhooks map[string]struct {
+				Post struct {
+					RequestBody struct {
+						Content map[string]struct{ Example json.RawMessage }
+					}
+				}
+			}
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for name, hook := range doc.Webhooks {
+			ex := hook.Post.RequestBody.Content["application/json"].Example
+			if len(ex) == 0 {
+				t.Errorf("version %d: the webhook %s has no example", v, name)
+			}
+			examples = append(examples, string(ex))
+		}
+	}
+	for _, block := range strings.Split(read(t, "events.md"), "```json\n")[1:] {
+		if ex, _, _ := strings.Cut(block, "```"); strings.Contains(ex, `"specversion"`) {
+			examples = append(examples, ex)
+		}
+	}
+	if len(examples) < 2*len(quire.EventTypes)+1 {
+		t.Fatalf("%d examples of events, want one per webhook of each version's document and events.md's", len(examples))
+	}
+	for _, ex := range examples {
+		if err := servicetest.CheckEvent([]byte(ex)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// pythonCheck validates, with python-jsonschema, each webhook's example of
+// the document on stdin and every balance from 0.00 to 99.99 of a
+// user.funded event, and prints what it refuses.
+const pythonCheck = `
+import json, sys, jsonschema
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+doc = json.load(sys.stdin)
+reg = Registry().with_resource("urn:doc", Resource(contents=doc, specification=DRAFT202012))
+def validator(ref):
+    return jsonschema.Draft202012Validator({"$ref": "urn:doc" + ref}, registry=reg, format_checker=jsonschema.FormatChecker())
+for name, hook in doc["webhooks"].items():
+    c = hook["post"]["requestBody"]["content"]["application/json"]
+    for e in validator(c["schema"]["$ref"]).iter_errors(c["example"]):
+        print(name, e.message)
+funded = validator("#/components/schemas/UserFundedData")
+for cents in range(10000):
+    for e in funded.iter_errors(json.loads('{"user_id": 2, "amount": 10.00, "balance": %d.%02d}' % divmod(cents, 100))):
+        print("balance", e.message)
+`
+
+// TestAmountsInPython: python-jsonschema, the validator a Python consumer
+// reads the documents with, takes every example event and every amount
+// from 0.00 to 99.99, as ajv and kin-openapi do (TestEventExamples,
+// servicetest.TestAjv). It skips where Python or its jsonschema is not
+// installed: nothing else needs them.
+func TestAmountsInPython(t *testing.T) {
+	if err := exec.Command("python3", "-c", "import jsonschema, referencing").Run(); err != nil {
+		t.Skipf("python3 with jsonschema 4.18 or later is not installed (%v): the amounts are checked in ajv and kin-openapi alone", err)
+	}
+	for _, v := range routes.Versions {
+		doc, err := openapi.Document(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("python3", "-W", "ignore", "-c", pythonCheck)
+		cmd.Stdin = bytes.NewReader(doc)
+		out, err := cmd.CombinedOutput()
+		if err != nil || len(out) > 0 {
+			t.Errorf("version %d: python-jsonschema refuses (%v):\n%.2000s", v, err, out)
+		}
 	}
 }

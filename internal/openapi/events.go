@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,10 +16,10 @@ import (
 )
 
 // event documents one type of event: what it says, the resource path its
-// subject is under, and its data's schema.
+// subject is under, its data's schema, and an example of its data.
 type event struct {
 	summary, when, subject string
-	data                   schema
+	data, example          schema
 }
 
 // events documents every type of event (quire.EventTypes), by type, its
@@ -34,6 +35,7 @@ func events() map[string]event {
 		"price": money(1, catalog.MaxPrice), "status": schema{"type": "string", "enum": statuses}, "author_id": id,
 	}
 	user := open(schema{"user_id": id})
+	kindred := schema{"product_id": 4, "name": "Kindred", "price": amount(999), "status": "AVAILABLE", "author_id": 4}
 	return map[string]event{
 		quire.EventOrderPlaced: {summary: "An order was placed", when: "a payment committed: POST /pay or POST /products/{id}/buy",
 			subject: "orders", data: open(schema{
@@ -42,48 +44,52 @@ func events() map[string]event {
 					"product_id": id, "name": schema{"type": "string"}, "price": money(1, catalog.MaxPrice),
 					"quantity": schema{"type": "integer", "minimum": 1, "maximum": carts.MaxQuantity}, "subtotal": anyMoney,
 				})), schema{"minItems": 1, "maxItems": carts.MaxItems}),
-			})},
-		quire.EventUserCreated: {summary: "A customer signed up", when: "POST /users committed", subject: "users", data: user},
+			}), example: schema{"order_id": 246129464436429, "user_id": 2, "total": amount(3297), "items": []any{
+				schema{"product_id": 1, "name": "Frankenstein", "price": amount(1299), "quantity": 1, "subtotal": amount(1299)},
+				schema{"product_id": 3, "name": "Pride and Prejudice", "price": amount(999), "quantity": 2, "subtotal": amount(1998)},
+			}}},
+		quire.EventUserCreated: {summary: "A customer signed up", when: "POST /users committed", subject: "users", data: user,
+			example: schema{"user_id": 7}},
 		quire.EventUserFunded: {summary: "Money was deposited into an account", when: "a deposit committed: POST /users/{id}/deposit",
 			subject: "users", data: open(schema{
 				"user_id": id, "amount": money(users.MinDeposit, users.MaxDeposit),
 				"balance": with(money(0, users.MaxBalance), schema{"description": "The balance after the deposit. " + moneyWords}),
-			})},
+			}), example: schema{"user_id": 2, "amount": amount(1000), "balance": amount(6000)}},
 		quire.EventUserChanged: {summary: "A user's fields changed", when: "PUT /users/{id} or PUT /users/{id}/profile changed a field " +
 			"other than the status", subject: "users", data: open(schema{"user_id": id, "changed": schema{
 			"type": "array", "minItems": 1, "uniqueItems": true, "description": "The names of the fields that changed, never their values",
 			"items": schema{"type": "string", "enum": []any{"email", "first_name", "last_name", "role", "password",
 				"bio", "location", "website", "newsletter"}},
-		}})},
+		}}), example: schema{"user_id": 2, "changed": []any{"first_name", "last_name"}}},
 		quire.EventUserClosed: {summary: "An account was closed", when: "POST /users/{id}/close, or an admin's PUT /users/{id} " +
-			"that closed it", subject: "users", data: user},
+			"that closed it", subject: "users", data: user, example: schema{"user_id": 3}},
 		quire.EventUserReopened: {summary: "A closed account was reopened", when: "an admin's PUT /users/{id} that reopened it",
-			subject: "users", data: user},
+			subject: "users", data: user, example: schema{"user_id": 3}},
 		quire.EventUserDeleted: {summary: "A user was deleted", when: "DELETE /users/{id}", subject: "users", data: open(schema{
 			"user_id": id,
 			"balance": with(money(0, users.MaxBalance), schema{"description": "The balance the account held: zero when its owner " +
 				"deleted it; what the shop refunds outside Quire when an admin deleted a funded account. " + moneyWords}),
-		})},
+		}), example: schema{"user_id": 3, "balance": amount(0)}},
 		quire.EventAuthorCreated: {summary: "An author was added to the catalog", when: "POST /admin/authors",
 			subject: "authors", data: open(schema{
 				"author_id": id, "name": schema{"type": "string", "minLength": 1, "maxLength": catalog.MaxNameLen},
-			})},
+			}), example: schema{"author_id": 4, "name": "Octavia Butler"}},
 		quire.EventProductCreated: {summary: "A product was added to the catalog", when: "POST /admin/products",
-			subject: "products", data: open(listed)},
+			subject: "products", data: open(listed), example: kindred},
 		quire.EventProductChanged: {summary: "A product changed", when: "PUT /admin/products/{id} changed a field; when it archived " +
 			"the product, product.archived is published too, and this names the fields the archive changed besides the status",
 			subject: "products", data: open(with(listed, schema{"changed": schema{
 				"type": "array", "minItems": 1, "uniqueItems": true, "description": "The fields that changed",
 				"items": schema{"type": "string", "enum": []any{"name", "price", "status", "author_id"}},
-			}}))},
+			}})), example: with(kindred, schema{"price": amount(1050), "changed": []any{"price"}})},
 		quire.EventProductArchived: {summary: "A product was archived", when: "PUT /admin/products/{id} archived it",
-			subject: "products", data: open(schema{"product_id": id})},
+			subject: "products", data: open(schema{"product_id": id}), example: schema{"product_id": 4}},
 		quire.EventConfigChanged: {summary: "The configuration document was replaced", when: "PUT /admin/config stored a new document",
 			subject: "config", data: open(schema{
 				"etag": schema{"type": "string", "pattern": `^"[A-Za-z0-9_-]{22}-v[0-9]+"$`,
 					"description": "The new document's ETag, as GET /config answers it uncompressed: what If-None-Match takes"},
 				"size": schema{"type": "integer", "minimum": 1, "maximum": config.MaxBytes, "description": "The new document's size, in bytes"},
-			})},
+			}), example: schema{"etag": `"nqv-L_piFITDQ0R0q-ywGg-v1"`, "size": 16}},
 	}
 }
 
@@ -129,11 +135,11 @@ func eventSchema(typ string) string {
 }
 
 // laterVersions holds, by type, the data of each version of its events
-// after the first, oldest first. A breaking change to an event's data is
+// after the first and an example of it, oldest first. A breaking change to an event's data is
 // a new version, which the domain publishes beside the old one
 // (quire.Event.Version) until the old one's sunset (retiredEvents). None
 // has come yet.
-var laterVersions = map[string][]schema{}
+var laterVersions = map[string][]event{}
 
 // retiredEvents holds the versions of events being retired, by their
 // dataschema (quire.EventSchema): their webhooks are deprecated, with
@@ -150,13 +156,13 @@ func webhooks(schemas schema) schema {
 	all := events()
 	for _, typ := range quire.EventTypes {
 		e := all[typ]
-		for i, data := range append([]schema{e.data}, laterVersions[typ]...) {
+		for i, v := range append([]event{e}, laterVersions[typ]...) {
 			hook, version := typ, i+1
 			if version > 1 {
 				hook = fmt.Sprintf("%s.v%d", typ, version)
 			}
 			name, dataschema := eventSchema(hook), quire.EventSchema(typ, version)
-			schemas[name+"Data"] = data
+			schemas[name+"Data"] = v.data
 			schemas[name] = open(schema{
 				"specversion": schema{"type": "string", "const": quire.EventSpecVersion,
 					"description": "The version of CloudEvents the event follows (structured JSON)"},
@@ -178,9 +184,10 @@ func webhooks(schemas schema) schema {
 				"description": "Published by " + strings.Join(publishers(typ), ", ") + ": once " + e.when + ", if and only if the change committed, at least once: a " +
 					"receiver deduplicates by id. Deployed, it is the detail of an EventBridge event on the stage's bus, " +
 					"whose source is the event's and whose detail-type is its type; under make run, a POST to EVENTS_URL.",
-				"tags":        []any{"events"},
-				"security":    []any{},
-				"requestBody": schema{"required": true, "content": schema{"application/json": schema{"schema": ref(name)}}},
+				"tags":     []any{"events"},
+				"security": []any{},
+				"requestBody": schema{"required": true, "content": schema{"application/json": schema{"schema": ref(name),
+					"example": eventExample(typ, version, e.subject, v.example)}}},
 				"responses": schema{
 					"2XX": schema{"description": "The receiver took the event"},
 					"default": schema{"description": "The receiver did not take it: it is sent again, after a pause " +
@@ -203,6 +210,26 @@ func webhooks(schemas schema) schema {
 		"description": "The stack that published the event, urn:quire:<stack>: urn:quire:Quire-prod for the stage prod, " +
 			"urn:quire:Quire for the stage without a name and make run"}
 	return out
+}
+
+// eventExample is an example of version version of the events of type
+// typ about the resources under path, carrying data, as the stage prod
+// publishes it.
+func eventExample(typ string, version int, path string, data schema) json.RawMessage {
+	subject := "/config"
+	if path != "config" {
+		subject = fmt.Sprintf("/%s/%v", path, data[strings.TrimSuffix(path, "s")+"_id"])
+	}
+	ev := quire.NewEvent(typ, subject, "example", time.Date(2026, 11, 27, 11, 43, 21, 278e6, time.UTC), data)
+	if version > 1 {
+		ev = ev.Version(version, data)
+	}
+	ev.Source = quire.EventSource(quire.Stack + "-prod")
+	b, err := json.Marshal(ev)
+	if err != nil {
+		panic(err) // a bug: the examples are Quire's own values
+	}
+	return b
 }
 
 // eventsTag is the tag of the webhooks.

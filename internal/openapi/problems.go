@@ -136,8 +136,8 @@ func otherErrorsResponse() schema {
 	return response("Any other error, as an RFC 9457 problem: 500 internal (it says nothing of its cause; quote its "+
 		"request_id), 502 or 504 when the function did not answer API Gateway in time, and, with the stack's web ACL "+
 		"on, 403 forbidden for a request its managed rules block.",
-		schema{rest.ProblemMediaType: schema{"schema": schema{"allOf": []any{ref("Problem"), schema{"properties": schema{"type": schema{
-			"enum": []any{rest.ProblemType(quire.EFORBIDDEN), rest.ProblemType(quire.EGATEWAY), rest.ProblemType(quire.EINTERNAL)},
+		schema{rest.ProblemMediaType: schema{"schema": schema{"allOf": []any{ref("Problem"), schema{"type": "object", "properties": schema{"type": schema{
+			"type": "string", "enum": []any{rest.ProblemType(quire.EFORBIDDEN), rest.ProblemType(quire.EGATEWAY), rest.ProblemType(quire.EINTERNAL)},
 		}}}}}}}, []string{"Cache-Control"})
 }
 
@@ -205,7 +205,7 @@ func problemResponse(description string, codes ...string) schema {
 	}
 	body := schema{"schema": schema{"allOf": []any{
 		ref("Problem"),
-		schema{"properties": schema{"type": schema{"enum": types}}},
+		schema{"type": "object", "properties": schema{"type": schema{"type": "string", "enum": types}}},
 	}}}
 	content := schema{rest.ProblemMediaType: body}
 	if slices.Contains(codes, quire.ETHROTTLED) {

@@ -439,7 +439,8 @@ func TestEventVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	v1 := quire.EventSchema(quire.EventOrderPlaced, 1)
-	laterVersions[quire.EventOrderPlaced] = []schema{open(schema{"order": ref("ID"), "user_id": ref("ID")})}
+	laterVersions[quire.EventOrderPlaced] = []event{{data: open(schema{"order": ref("ID"), "user_id": ref("ID")}),
+		example: schema{"order": 246129464436429, "user_id": 2}}}
 	t.Cleanup(func() { delete(laterVersions, quire.EventOrderPlaced); delete(retiredEvents, v1) })
 	document := func() []byte {
 		b, err := build(1, func(r routes.Route) bool { return Describes(1, r) }, "../..")

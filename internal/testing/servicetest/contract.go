@@ -30,6 +30,7 @@ type checker struct {
 	doc    *openapi3.T
 	router routers.Router
 	valid  sync.Map // of validBody: the bodies found valid
+	ajv    *ajv     // the same document in ajv, where Node runs
 }
 
 var (
@@ -69,7 +70,11 @@ func contract() (*checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	checkers[key] = &checker{doc: doc, router: router}
+	a, err := startAjv(b)
+	if err != nil {
+		return nil, err
+	}
+	checkers[key] = &checker{doc: doc, router: router, ajv: a}
 	return checkers[key], nil
 }
 
@@ -145,8 +150,30 @@ func CheckContract(req *http.Request, status int, header http.Header, body []byt
 	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
 		return err
 	}
+	if mt := strings.TrimSpace(strings.Split(header.Get("Content-Type"), ";")[0]); !known && len(body) > 0 && strings.HasSuffix(mt, "json") {
+		if err := c.ajv.check(responseSchema(route.Operation, status, mt), body); err != nil {
+			return fmt.Errorf("%s %s answered %d: %w", req.Method, route.Path, status, err)
+		}
+	}
 	c.valid.Store(seen, true)
 	return checkRetryAfter(header, body)
+}
+
+// responseSchema returns the schema of op's answer of status in the media
+// type mediaType, which kin-openapi found the body valid against.
+func responseSchema(op *openapi3.Operation, status int, mediaType string) *openapi3.SchemaRef {
+	r := op.Responses.Status(status)
+	if r == nil {
+		r = op.Responses.Default()
+	}
+	if r == nil || r.Value == nil {
+		return nil
+	}
+	mt := r.Value.Content.Get(mediaType)
+	if mt == nil {
+		return nil
+	}
+	return mt.Schema
 }
 
 // validBody is a body an operation answered with a status and a media
@@ -352,26 +379,30 @@ func CheckEvent(body []byte) error {
 	if !ok {
 		return fmt.Errorf("the document has no webhook of the dataschema %q: %s", dataschema, body)
 	}
-	if err := closed(s).VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+	if err := closed(s.Value).VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
 		return fmt.Errorf("the event %s is not its webhook's: %w", body, err)
 	}
-	return nil
+	c, err := contract()
+	if err != nil {
+		return err
+	}
+	return c.ajv.check(s, body)
 }
 
 // EventSchemas returns the schema of each version of each event the
 // documents' webhooks describe, by its dataschema.
-func EventSchemas() (map[string]*openapi3.Schema, error) {
+func EventSchemas() (map[string]*openapi3.SchemaRef, error) {
 	c, err := contract()
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]*openapi3.Schema{}
+	out := map[string]*openapi3.SchemaRef{}
 	for _, hook := range c.doc.Webhooks {
 		if hook.Post == nil || hook.Post.RequestBody == nil {
 			continue
 		}
-		s := hook.Post.RequestBody.Value.Content.Get("application/json").Schema.Value
-		if p := s.Properties["dataschema"]; p != nil {
+		s := hook.Post.RequestBody.Value.Content.Get("application/json").Schema
+		if p := s.Value.Properties["dataschema"]; p != nil {
 			if dataschema, ok := p.Value.Const.(string); ok {
 				out[dataschema] = s
 			}
