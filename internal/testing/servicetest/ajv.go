@@ -107,13 +107,17 @@ func (a *ajv) check(schema *openapi3.SchemaRef, value []byte) error {
 	return nil
 }
 
-// moduleRoot returns the folder of Quire's go.mod, above the working
-// directory (a package's, under go test).
+// startDir is the working directory the test binary started in, its
+// package's, before a test changes it.
+var startDir, startDirErr = os.Getwd()
+
+// moduleRoot returns the folder of Quire's go.mod, above the package
+// under test.
 func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
+	if startDirErr != nil {
+		return "", startDirErr
 	}
+	dir := startDir
 	for {
 		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.HasPrefix(b, []byte("module github.com/quireapi/quire\n")) {
 			return dir, nil

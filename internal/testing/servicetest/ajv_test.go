@@ -44,7 +44,7 @@ func TestAjv(t *testing.T) {
 		!strings.Contains(err.Error(), "must have required property 'data'") {
 		t.Errorf("ajv on an event without its data: %v", err)
 	}
-	multiple := &openapi3.SchemaRef{Value: &openapi3.Schema{Type: &openapi3.Types{"number"}, MultipleOf: openapi3.Float64Ptr(0.01)}}
+	multiple := &openapi3.SchemaRef{Value: &openapi3.Schema{Type: &openapi3.Types{"number"}, MultipleOf: openapi3.Ptr(0.01)}}
 	if err := c.ajv.check(multiple, []byte("34.48")); err == nil {
 		t.Error("ajv takes 34.48 as a multiple of 0.01: the documents could say multipleOf")
 	}
