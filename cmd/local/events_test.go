@@ -4,14 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/quireapi/quire/internal/demo"
+	"github.com/quireapi/quire/internal/outbox/local"
 	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/testing/servicetest"
 )
@@ -100,6 +104,112 @@ func TestEvents(t *testing.T) {
 	}
 	if logged != 2 {
 		t.Errorf("%d event lines, want the order's and the deposit's", logged)
+	}
+}
+
+// TestEventsAfterARestart: with DATA_DIR, make run delivers after a
+// restart the events it had not delivered when it stopped, and none it had
+// delivered. A deposit committed while the receiver is down is received
+// first when make run starts again with the receiver up, then the next
+// deposit. Started again without EVENTS_URL, the one event it logs, which
+// delivers it, is that of a third deposit.
+func TestEventsAfterARestart(t *testing.T) {
+	ownDynamoDB(t)
+	data := filepath.Join(t.TempDir(), "data")
+	checkpoint := filepath.Join(data, checkpointFile)
+	var down atomic.Bool
+	down.Store(true)
+	refused, taken := make(chan quire.Event, 1), make(chan quire.Event, 16)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev quire.Event
+		if err := json.NewDecoder(r.Body).Decode(&ev); err != nil {
+			t.Errorf("the receiver got %v", err)
+		}
+		if down.Load() {
+			select {
+			case refused <- ev:
+			default:
+			}
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		taken <- ev
+	}))
+	defer receiver.Close()
+	next := func(events <-chan quire.Event) quire.Event {
+		t.Helper()
+		select {
+		case ev := <-events:
+			return ev
+		case <-time.After(10 * time.Second):
+			t.Fatal("no event within 10 s")
+			return quire.Event{}
+		}
+	}
+	delivered := func() []string { // the ids the checkpoint names
+		cp, err := local.ReadCheckpoint(checkpoint)
+		if err != nil {
+			return nil // not written yet
+		}
+		return slices.Collect(maps.Keys(cp.Delivered))
+	}
+	deposit := func(url string) {
+		t.Helper()
+		admin := login(t, url, demo.AdminEmail, demo.AdminPassword)
+		call(t, url, admin, "POST /users/2/deposit", "", `{"amount": 1.00}`, http.StatusOK)
+	}
+
+	var pending quire.Event
+	lines := serve(t, "text", func(url string) {
+		deposit(url)
+		pending = next(refused)
+	}, "DATA_DIR", data, "EVENTS_URL", receiver.URL)
+	if !slices.ContainsFunc(lines, func(l string) bool {
+		return strings.Contains(l, "stopped before EVENTS_URL took the event") && strings.Contains(l, "event_id="+pending.ID)
+	}) {
+		t.Errorf("no line that make run stopped before the receiver took %s:\n%s", pending.ID, strings.Join(lines, "\n"))
+	}
+
+	down.Store(false)
+	var second quire.Event
+	serve(t, "text", func(url string) {
+		if ev := next(taken); ev.ID != pending.ID {
+			t.Errorf("received %+v first after the restart, want the pending %s", ev, pending.ID)
+		}
+		deposit(url)
+		if second = next(taken); second.ID == pending.ID || second.Type != quire.EventUserFunded {
+			t.Errorf("received %+v after the pending event, want the next deposit's", second)
+		}
+		waitFor(t, "the checkpoint names the second deposit", func() bool {
+			return slices.Contains(delivered(), second.ID)
+		})
+	}, "DATA_DIR", data, "EVENTS_URL", receiver.URL)
+
+	lines = serve(t, "text", func(url string) {
+		deposit(url)
+		waitFor(t, "the checkpoint names a third event", func() bool {
+			return slices.ContainsFunc(delivered(), func(id string) bool { return id != pending.ID && id != second.ID })
+		})
+	}, "DATA_DIR", data)
+	var logged []string
+	for _, line := range lines {
+		if rec := parseText(line); rec["msg"] == "event" {
+			logged = append(logged, rec["id"].(string))
+		}
+	}
+	if len(logged) != 1 || logged[0] == pending.ID || logged[0] == second.ID {
+		t.Errorf("started again without EVENTS_URL, make run logged the events %v, want the third deposit's alone (not %s nor %s)",
+			logged, pending.ID, second.ID)
+	}
+}
+
+// waitFor polls until cond holds, failing the test after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s, not yet: %s", what)
+		}
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -92,8 +93,9 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 			return err
 		}
 	}
+	dataDir := "" // DynamoDB Local's, when this one started it
 	if cfg.DynamoDB.Endpoint == "" {
-		dataDir := getenv("DATA_DIR")
+		dataDir = getenv("DATA_DIR")
 		where := "memory"
 		if dataDir != "" {
 			where = dataDir
@@ -125,9 +127,11 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 		return err
 	}
 	slog.Info("tables ready with the demo data", "users_added", added, "books", len(demo.Products()))
-	if err := followEvents(ctx, db, cfg.DynamoDB, getenv("EVENTS_URL")); err != nil {
+	stopEvents, err := followEvents(ctx, db, cfg.DynamoDB, getenv("EVENTS_URL"), dataDir)
+	if err != nil {
 		return err
 	}
+	defer stopEvents() // before DynamoDB Local stops
 	if err := writeSAMEnv(cfg, cmp.Or(getenv("SAM_ENV_FILE"), api.SAMEnvFile)); err != nil {
 		return err
 	}
@@ -212,40 +216,82 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	return nil
 }
 
-// followEvents delivers the events committed from now on, as the deployed
-// pipe does, from the outbox table's stream on DynamoDB Local: each as a
-// log line, and when url is set, posted to it (see local.Sender).
-func followEvents(ctx context.Context, db *dynamodb.Client, c dynamo.Config, url string) error {
+// checkpointFile is the file of DATA_DIR that keeps which events were
+// delivered (local.Checkpoint).
+const checkpointFile = "events-checkpoint.json"
+
+// followEvents delivers the events of the outbox table on DynamoDB Local,
+// as the deployed pipe does, from its stream: each as a log line, and when
+// url is set, posted to it (see local.Sender). With dataDir, DynamoDB
+// Local's data directory, it keeps there the checkpoint of the events
+// delivered, written after each one, and starts after it: an event not
+// delivered when make run stopped is when it starts again. With none,
+// DynamoDB Local starts empty, and the events come from now on. stop stops
+// the delivery, and returns once it has stopped.
+func followEvents(ctx context.Context, db *dynamodb.Client, c dynamo.Config, url, dataDir string) (stop func(), err error) {
 	table := c.Tables.Physical(routes.TableEvents)
 	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
 	if err != nil {
-		return fmt.Errorf("find the outbox's stream: %w", err)
+		return nil, fmt.Errorf("find the outbox's stream: %w", err)
 	}
 	if out.Table.LatestStreamArn == nil {
-		return fmt.Errorf("the table %s has no stream: delete it (or DATA_DIR) to have it made again", table)
+		return nil, fmt.Errorf("the table %s has no stream: delete it (or DATA_DIR) to have it made again", table)
 	}
 	opts := dynamodbstreams.Options{Region: cmp.Or(c.AWS.Region, "us-east-1"), Credentials: c.AWS.Credentials()}
 	if c.Endpoint != "" { // DynamoDB Local serves its streams too
 		opts.BaseEndpoint = &c.Endpoint
 	}
 	streams := dynamodbstreams.New(opts)
-	f, err := local.NewFollower(ctx, streams, *out.Table.LatestStreamArn)
-	if err != nil {
-		return err
+
+	var from *local.Checkpoint
+	delivered := func(quire.Event) {}
+	if dataDir != "" {
+		file := filepath.Join(dataDir, checkpointFile)
+		cp, err := local.ReadCheckpoint(file)
+		switch {
+		case err == nil:
+			from = &cp
+			slog.Info("delivering the events committed since make run last delivered one", "checkpoint", file)
+		case errors.Is(err, fs.ErrNotExist):
+			cp = local.NewCheckpoint(time.Now())
+			if err := cp.Write(file); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("%w (delete it to deliver the events committed from now on)", err)
+		}
+		delivered = func(ev quire.Event) {
+			cp.Add(ev)
+			if err := cp.Write(file); err != nil {
+				slog.Warn("the events' checkpoint was not kept: a restart may deliver events again", "err", err)
+			}
+		}
 	}
+	f, err := local.NewFollower(ctx, streams, *out.Table.LatestStreamArn, dynamo.NewEventStore(db, c.Tables), from)
+	if err != nil {
+		return nil, err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	var running sync.WaitGroup
 	var sender *local.Sender
 	if url != "" {
-		sender = local.NewSender(ctx, url)
+		sender = local.NewSender(url, delivered)
+		running.Go(func() { sender.Run(ctx) })
 		slog.Info("events are posted to EVENTS_URL as they commit", "receiver", url)
 	}
-	go f.Run(ctx, func(ev quire.Event) {
-		ev.Source = quire.EventSource(quire.Stack) // make run stands for the stack of the stage without a name
-		slog.InfoContext(ctx, "event", "type", ev.Type, "id", ev.ID, "subject", ev.Subject, "data", string(ev.Data))
-		if sender != nil {
-			sender.Send(ctx, ev)
-		}
+	running.Go(func() {
+		f.Run(ctx, func(ev quire.Event) {
+			ev.Source = quire.EventSource(quire.Stack) // make run stands for the stack of the stage without a name
+			slog.InfoContext(ctx, "event", "type", ev.Type, "id", ev.ID, "subject", ev.Subject, "data", string(ev.Data))
+			if sender != nil {
+				sender.Send(ctx, ev)
+			} else {
+				delivered(ev) // the log line is the delivery
+			}
+		})
 	})
-	return nil
+	return func() { cancel(); running.Wait() }, nil
 }
 
 // logger writes readable lines to out, or with LOG_FORMAT=json the JSON

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -21,26 +22,46 @@ import (
 // pollEvery is how often a Follower asks the stream for new records.
 const pollEvery = 200 * time.Millisecond
 
+// An Outbox reads the outbox table: every event it holds, in the order of
+// their time, then id (dynamo.EventStore).
+type Outbox interface {
+	Events(ctx context.Context) ([]quire.Event, error)
+}
+
 // A Follower reads the new items of an outbox table's stream, as the
 // deployed pipe does: each shard in order, the events from the moment it
-// was made on.
+// was made on. What the stream no longer holds (it keeps a record 24
+// hours; an iterator unused for 15 minutes expires), and what was
+// committed before a restart, it reads from the outbox table, which keeps
+// each event 7 days.
 type Follower struct {
 	streams *dynamodbstreams.Client
 	arn     string
+	outbox  Outbox
+	// handed names the events handed on; behind says that the stream may
+	// not hold every later one: the next poll reads the outbox table for
+	// those handed does not name, and the stream from its end on.
+	handed Checkpoint
+	behind bool
 	// iterators holds the next iterator of each shard being read, by
 	// shard id; a shard read to its end has none, and is not read again.
 	iterators map[string]*string
-	// last holds the sequence number of the last record read of each
-	// shard being read: an iterator that expired (the machine slept for
-	// 15 minutes) is taken again after it.
-	last map[string]string
-	done map[string]bool
+	done      map[string]bool
 }
 
-// NewFollower returns a Follower of the stream arn whose records start
-// now: every event committed after it returns is delivered, none before.
-func NewFollower(ctx context.Context, streams *dynamodbstreams.Client, arn string) (*Follower, error) {
-	f := &Follower{streams: streams, arn: arn, iterators: map[string]*string{}, last: map[string]string{}, done: map[string]bool{}}
+// NewFollower returns a Follower of the stream arn, of the table outbox
+// reads. With from nil, its records start now: every event committed
+// after it returns is delivered, none before. With from (which it
+// copies), it delivers first the events of the outbox table that from
+// does not name, in the order of their time, then the stream's: every
+// event from does not name, and none it does.
+func NewFollower(ctx context.Context, streams *dynamodbstreams.Client, arn string, outbox Outbox, from *Checkpoint) (*Follower, error) {
+	f := &Follower{streams: streams, arn: arn, outbox: outbox, handed: NewCheckpoint(time.Now()),
+		iterators: map[string]*string{}, done: map[string]bool{}}
+	if from != nil {
+		f.handed = Checkpoint{Before: from.Before, Delivered: maps.Clone(from.Delivered)}
+		f.behind = true
+	}
 	if err := f.discover(ctx, types.ShardIteratorTypeLatest); err != nil {
 		return nil, err
 	}
@@ -81,8 +102,9 @@ func (f *Follower) discover(ctx context.Context, position types.ShardIteratorTyp
 }
 
 // Run hands each event of a new outbox item to deliver, in the stream's
-// order, until ctx is done. A record it cannot read is logged and passed
-// over; a stream that fails is asked again after a pause.
+// order, until ctx is done; those it reads from the outbox table, in the
+// order of their time. A record it cannot read is logged and passed over;
+// a stream that fails is asked again after a pause.
 func (f *Follower) Run(ctx context.Context, deliver func(quire.Event)) {
 	for {
 		if err := f.poll(ctx, deliver); err != nil && ctx.Err() == nil {
@@ -99,23 +121,25 @@ func (f *Follower) Run(ctx context.Context, deliver func(quire.Event)) {
 	}
 }
 
-// poll reads each shard once, and looks for new shards.
+// poll reads each shard once, and looks for new shards. When the stream
+// has lost its place (an iterator expired, or the records after it were
+// trimmed), it catches up from the outbox table instead.
 func (f *Follower) poll(ctx context.Context, deliver func(quire.Event)) error {
+	if f.behind {
+		return f.catchUp(ctx, deliver)
+	}
 	for id, it := range f.iterators {
 		out, err := f.streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it})
-		if _, expired := errors.AsType[*types.ExpiredIteratorException](err); expired {
-			err = f.resume(ctx, id)
+		_, expired := errors.AsType[*types.ExpiredIteratorException](err)
+		_, trimmed := errors.AsType[*types.TrimmedDataAccessException](err)
+		if expired || trimmed {
+			f.behind = true
+			return f.catchUp(ctx, deliver)
 		}
 		if err != nil {
 			return fmt.Errorf("read the outbox's stream, shard %s: %w", id, err)
 		}
-		if out == nil {
-			continue // resumed: read on the next poll
-		}
 		for _, r := range out.Records {
-			if r.Dynamodb != nil && r.Dynamodb.SequenceNumber != nil {
-				f.last[id] = *r.Dynamodb.SequenceNumber
-			}
 			if r.EventName != types.OperationTypeInsert || r.Dynamodb == nil {
 				continue // an event's item expiring
 			}
@@ -129,11 +153,14 @@ func (f *Follower) poll(ctx context.Context, deliver func(quire.Event)) error {
 				slog.WarnContext(ctx, "an outbox item passed over", "err", err)
 				continue
 			}
+			if f.handed.has(ev.ID) {
+				continue // read from the outbox table, on catching up
+			}
+			f.handed.Add(ev)
 			deliver(ev)
 		}
 		if out.NextShardIterator == nil {
 			delete(f.iterators, id)
-			delete(f.last, id)
 			f.done[id] = true
 		} else {
 			f.iterators[id] = out.NextShardIterator
@@ -142,23 +169,31 @@ func (f *Follower) poll(ctx context.Context, deliver func(quire.Event)) error {
 	return f.discover(ctx, types.ShardIteratorTypeTrimHorizon)
 }
 
-// resume takes shard id's expired iterator again after the last record
-// read, so that no event is delivered twice. With none read, discover reads
-// the shard again from its start: an event may then come twice, and none is
-// lost. When the new iterator cannot be had, the expired one stays, and the
-// next poll resumes again.
-func (f *Follower) resume(ctx context.Context, id string) error {
-	seq, ok := f.last[id]
-	if !ok {
-		delete(f.iterators, id)
-		return nil
+// catchUp reads the stream from its end on (LATEST), then hands on, in the
+// order of their time, the events of the outbox table not handed on yet:
+// every event is in one or the other, and one committed in between, in
+// both, comes once. It is simpler than taking up the stream after its last
+// record read, and it is right where that is not: a record trimmed, or one
+// committed before a restart. Until it has read the whole table, the next
+// poll catches up again.
+func (f *Follower) catchUp(ctx context.Context, deliver func(quire.Event)) error {
+	f.iterators = map[string]*string{}
+	if err := f.discover(ctx, types.ShardIteratorTypeLatest); err != nil {
+		return err
 	}
-	it, err := f.streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
-		StreamArn: &f.arn, ShardId: &id, ShardIteratorType: types.ShardIteratorTypeAfterSequenceNumber, SequenceNumber: &seq,
-	})
+	events, err := f.outbox.Events(ctx)
 	if err != nil {
 		return err
 	}
-	f.iterators[id] = it.ShardIterator
+	for _, ev := range events {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if f.handed.pending(ev) {
+			f.handed.Add(ev)
+			deliver(ev)
+		}
+	}
+	f.behind = false
 	return nil
 }

@@ -49,9 +49,10 @@ import (
 // Kind is a fault the proxy injects.
 type Kind string
 
-// The faults. Throttle, Throughput, Internal, TransactionThrottle and
-// ExpiredIterator (for a stream's GetRecords: DynamoDB Local's iterators do
-// not expire) answer at once with DynamoDB's own error responses and never
+// The faults. Throttle, Throughput, Internal, TransactionThrottle,
+// ExpiredIterator and Trimmed (for a stream's GetRecords: an iterator
+// unused for 15 minutes, records older than 24 hours, which no test waits
+// for) answer at once with DynamoDB's own error responses and never
 // reach DynamoDB; Delay waits, then forwards; Reset drops the connection
 // before forwarding; Lost forwards (DynamoDB applies the call) and then
 // drops the connection before the answer; Stale answers an eventually
@@ -71,6 +72,7 @@ const (
 	Stale               Kind = "stale"       // an eventually consistent read answered as if no item were there yet
 	Conflict            Kind = "conflict"    // 400 TransactionConflictException, or TransactionCanceledException with TransactionConflict
 	ExpiredIterator     Kind = "expired"     // 400 ExpiredIteratorException: a stream's iterator unused for 15 minutes
+	Trimmed             Kind = "trimmed"     // 400 TrimmedDataAccessException: the records after a stream's iterator gone, after 24 hours
 	noFault             Kind = ""            // forwarded as it is
 )
 
@@ -81,7 +83,7 @@ const (
 )
 
 // Kinds lists every fault a rule can name.
-var Kinds = []Kind{Throttle, Throughput, Internal, TransactionThrottle, Delay, Reset, Lost, Stale, Conflict, ExpiredIterator}
+var Kinds = []Kind{Throttle, Throughput, Internal, TransactionThrottle, Delay, Reset, Lost, Stale, Conflict, ExpiredIterator, Trimmed}
 
 // Rule says which calls get a fault. A call matches when Operation is "" or
 // its operation ("GetItem"), and Table is "" or a suffix of one of the
@@ -329,6 +331,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case ExpiredIterator:
 		writeError(w, http.StatusBadRequest, "ExpiredIteratorException", "Iterator expired. The iterator was created more than 15 minutes ago.", nil)
+		return
+	case Trimmed:
+		writeError(w, http.StatusBadRequest, "TrimmedDataAccessException", "The data you are trying to access has been trimmed.", nil)
 		return
 	case Reset:
 		reset(w)
