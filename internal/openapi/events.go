@@ -42,7 +42,7 @@ func events() map[string]event {
 				"order_id": id, "user_id": id, "total": anyMoney,
 				"items": with(arrayOf(open(schema{
 					"product_id": id, "name": schema{"type": "string"}, "price": money(1, catalog.MaxPrice),
-					"quantity": schema{"type": "integer", "minimum": 1, "maximum": carts.MaxQuantity}, "subtotal": anyMoney,
+					"quantity": integer(1, carts.MaxQuantity), "subtotal": anyMoney,
 				})), schema{"minItems": 1, "maxItems": carts.MaxItems}),
 			}), example: schema{"order_id": 246129464436429, "user_id": 2, "total": amount(3297), "items": []any{
 				schema{"product_id": 1, "name": "Frankenstein", "price": amount(1299), "quantity": 1, "subtotal": amount(1299)},
@@ -88,7 +88,7 @@ func events() map[string]event {
 			subject: "config", data: open(schema{
 				"etag": schema{"type": "string", "pattern": `^"[A-Za-z0-9_-]{22}-v[0-9]+"$`,
 					"description": "The new document's ETag, as GET /config answers it uncompressed: what If-None-Match takes"},
-				"size": schema{"type": "integer", "minimum": 1, "maximum": config.MaxBytes, "description": "The new document's size, in bytes"},
+				"size": with(integer(1, config.MaxBytes), schema{"description": "The new document's size, in bytes"}),
 			}), example: schema{"etag": `"nqv-L_piFITDQ0R0q-ywGg-v1"`, "size": 16}},
 	}
 }
@@ -164,18 +164,18 @@ func webhooks(schemas schema) schema {
 			name, dataschema := eventSchema(hook), quire.EventSchema(typ, version)
 			schemas[name+"Data"] = v.data
 			schemas[name] = open(schema{
-				"specversion": schema{"type": "string", "const": quire.EventSpecVersion,
-					"description": "The version of CloudEvents the event follows (structured JSON)"},
+				"specversion": with(constant(quire.EventSpecVersion), schema{
+					"description": "The version of CloudEvents the event follows (structured JSON)"}),
 				"id":     ref("EventID"),
 				"source": ref("EventSource"),
-				"type":   schema{"type": "string", "const": typ},
+				"type":   constant(typ),
 				"subject": schema{"type": "string", "maxLength": 64, "pattern": subjectPattern(e.subject),
 					"description": "The path of the resource the change happened to"},
 				"time": schema{"type": "string", "format": "date-time", "pattern": `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`,
 					"description": "When the change was decided, in UTC to the millisecond, always with three fractional digits"},
-				"datacontenttype": schema{"type": "string", "const": quire.EventContentType},
-				"dataschema": schema{"type": "string", "const": dataschema,
-					"description": "The version of the type that data follows: a breaking change to it comes as a new version"},
+				"datacontenttype": constant(quire.EventContentType),
+				"dataschema": with(constant(dataschema), schema{
+					"description": "The version of the type that data follows: a breaking change to it comes as a new version"}),
 				"data": ref(name + "Data"),
 			})
 			post := schema{

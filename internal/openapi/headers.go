@@ -41,7 +41,7 @@ func headers() schema {
 		"Retry-After": schema{
 			"description": "Seconds to wait before sending the same request again",
 			"required":    true,
-			"schema":      schema{"type": "integer", "minimum": 0},
+			"schema":      schema{"type": "integer", "format": "int64", "minimum": 0},
 		},
 		"WWW-Authenticate": schema{
 			"description": `The challenge of a 401: Bearer realm="quire", with error="invalid_token" when the request ` +
@@ -58,7 +58,7 @@ func headers() schema {
 		"Access-Control-Expose-Headers": schema{
 			"description": "The response headers a page of an allowed origin may read besides the CORS-safelisted ones, " +
 				"sent with Access-Control-Allow-Origin",
-			"schema": schema{"type": "string", "const": strings.Join(rest.CORSExposeHeaders, ", ")},
+			"schema": constant(strings.Join(rest.CORSExposeHeaders, ", ")),
 		},
 	}
 }

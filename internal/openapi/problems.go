@@ -224,7 +224,7 @@ func problemResponse(description string, codes ...string) schema {
 			"description": "Seconds to wait before sending the same request again. Only a problem the same request " +
 				"can get past (" + strings.Join(retryableTypes(), ", ") + ") carries it.",
 			"required": false,
-			"schema":   schema{"type": "integer", "minimum": 0},
+			"schema":   schema{"type": "integer", "format": "int64", "minimum": 0},
 		}
 	}
 	return out

@@ -53,7 +53,7 @@ func parameters() schema {
 		"idempotencyKey":         key("Idempotency-Key"),
 		"idempotencyKeyRequired": with(key("Idempotency-Key"), schema{"required": true}),
 		"xIdempotencyKey":        key("X-Idempotency-Key"),
-		"limit":                  q("limit", "Items per page", schema{"type": "integer", "minimum": 1, "maximum": rest.MaxLimit, "default": rest.DefaultLimit}),
+		"limit":                  q("limit", "Items per page", with(integer(1, rest.MaxLimit), schema{"default": rest.DefaultLimit})),
 		"cursor": q("cursor", "Where the page starts: from the next link of the previous page (another is 400)",
 			schema{"type": "string", "pattern": "^[A-Za-z0-9_-]+$"}),
 		"role":  q("role", "Only active users with this role", schema{"type": "string", "enum": []any{"customer", "admin"}}),
@@ -117,23 +117,33 @@ const adminSets = "Required when an admin writes the user (400 otherwise); ignor
 // reads them: "*", or a list of entity tags, weak or strong.
 const entityTags = `^[ \t,]*(\*|(W/)?"[^"\x00-\x20\x7f]*"([ \t]*,[ \t,]*(W/)?"[^"\x00-\x20\x7f]*")*)[ \t,]*$`
 
+// integer is a whole number from min to max, a 64-bit one (format int64)
+// to every client's generator: ids reach 2^53-1.
+func integer(min, max int64) schema {
+	return schema{"type": "integer", "format": "int64", "minimum": min, "maximum": max}
+}
+
+// constant is a string that is always v.
+func constant(v string) schema { return schema{"type": "string", "const": v} }
+
 func schemas() schema {
 	str := schema{"type": "string"}
 	anyMoney := money(0, quire.MaxMoney)
 	price := money(1, catalog.MaxPrice)
 	id := ref("ID")
 	time := schema{"type": "string", "format": "date-time"}
+	seconds := schema{"type": "integer", "format": "int64", "minimum": 0}
 	links := arrayOf(ref("Link"))
-	quantity := schema{"type": "integer", "minimum": 1, "maximum": carts.MaxQuantity}
+	quantity := integer(1, carts.MaxQuantity)
 	hidden := quire.HiddenClass(false)
 	email := schema{"type": "string", "format": "email", "maxLength": users.MaxEmailLen,
 		"pattern":     "^[^" + hidden + "]+@[^@" + hidden + "]+\\.[^@" + hidden + "]+$",
 		"description": fmt.Sprintf("One bare address whose domain has a dot, at most %d bytes, with %s", users.MaxEmailLen, textRule)}
 	status := func(v int) schema {
 		if v < 2 {
-			return schema{"enum": []any{"AVAILABLE", "DISCONTINUED"}}
+			return schema{"type": "string", "enum": []any{"AVAILABLE", "DISCONTINUED"}}
 		}
-		return schema{"enum": []any{"AVAILABLE", "DISCONTINUED", "ARCHIVED"}}
+		return schema{"type": "string", "enum": []any{"AVAILABLE", "DISCONTINUED", "ARCHIVED"}}
 	}
 	userBase := schema{
 		"id": id, "email": email, "role": schema{"type": "string", "enum": []any{"customer", "admin"}},
@@ -169,10 +179,10 @@ func schemas() schema {
 		return object(schema{"product_id": id, "name": name, "price": price, "status": status(v), "quantity": quantity, "subtotal": anyMoney, "links": links})
 	}
 	out := schema{
-		"ID":   schema{"type": "integer", "minimum": 1, "maximum": int64(quire.MaxID)},
+		"ID":   integer(1, int64(quire.MaxID)),
 		"Link": object(schema{"rel": str, "href": str}),
 		"Problem": object(schema{
-			"type": problemType(), "title": str, "status": schema{"type": "integer"}, "detail": str, "instance": str, "request_id": str,
+			"type": problemType(), "title": str, "status": integer(100, 599), "detail": str, "instance": str, "request_id": str,
 			"errors": arrayOf(object(schema{"pointer": str, "detail": str})),
 		}, "detail", "instance", "request_id", "errors"),
 		"Health": object(schema{"status": str, "database": str}),
@@ -182,16 +192,16 @@ func schemas() schema {
 				"description": fmt.Sprintf("At most %d bytes: no account has a longer one", quire.MaxEmailLen)},
 			"password": schema{"type": "string", "maxLength": password.MaxLength, "writeOnly": true},
 		}),
-		"Token": object(schema{"access_token": str, "token_type": schema{"const": "Bearer"}, "expires_in": schema{"type": "integer"},
+		"Token": object(schema{"access_token": str, "token_type": constant("Bearer"), "expires_in": seconds,
 			"refresh_token":      schema{"type": "string", "description": "Opaque; trade it at POST /tokens before refresh_expires_in seconds pass. Keep it secret."},
-			"refresh_expires_in": schema{"type": "integer"}}),
+			"refresh_expires_in": seconds}),
 		"RefreshRequest": object(schema{"refresh_token": str}),
 		"DeleteRequest": object(schema{"current_password": schema{"type": "string", "writeOnly": true,
 			"description": "Required to delete one's own account: the password now (403 wrong-password otherwise). " +
 				"An admin deleting another user sends no body."}}),
 		"JWKS": object(schema{"keys": arrayOf(object(schema{
-			"kty": schema{"const": "EC"}, "crv": schema{"const": "P-256"}, "alg": schema{"const": "ES256"},
-			"use": schema{"const": "sig"}, "kid": str, "x": str, "y": str,
+			"kty": constant("EC"), "crv": constant("P-256"), "alg": constant("ES256"),
+			"use": constant("sig"), "kid": str, "x": str, "y": str,
 		}))}),
 		"Profile": object(schema{
 			"bio": schema{"type": "string", "maxLength": users.MaxBioLen, "pattern": quire.TextPattern(true, false),
