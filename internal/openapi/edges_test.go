@@ -104,7 +104,8 @@ func pointers(errs []quire.FieldError) []string {
 }
 
 // TestHiddenCharacters: through the real handlers, every text field people
-// read refuses a character that is not shown as itself, naming the field.
+// read refuses a character that is not shown as itself, naming the field,
+// a tag character beyond U+FFFF (U+E0001) too.
 func TestHiddenCharacters(t *testing.T) {
 	api := servicetest.New(t)
 	admin := api.As(t, 1, quire.RoleAdmin)
@@ -117,6 +118,9 @@ func TestHiddenCharacters(t *testing.T) {
 		{"PUT", fmt.Sprintf("/users/%d/profile", id), `{"bio":"\ufeffHello","location":"","website":"","newsletter":false}`, "/bio"},
 		{"PUT", fmt.Sprintf("/users/%d/profile", id), `{"bio":"","location":"Paris\u2028France","website":"","newsletter":false}`, "/location"},
 		{"POST", "/admin/authors", `{"name":"Mary\u00adShelley"}`, "/name"},
+		// Beyond U+FFFF, which no pattern names: the server alone refuses
+		// it, as the description says (quire.BeyondThePlane).
+		{"POST", "/admin/authors", `{"name":"Mary Shelley \udb40\udc01"}`, "/name"},
 		{"POST", "/admin/products", fmt.Sprintf(`{"name":"Frank\u200denstein","price":7.50,"status":"AVAILABLE","author_id":%d}`, author), "/name"},
 	} {
 		prob := servicetest.WantProblem(t, admin.Do(t, tc.method, tc.path, tc.body), 400, quire.EINVALID)

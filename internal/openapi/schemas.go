@@ -108,7 +108,7 @@ func text(max int) schema {
 
 // textRule says what quire.CheckText refuses in text, which the patterns
 // of text fields say too (quire.TextPattern).
-const textRule = "no control, format or invisible characters (such as U+202E, U+200B, U+FEFF or U+2028)"
+const textRule = "no control, format or invisible characters (such as U+202E, U+200B, U+FEFF or U+2028; " + quire.BeyondThePlane + ")"
 
 // adminSets describes a user's role and status in a write.
 const adminSets = "Required when an admin writes the user (400 otherwise); ignored when a customer does"

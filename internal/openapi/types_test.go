@@ -1,8 +1,12 @@
 package openapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
 	"testing"
 
 	"github.com/quireapi/quire/internal/routes"
@@ -49,5 +53,74 @@ func TestExactTypes(t *testing.T) {
 			}
 		}
 		walk("#", doc)
+	}
+}
+
+// TestPatternsCompile: every pattern of the documents compiles as a
+// regular expression in Go (RE2), in ECMA-262 without flags (new
+// RegExp(p), as a browser form validating from the documents builds it)
+// and in Python. ECMA-262 and Python run where Node and Python are; Node
+// is required where QUIRE_REQUIRE_NODE=1 (make test).
+func TestPatternsCompile(t *testing.T) {
+	seen := map[string]bool{}
+	var patterns []string
+	for _, v := range routes.Versions {
+		b, err := Document(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		var walk func(node any)
+		walk = func(node any) {
+			switch n := node.(type) {
+			case map[string]any:
+				if p, ok := n["pattern"].(string); ok && !seen[p] {
+					seen[p] = true
+					patterns = append(patterns, p)
+				}
+				for _, e := range n {
+					walk(e)
+				}
+			case []any:
+				for _, e := range n {
+					walk(e)
+				}
+			}
+		}
+		walk(doc)
+	}
+	if len(patterns) < 5 {
+		t.Fatalf("%d patterns in the documents: the walk finds none", len(patterns))
+	}
+	for _, p := range patterns {
+		if _, err := regexp.Compile(p); err != nil {
+			t.Errorf("Go: %v", err)
+		}
+	}
+	list, err := json.Marshal(patterns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ lang, tool, script string }{
+		{"ECMA-262", "node", `let bad = 0; for (const p of JSON.parse(require("fs").readFileSync(0, "utf8"))) {
+			try { new RegExp(p) } catch (e) { bad++; console.log(e.message) } }`},
+		{"Python", "python3", "import json, re, sys\nfor p in json.load(sys.stdin):\n    try: re.compile(p)\n    except re.error as e: print(e, repr(p))"},
+	} {
+		if _, err := exec.LookPath(c.tool); err != nil {
+			if c.tool == "node" && os.Getenv("QUIRE_REQUIRE_NODE") == "1" {
+				t.Fatalf("QUIRE_REQUIRE_NODE=1, and node is not on PATH")
+			}
+			t.Logf("%s is not on PATH: the patterns are not compiled in %s here", c.tool, c.lang)
+			continue
+		}
+		flag := map[string]string{"node": "-e", "python3": "-c"}[c.tool]
+		cmd := exec.Command(c.tool, flag, c.script)
+		cmd.Stdin = bytes.NewReader(list)
+		if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+			t.Errorf("%s does not compile every pattern (%v):\n%.3000s", c.lang, err, out)
+		}
 	}
 }

@@ -61,12 +61,16 @@ func hidden(r rune) bool {
 		unicode.Other_Default_Ignorable_Code_Point, unicode.Noncharacter_Code_Point)
 }
 
-// TextPattern is CheckText's rule on characters as a regular expression
-// that JSON Schema's two dialects of patterns (ECMA-262's and RE2's) read
-// alike: a class of the characters hidden refuses, each written as itself,
-// so that no escape differs between them. With lines, line feeds are text;
-// with name, the text holds a character that is not white space too, as
-// CheckName asks.
+// TextPattern is CheckText's rule on the characters of the Basic
+// Multilingual Plane as a regular expression that ECMA-262 without flags,
+// RE2 and Python read alike: a class of the characters hidden refuses,
+// each written as itself, so that no escape differs between them. ECMA-262
+// without the u flag reads a string as UTF-16 code units, in which a
+// character beyond U+FFFF is two, and a class cannot name it: those hidden
+// refuses beyond the plane (tag characters, U+E0001 to U+E007F, and a few
+// others) are the server's to refuse alone, which the documents say in
+// words (BeyondThePlane). With lines, line feeds are text; with name, the
+// text holds a character that is not white space too, as CheckName asks.
 func TextPattern(lines, name bool) string {
 	hidden := HiddenClass(lines)
 	if !name {
@@ -75,9 +79,14 @@ func TextPattern(lines, name bool) string {
 	return "^[^" + hidden + "]*[^" + hidden + class(appendRanges(nil, unicode.White_Space)) + "][^" + hidden + "]*$"
 }
 
-// HiddenClass is the inside of a character class of the characters hidden
-// refuses, each written as itself (see TextPattern); with lines, less the
-// line feed.
+// BeyondThePlane says in words which characters hidden refuses that
+// TextPattern and HiddenClass cannot name.
+const BeyondThePlane = "beyond U+FFFF, which no pattern names, the tag characters U+E0001 to U+E007F and the other " +
+	"format, invisible and noncharacter code points are refused too"
+
+// HiddenClass is the inside of a character class of the characters of the
+// Basic Multilingual Plane hidden refuses, each written as itself (see
+// TextPattern); with lines, less the line feed.
 func HiddenClass(lines bool) string {
 	var hide []rune // inclusive ranges, in pairs
 	for _, t := range []*unicode.RangeTable{unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp,
@@ -87,7 +96,13 @@ func HiddenClass(lines bool) string {
 	if lines {
 		hide = appendExcept(nil, hide, '\n')
 	}
-	return class(hide)
+	bmp := hide[:0]
+	for i := 0; i < len(hide); i += 2 {
+		if hide[i] <= 0xffff {
+			bmp = append(bmp, hide[i], min(hide[i+1], 0xffff))
+		}
+	}
+	return class(bmp)
 }
 
 // appendRanges appends the ranges of t to rs, as pairs of their first and

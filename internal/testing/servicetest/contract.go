@@ -307,6 +307,17 @@ var looser = []rule{
 		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {
 			return problemSays(p, "/amount", "must be a decimal number") || problemSays(p, "/price", "must be a decimal number")
 		}},
+	{"a control, format or invisible character beyond U+FFFF, such as a tag character (a pattern that ECMA-262 compiles " +
+		"without flags cannot name it: quire.BeyondThePlane)",
+		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {
+			for _, e := range p.Errors {
+				var r rune
+				if _, err := fmt.Sscanf(e.Detail, "must not contain U+%X, a control", &r); err == nil && r > 0xffff {
+					return true
+				}
+			}
+			return false
+		}},
 	{"an integer (a quantity, an id) written with a fraction or an exponent, 2.0 or 1e1 (JSON Schema's integer is a " +
 		"number with no fractional part, however it is written)",
 		func(_ *http.Request, _ *routers.Route, p rest.Problem) bool {
