@@ -255,6 +255,7 @@ func build(v int, described func(routes.Route) bool, server string) ([]byte, err
 		"info": schema{
 			"title":   "Quire",
 			"version": version,
+			"contact": schema{"name": "Quire", "url": "https://github.com/quireapi/quire"},
 			"description": "A bookshop with prepaid accounts. " + served +
 				"A resource's GET answers an ETag and, for a matching If-None-Match, 304; its PUT and DELETE take " +
 				"If-Match and If-None-Match, and answer 412 when they fail (RFC 9110 section 13). " +
@@ -377,8 +378,11 @@ func (op operation) document(r routes.Route, problems schema) schema {
 		out["security"] = []any{}
 	}
 	var notes []string
-	if r.Access == routes.Admin {
+	switch r.Access {
+	case routes.Admin:
 		notes = append(notes, "Needs a token with the admin role.")
+	case routes.Public:
+		notes = append(notes, "Public: it needs no token.")
 	}
 	if r.Idempotency == routes.KeyRequired {
 		notes = append(notes, "Needs an idempotency key: Idempotency-Key, or X-Idempotency-Key alone, its older name.")
@@ -404,9 +408,10 @@ func (op operation) document(r routes.Route, problems schema) schema {
 		notes = append(notes, fmt.Sprintf("Also served at %s, where Accept: %s chooses this version.",
 			r.Resource().Path, rest.VendorType(r.Version)))
 	}
-	if notes != nil {
-		out["description"] = strings.Join(notes, " ")
+	if notes == nil {
+		notes = []string{op.summary + "."}
 	}
+	out["description"] = strings.Join(notes, " ")
 	if op.body != nil {
 		c := content(r, op.body)
 		if op.plainBody {
