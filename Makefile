@@ -15,7 +15,7 @@ export GOFLAGS := -buildvcs=false -trimpath
 # A target whose recipe fails is deleted, not left half made.
 .DELETE_ON_ERROR:
 
-.PHONY: help run test build synth deploy destroy smoke bench soak fuzz lint deps clean contract
+.PHONY: help run test build synth deploy destroy smoke bench soak fuzz lint deps clean contract client
 
 # The pinned tools: none is a dependency of the module, nor linked into a
 # function. Each is built once, by the Go of the day, into
@@ -25,7 +25,8 @@ export GOFLAGS := -buildvcs=false -trimpath
 GOLANGCI_LINT := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 OASDIFF := github.com/oasdiff/oasdiff@v1.37.0
-TOOLS := $(GOLANGCI_LINT) $(ACTIONLINT) $(OASDIFF)
+OAPI_CODEGEN := github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
+TOOLS := $(GOLANGCI_LINT) $(ACTIONLINT) $(OASDIFF) $(OAPI_CODEGEN)
 GO_VERSION := $(shell go env GOVERSION)
 tool = .cache/bin/$(GO_VERSION)/$(notdir $(1))
 
@@ -170,7 +171,7 @@ test: ## lint, unit, integration (DynamoDB Local), infra, events, template lint 
 # tests (two at a time, or as make -j says), each one's output printed
 # whole when it ends.
 .PHONY: checks
-checks: deps build $(call tool,$(OASDIFF)) $(call tool,$(GOLANGCI_LINT)) $(call tool,$(ACTIONLINT))
+checks: deps build $(call tool,$(OASDIFF)) $(call tool,$(OAPI_CODEGEN)) $(call tool,$(GOLANGCI_LINT)) $(call tool,$(ACTIONLINT))
 	$(MAKE) --no-print-directory lint
 	QUIRE_REQUIRE_DYNAMODB_LOCAL=1 QUIRE_REQUIRE_NODE=1 go run ./cmd/ddblocal go test -count=1 -ldflags='-s -w' ./...
 	$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j2) --output-sync=target template-lint e2e
@@ -199,6 +200,10 @@ soak: deps ## send mixed traffic through DynamoDB faults and check invariants (S
 
 contract: $(call tool,$(OASDIFF)) ## commit a change to a version's OpenAPI document that breaks no client (contracts/v<N>.json; CORRECTION=1: a rule on requests the server applied already; SECURITY=1: a security fix; CLARIFICATION=1: what answers were all along, said so more tools read it alike)
 	go test -count=1 ./internal/openapi -run '^TestReleasedContracts$$' -update $(if $(CORRECTION),-correction) $(if $(SECURITY),-security) $(if $(CLARIFICATION),-clarification)
+
+client: $(call tool,$(OAPI_CODEGEN)) ## regenerate the Go client, client/quire.gen.go, from version 2's contract (after make contract)
+	cd client && ../$(call tool,$(OAPI_CODEGEN)) -config oapi-codegen.yaml ../contracts/v2.json > quire.gen.go.tmp
+	mv client/quire.gen.go.tmp client/quire.gen.go
 
 FUZZTIME ?= 30s
 fuzz: ## run every fuzz target for FUZZTIME each

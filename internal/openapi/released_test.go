@@ -9,9 +9,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -22,21 +20,13 @@ import (
 	"github.com/quireapi/quire/internal/testing/quiretest"
 )
 
-// oasdiffTool is the breaking-change checker, pinned: a tool of the tests,
-// never linked into a function. It runs as `make test` builds it, from
-// .cache/bin, or else with go run.
+// oasdiffTool is the breaking-change checker, pinned (see quiretest.Tool).
 const oasdiffTool = "github.com/oasdiff/oasdiff@v1.37.0"
 
-// oasdiffCommand returns the command that runs oasdiff with args: the
-// binary the Makefile builds for this Go and version
-// (.cache/bin/<Go version>/oasdiff@<version>) when there is one, or else
-// go run.
+// oasdiffCommand returns the command that runs oasdiff with args, as
+// make builds it (see quiretest.Tool).
 func oasdiffCommand(args ...string) *exec.Cmd {
-	built := filepath.Join("..", "..", ".cache", "bin", runtime.Version(), path.Base(oasdiffTool))
-	if info, err := os.Stat(built); err == nil && info.Mode().IsRegular() {
-		return exec.Command(built, args...)
-	}
-	return exec.Command("go", append([]string{"run", oasdiffTool}, args...)...)
+	return quiretest.Tool(filepath.Join("..", ".."), oasdiffTool, args...)
 }
 
 // contractsDir holds each released version's contract, contracts/v<N>.json.
