@@ -67,7 +67,8 @@ type Gateway struct {
 	decisions map[string]decision
 }
 
-// ServeHTTP answers a host it does not serve with 400, an unknown path
+// ServeHTTP answers a host it does not serve, a host or a URL longer than
+// API Gateway takes (rest.MaxHostLen, rest.MaxURLLen) with 400, an unknown path
 // with 404, a protected route without a valid token with 401 and one the
 // token does not allow with 403, a body over MaxRequestBytes with 413 and a
 // failed function with 502, each as problem+json; a known path with a
@@ -86,6 +87,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rest.WriteProblem(w, p)
 	}
 	fail := func(code, detail string) { answer(rest.NewProblem(code, detail)) }
+	if len(r.Host) > rest.MaxHostLen || len(r.URL.RequestURI()) > rest.MaxURLLen {
+		fail(quire.EINVALID, fmt.Sprintf("The URL is too long: API Gateway takes a path and query of at most %d characters, "+
+			"and a host is a DNS name with a port.", rest.MaxURLLen))
+		return
+	}
 	if !g.serves(r.Host) {
 		fail(quire.EINVALID, "The Host header names a host this server does not answer: use the address it printed, or add the name to ALLOWED_HOSTS.")
 		return

@@ -187,6 +187,10 @@ func TestGatewayErrors(t *testing.T) {
 		{"GET", "/users?cursor=%%%", 400, rest.ProblemType("invalid")},
 		{"GET", "/users?limit=5;cursor=x", 400, rest.ProblemType("invalid")},
 		{"GET", "/nope?x=%zz", 400, rest.ProblemType("invalid")}, // read before it is routed
+		// A URL longer than API Gateway takes: its path is a problem's
+		// instance, and its query a next page's link.
+		{"GET", "/users?x=" + strings.Repeat("a", rest.MaxURLLen), 400, rest.ProblemType("invalid")},
+		{"GET", "/" + strings.Repeat("a", rest.MaxURLLen), 400, rest.ProblemType("invalid")},
 	} {
 		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
 		req.Header.Set("Authorization", "Bearer good-1")
@@ -208,6 +212,17 @@ func TestGatewayErrors(t *testing.T) {
 	}
 	if ok.got.HTTPMethod != "DELETE" || ok.got.Resource != "/health" {
 		t.Errorf("the owner got %s %s", ok.got.HTTPMethod, ok.got.Resource)
+	}
+	// A host longer than a DNS name with a port, which links would carry.
+	req, _ := http.NewRequest("GET", srv.URL+"/health", nil)
+	req.Host = strings.Repeat("a", rest.MaxHostLen+1)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 400 {
+		t.Errorf("a host of %d characters: %d, want 400", len(req.Host), resp.StatusCode)
 	}
 }
 

@@ -41,7 +41,7 @@ func (c conn) Write(b []byte) (int, error) {
 	requestID := newRequestID()
 	p.RequestID = requestID
 	slog.Info("gateway answered", "status", p.Status, "problem", p.Type, "detail", p.Detail, "request_id", requestID)
-	body, _ := json.Marshal(p) // a Problem always marshals
+	body, _ := json.Marshal(p.Bounded()) // a Problem always marshals
 	var w bytes.Buffer
 	w.WriteString("HTTP/1.1 " + strconv.Itoa(p.Status) + " " + http.StatusText(p.Status) + "\r\n")
 	for _, h := range [][2]string{

@@ -49,14 +49,11 @@ type KeySet struct {
 //     lifetime old (see Rotate);
 //
 // and no login instance signs with a key the authorizer no longer has, at
-// any pace of rotation up to MaxKeys keys in that window.
+// any pace of rotation up to login.MaxKeys keys in that window.
 const (
 	PublishDelay = 5 * time.Minute
 	KeyRefresh   = time.Minute
 	KeyMaxStale  = 5 * time.Minute
-	// MaxKeys bounds a set: the authorizer carries it in an environment
-	// variable (4 KB in all), about 180 bytes a key.
-	MaxKeys = 8
 )
 
 // keyTime is the layout of the creation time that starts a key's id.
@@ -91,7 +88,7 @@ func GenerateKey(now time.Time) (Key, error) {
 // the key before k, which signs until k is published, and each older key
 // while the key that replaced it is younger than PublishDelay + KeyMaxStale
 // + lifetime (the tokens' lifetime): the longest a token the older key
-// signed may live. It keeps at most MaxKeys.
+// signed may live. It keeps at most login.MaxKeys.
 func (s KeySet) Rotate(k Key, now time.Time, lifetime time.Duration) KeySet {
 	keys := []Key{k}
 	retain := PublishDelay + KeyMaxStale + lifetime
@@ -100,7 +97,7 @@ func (s KeySet) Rotate(k Key, now time.Time, lifetime time.Duration) KeySet {
 		if i > 0 {
 			successor = s.Keys[i-1]
 		}
-		if len(keys) == MaxKeys || i > 0 && now.Sub(successor.Created()) >= retain {
+		if len(keys) == login.MaxKeys || i > 0 && now.Sub(successor.Created()) >= retain {
 			break
 		}
 		keys = append(keys, old)
@@ -185,8 +182,8 @@ func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 
 // ParseKeySet reads a JWK Set of P-256 keys, public or private, in order. It
 // returns an error for an empty set, a key of another type or curve, a point
-// off the curve, a private half that does not match its public one, and a
-// repeated key id.
+// off the curve, a private half that does not match its public one, and a key
+// id that is missing, repeated or longer than login.MaxKeyIDLen.
 func ParseKeySet(data []byte) (KeySet, error) {
 	// Members are read from maps, not decoded into jwk: encoding/json's
 	// analysis of a struct type by reflection, on its first use, would cost
@@ -229,8 +226,8 @@ func (j jwk) key() (Key, error) {
 	if j.Alg != "" && j.Alg != "ES256" {
 		return Key{}, fmt.Errorf("want alg ES256, got %q", j.Alg)
 	}
-	if j.Kid == "" {
-		return Key{}, errors.New("no kid")
+	if j.Kid == "" || len(j.Kid) > login.MaxKeyIDLen {
+		return Key{}, fmt.Errorf("want a kid of 1 to %d characters, got %q", login.MaxKeyIDLen, j.Kid)
 	}
 	x, errX := coordinate(j.X)
 	y, errY := coordinate(j.Y)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/quire"
 )
 
@@ -65,12 +66,12 @@ func TestKeySetRoundTrip(t *testing.T) {
 func TestRotateKeepsMaxKeys(t *testing.T) {
 	set := KeySet{}
 	var made []string
-	for range MaxKeys + 2 {
+	for range login.MaxKeys + 2 {
 		k := newKey(t)
 		made = append([]string{k.ID}, made...)
 		set = set.Rotate(k, testNow, time.Hour)
 	}
-	if diff := cmp.Diff(made[:MaxKeys], ids(set)); diff != "" {
+	if diff := cmp.Diff(made[:login.MaxKeys], ids(set)); diff != "" {
 		t.Errorf("kept (-want +got):\n%s", diff)
 	}
 }
@@ -139,6 +140,7 @@ func TestParseKeySetRejects(t *testing.T) {
 		"d zero":              with(func(m map[string]any) { m["d"] = b64(make([]byte, 32)) }),
 		"repeated kid":        twice,
 		"kid a number":        with(func(m map[string]any) { m["kid"] = 7 }),
+		"kid too long":        with(func(m map[string]any) { m["kid"] = m["kid"].(string) + "x" }),
 		"KTY in capitals":     with(func(m map[string]any) { m["KTY"] = m["kty"]; delete(m, "kty") }),
 		"a key not an object": `{"keys":["EC"]}`,
 		"keys not an array":   `{"keys":{}}`,
@@ -149,6 +151,9 @@ func TestParseKeySetRejects(t *testing.T) {
 	}
 	if _, err := ParseKeySet(good); err != nil {
 		t.Errorf("the good set: %v", err)
+	}
+	if len(k.ID) != login.MaxKeyIDLen {
+		t.Errorf("a new key's id %q is not of login.MaxKeyIDLen, %d", k.ID, login.MaxKeyIDLen)
 	}
 }
 

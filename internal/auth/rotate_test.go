@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/cfn"
+
+	"github.com/quireapi/quire/internal/login"
 )
 
 // memorySecret is a SecretStore in memory that counts its writes.
@@ -121,13 +123,13 @@ func TestKeyResourceUpdate(t *testing.T) {
 
 	// Each new generation puts a new signing key in front of the others.
 	want := first.Keys
-	for gen := 2; gen <= MaxKeys+2; gen++ {
+	for gen := 2; gen <= login.MaxKeys+2; gen++ {
 		_, data, err := r.Handle(ctx, keyEvent(cfn.RequestUpdate, gen, gen-1))
 		if err != nil {
 			t.Fatal(err)
 		}
 		keys := stored(t, secret)
-		want = append([]Key{keys.Keys[0]}, want...)[:min(len(want)+1, MaxKeys)]
+		want = append([]Key{keys.Keys[0]}, want...)[:min(len(want)+1, login.MaxKeys)]
 		if len(keys.Keys) != len(want) {
 			t.Fatalf("generation %d: %d keys, want %d", gen, len(keys.Keys), len(want))
 		}

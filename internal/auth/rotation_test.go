@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/cfn"
 
+	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/quire"
 )
 
@@ -26,7 +27,7 @@ func TestRotationSequence(t *testing.T) {
 	defer slog.SetDefault(slog.Default())
 	slog.SetDefault(slog.New(slog.DiscardHandler)) // the flaky instance's warnings
 	lifetime := testConfig.Lifetime
-	for _, every := range []time.Duration{time.Hour, 10 * time.Minute, (PublishDelay + KeyMaxStale + lifetime) / (MaxKeys - 1)} {
+	for _, every := range []time.Duration{time.Hour, 10 * time.Minute, (PublishDelay + KeyMaxStale + lifetime) / (login.MaxKeys - 1)} {
 		t.Run("every "+every.String(), func(t *testing.T) {
 			now := testNow
 			clock := func() time.Time { return now }
@@ -49,7 +50,7 @@ func TestRotationSequence(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if n := len(set.Keys); n > MaxKeys {
+				if n := len(set.Keys); n > login.MaxKeys {
 					t.Fatalf("%d keys published", n)
 				}
 				published = append(published, jwks{now.Add(authorizerLag), set})
@@ -98,7 +99,7 @@ func TestRotationSequence(t *testing.T) {
 			}
 			var live []token
 			gen, next := 1, now.Add(every)
-			end := now.Add(time.Duration(MaxKeys+3) * every)
+			end := now.Add(time.Duration(login.MaxKeys+3) * every)
 			issued, unavailable := 0, 0
 			for ; now.Before(end); now = now.Add(time.Minute) {
 				if !now.Before(next) {
@@ -141,7 +142,7 @@ func TestRotationSequence(t *testing.T) {
 				}
 				live = kept
 			}
-			if gen <= MaxKeys+1 {
+			if gen <= login.MaxKeys+1 {
 				t.Fatalf("only %d rotations", gen)
 			}
 			t.Logf("%d rotations, %d tokens issued, %d requests refused for stale keys", gen-1, issued, unavailable)

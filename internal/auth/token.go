@@ -11,13 +11,6 @@ import (
 	"github.com/quireapi/quire/internal/quire"
 )
 
-// Token limits.
-const (
-	// MaxTokenBytes bounds a token before it is parsed. Quire's tokens are
-	// about 300 bytes.
-	MaxTokenBytes = 2048
-)
-
 // Claims are the claims of a Quire access token: the registered ones, with
 // the user id as sub, the user's role, and the id of the session login
 // started (absent from a token issued without one).
@@ -82,6 +75,9 @@ func (i *Issuer) IssueInSession(id quire.ID, role quire.Role, sid string) (strin
 	if err != nil {
 		return "", fmt.Errorf("sign token for user %d: %w", id, err)
 	}
+	if len(s) > login.MaxTokenBytes { // a bug: an issuer or audience configured too long
+		return "", fmt.Errorf("sign token for user %d: %d bytes, over %d", id, len(s), login.MaxTokenBytes)
+	}
 	return s, nil
 }
 
@@ -121,13 +117,13 @@ func NewVerifier(keys KeySet, c login.TokenConfig, now func() time.Time) *Verifi
 var ErrInvalidToken = errors.New("invalid token")
 
 // Verify checks token and returns whom it identifies. It rejects, with an
-// error wrapping ErrInvalidToken: a token over MaxTokenBytes, any algorithm
+// error wrapping ErrInvalidToken: a token over login.MaxTokenBytes, any algorithm
 // but ES256 (so alg none and HMAC keyed with a public key), an unknown kid,
 // a bad signature, a wrong iss or aud, an expired or not yet valid token,
 // and a sub or role that is not a Quire user id or role.
 func (v *Verifier) Verify(token string) (Identity, error) {
-	if len(token) > MaxTokenBytes {
-		return Identity{}, fmt.Errorf("%w: over %d bytes", ErrInvalidToken, MaxTokenBytes)
+	if len(token) > login.MaxTokenBytes {
+		return Identity{}, fmt.Errorf("%w: over %d bytes", ErrInvalidToken, login.MaxTokenBytes)
 	}
 	var c Claims
 	_, err := v.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {

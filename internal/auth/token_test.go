@@ -95,6 +95,13 @@ func TestIssueAndVerify(t *testing.T) {
 	if _, err := NewIssuer(KeySet{Keys: []Key{{ID: k.ID, Public: k.Public}}}, testConfig); err == nil {
 		t.Error("NewIssuer accepted a set without a private key")
 	}
+	long := testConfig
+	long.Issuer = strings.Repeat("q", login.MaxTokenBytes)
+	if iss, err := NewIssuer(KeySet{Keys: []Key{k}}, long); err != nil {
+		t.Fatal(err)
+	} else if token, err := iss.Issue(7, quire.RoleAdmin); err == nil {
+		t.Errorf("issued a token of %d bytes, over login.MaxTokenBytes, which no verifier takes", len(token))
+	}
 }
 
 // TestHostileTokens: every token here must be refused.
@@ -165,7 +172,7 @@ func TestHostileTokens(t *testing.T) {
 		"no sub":                        with(func(c jwt.MapClaims) { delete(c, "sub") }),
 		"role root":                     with(func(c jwt.MapClaims) { c["role"] = "root" }),
 		"no role":                       with(func(c jwt.MapClaims) { delete(c, "role") }),
-		"over the size bound":           with(func(c jwt.MapClaims) { c["pad"] = strings.Repeat("x", MaxTokenBytes) }),
+		"over the size bound":           with(func(c jwt.MapClaims) { c["pad"] = strings.Repeat("x", login.MaxTokenBytes) }),
 		"empty":                         "",
 		"two segments":                  "a.b",
 		"four segments":                 valid + ".x",
@@ -195,7 +202,7 @@ func TestHostileTokens(t *testing.T) {
 func TestRotation(t *testing.T) {
 	set := KeySet{}
 	var tokens []string
-	for range MaxKeys + 1 {
+	for range login.MaxKeys + 1 {
 		set = set.Rotate(newKey(t), testNow, testConfig.Lifetime)
 		iss, err := NewIssuer(set, testConfig)
 		if err != nil {

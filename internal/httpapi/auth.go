@@ -100,8 +100,8 @@ func (c Login) check() error {
 	switch {
 	case c.Password == nil:
 		bad = append(bad, quire.FieldError{Pointer: "/password", Detail: "is required"})
-	case utf8.RuneCountInString(*c.Password) > password.MaxLength:
-		bad = append(bad, quire.FieldError{Pointer: "/password", Detail: fmt.Sprintf("must be at most %d characters", password.MaxLength)})
+	case password.CheckGuess(*c.Password) != "":
+		bad = append(bad, quire.FieldError{Pointer: "/password", Detail: password.CheckGuess(*c.Password)})
 	}
 	if bad != nil {
 		return quire.Invalid(bad...)
@@ -179,8 +179,12 @@ func (h *Auth) refresh(w http.ResponseWriter, r *rest.Request) error {
 	if err := rest.Decode(r.Request, &body); err != nil {
 		return err
 	}
-	if body.RefreshToken == nil {
+	switch {
+	case body.RefreshToken == nil:
 		return quire.Invalid(quire.FieldError{Pointer: "/refresh_token", Detail: "is required"})
+	case utf8.RuneCountInString(*body.RefreshToken) > login.RefreshTokenLen:
+		return quire.Invalid(quire.FieldError{Pointer: "/refresh_token",
+			Detail: fmt.Sprintf("must be at most %d characters, a refresh token's length", login.RefreshTokenLen)})
 	}
 	user, sid, hash, ok := login.ParseRefreshToken(*body.RefreshToken)
 	if !ok {

@@ -38,11 +38,20 @@ func (h *Catalog) Routes() rest.Handlers {
 	}
 }
 
-// Link is a link of a catalog item: its relation and the path to follow.
+// Link is a link of a catalog item or of a cart's line: its relation and
+// the path to follow.
 type Link struct {
 	Rel  string `json:"rel"`
 	Href string `json:"href"`
 }
+
+// The links a representation carries: a product's buy (while it is
+// available) and author, an author's books, a cart line's product. So
+// MaxLinks at most, each of a relation of at most MaxRelLen characters.
+const (
+	MaxLinks  = 2
+	MaxRelLen = len("product")
+)
 
 // ProductRep is a product as the API shows it: its status in the request's
 // version, and links to buy it (while it is available) and to its author.

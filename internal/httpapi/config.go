@@ -37,7 +37,10 @@ func (h *Config) Routes() rest.Handlers {
 // document the instance holds. A head that names a document replaced
 // meanwhile is read again (see quire.Retry).
 func (h *Config) get(w http.ResponseWriter, r *rest.Request) error {
-	gz := rest.AcceptsGzip(r.Request)
+	gz, err := rest.AcceptsGzip(r.Request)
+	if err != nil {
+		return err
+	}
 	w.Header().Add("Vary", "Accept-Encoding")
 	rest.Shared(w) // the same document for every caller
 	var (
@@ -45,7 +48,6 @@ func (h *Config) get(w http.ResponseWriter, r *rest.Request) error {
 		z    []byte
 	)
 	for n := 1; ; n++ {
-		var err error
 		if head, err = h.Store.Head(r.Context()); err != nil {
 			return quire.Reword(err, quire.ENOTFOUND, "No configuration document is stored yet; an admin stores one with PUT /admin/config.")
 		}
@@ -72,11 +74,8 @@ func (h *Config) get(w http.ResponseWriter, r *rest.Request) error {
 	resp := idempotency.Response{Status: http.StatusOK, Header: hdr, Body: z}
 	if gz {
 		hdr.Set("Content-Encoding", "gzip")
-	} else {
-		var err error
-		if resp.Body, err = config.Gunzip(z, head); err != nil {
-			return err
-		}
+	} else if resp.Body, err = config.Gunzip(z, head); err != nil {
+		return err
 	}
 	rest.Write(w, resp)
 	return nil

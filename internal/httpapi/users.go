@@ -410,8 +410,11 @@ func (h *Users) delete(w http.ResponseWriter, r *rest.Request) error {
 		return err
 	}
 	own := caller.ID == id
-	if own && f.CurrentPassword == nil {
+	switch {
+	case own && f.CurrentPassword == nil:
 		return quire.Invalid(quire.FieldError{Pointer: "/current_password", Detail: "is required to delete one's own account"})
+	case f.CurrentPassword != nil && password.CheckGuess(*f.CurrentPassword) != "":
+		return quire.Invalid(quire.FieldError{Pointer: "/current_password", Detail: password.CheckGuess(*f.CurrentPassword)})
 	}
 	proved := !own
 	for n := 1; ; n++ {

@@ -1,6 +1,7 @@
 // Package login holds what logging in keeps of a user: the account login
 // reads, the failed logins counted against an email and the sessions of
-// refresh tokens, and what the access tokens it issues claim (TokenConfig).
+// refresh tokens, what the access tokens it issues claim (TokenConfig), and
+// the bounds of those tokens and of the keys that sign them.
 // The stores that keep them, the handlers that serve login and every
 // function's configuration share it; it links no token signing nor password
 // hashing, so that a function that only reads or ends these links neither.
@@ -243,6 +244,22 @@ const (
 // iat, one for all: the authorizer takes a token until its exp and this
 // long after, and so do the functions, which check exp again.
 const ClockLeeway = 30 * time.Second
+
+// What the documents say of access tokens and of the keys that sign them,
+// which auth issues, verifies and rotates: this package, which every
+// function links, links no token signing.
+const (
+	// MaxTokenBytes bounds an access token: auth issues none longer, and
+	// parses none longer. Quire's are about 300 bytes.
+	MaxTokenBytes = 2048
+	// MaxKeys bounds a set of keys: the authorizer carries it in an
+	// environment variable (4 KB in all), about 180 bytes a key.
+	MaxKeys = 8
+	// MaxKeyIDLen bounds a key's id, as auth makes it (its creation time,
+	// 20060102T150405Z, a dash and 4 random bytes in base64url): it reads
+	// no set with a longer one.
+	MaxKeyIDLen = len("20060102T150405Z") + len("-") + 6
+)
 
 // TokenConfig says what the access tokens login issues claim and how long
 // they last.

@@ -11,13 +11,13 @@ import (
 	"github.com/quireapi/quire/internal/quire"
 )
 
-// A refresh token is 56 random-looking bytes in base64url: the user id (8
-// bytes, so that its session and its user are read in one request), the
-// session id (16 random bytes) and a secret (32 random bytes). Only its
-// SHA-256 is stored.
+// A refresh token is 56 random-looking bytes in base64url, RefreshTokenLen
+// characters: the user id (8 bytes, so that its session and its user are
+// read in one request), the session id (16 random bytes) and a secret (32
+// random bytes). Only its SHA-256 is stored.
 const (
 	refreshTokenBytes = 8 + 16 + 32
-	refreshTokenLen   = (refreshTokenBytes*8 + 5) / 6 // base64url without padding: 75
+	RefreshTokenLen   = (refreshTokenBytes*8 + 5) / 6 // base64url without padding: 75
 )
 
 // NewSession returns a new session of user, whose session epoch is epoch,
@@ -58,7 +58,7 @@ func NewRefreshToken(user quire.ID, session string) (token, id, hash string) {
 // ParseRefreshToken returns the user and the session a refresh token names,
 // and its hash; false for anything that is not a refresh token's shape.
 func ParseRefreshToken(token string) (user quire.ID, session, hash string, ok bool) {
-	if len(token) != refreshTokenLen {
+	if len(token) != RefreshTokenLen {
 		return 0, "", "", false
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(token)

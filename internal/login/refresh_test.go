@@ -18,7 +18,7 @@ var testNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 func TestNewSession(t *testing.T) {
 	s, token := NewSession(42, 3, testNow)
 	user, id, hash, ok := ParseRefreshToken(token)
-	if !ok || user != 42 || id != s.ID || hash != s.TokenHash || len(token) != refreshTokenLen {
+	if !ok || user != 42 || id != s.ID || hash != s.TokenHash || len(token) != RefreshTokenLen {
 		t.Fatalf("ParseRefreshToken(%q) = %d, %s, %s, %v; want the session %+v", token, user, id, hash, ok, s)
 	}
 	if s.Epoch != 3 || !s.IdleUntil.Equal(testNow.Add(RefreshIdle)) || !s.Ends.Equal(testNow.Add(SessionMax)) ||
@@ -47,7 +47,7 @@ func TestNewSession(t *testing.T) {
 func FuzzParseRefreshToken(f *testing.F) {
 	_, token := NewSession(7, 0, testNow)
 	for _, s := range []string{
-		token, "", "AAAA", token + "=", token[:74], strings.Repeat("A", refreshTokenLen), strings.Repeat("_", refreshTokenLen),
+		token, "", "AAAA", token + "=", token[:74], strings.Repeat("A", RefreshTokenLen), strings.Repeat("_", RefreshTokenLen),
 		"AAAAAAAAAAJkZW1vLXNlc3Npb24tZ3JhZGVtbyByZWZyZXNoIHRva2VuIG9mIEdyYWNlIDAwMDE",
 	} {
 		f.Add(s)

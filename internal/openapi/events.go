@@ -35,15 +35,21 @@ func events() map[string]event {
 		"price": money(1, catalog.MaxPrice), "status": schema{"type": "string", "enum": statuses}, "author_id": id,
 	}
 	user := open(schema{"user_id": id})
+	// changed names the fields that changed, each once: one or more of
+	// fields.
+	changed := func(description string, fields ...any) schema {
+		return schema{"type": "array", "minItems": 1, "maxItems": len(fields), "uniqueItems": true, "description": description,
+			"items": schema{"type": "string", "enum": fields}}
+	}
 	kindred := schema{"product_id": 4, "name": "Kindred", "price": amount(999), "status": "AVAILABLE", "author_id": 4}
 	return map[string]event{
 		quire.EventOrderPlaced: {summary: "An order was placed", when: "a payment committed: POST /pay or POST /products/{id}/buy",
 			subject: "orders", data: open(schema{
 				"order_id": id, "user_id": id, "total": anyMoney,
 				"items": with(arrayOf(open(schema{
-					"product_id": id, "name": schema{"type": "string"}, "price": money(1, catalog.MaxPrice),
+					"product_id": id, "name": str(catalog.MaxNameLen), "price": money(1, catalog.MaxPrice),
 					"quantity": integer(1, carts.MaxQuantity), "subtotal": anyMoney,
-				})), schema{"minItems": 1, "maxItems": carts.MaxItems}),
+				}), carts.MaxItems), schema{"minItems": 1}),
 			}), example: schema{"order_id": 246129464436429, "user_id": 2, "total": amount(3297), "items": []any{
 				schema{"product_id": 1, "name": "Frankenstein", "price": amount(1299), "quantity": 1, "subtotal": amount(1299)},
 				schema{"product_id": 3, "name": "Pride and Prejudice", "price": amount(999), "quantity": 2, "subtotal": amount(1998)},
@@ -56,11 +62,10 @@ func events() map[string]event {
 				"balance": with(money(0, users.MaxBalance), schema{"description": "The balance after the deposit. " + moneyWords}),
 			}), example: schema{"user_id": 2, "amount": amount(1000), "balance": amount(6000)}},
 		quire.EventUserChanged: {summary: "A user's fields changed", when: "PUT /users/{id} or PUT /users/{id}/profile changed a field " +
-			"other than the status", subject: "users", data: open(schema{"user_id": id, "changed": schema{
-			"type": "array", "minItems": 1, "uniqueItems": true, "description": "The names of the fields that changed, never their values",
-			"items": schema{"type": "string", "enum": []any{"email", "first_name", "last_name", "role", "password",
-				"bio", "location", "website", "newsletter"}},
-		}}), example: schema{"user_id": 2, "changed": []any{"first_name", "last_name"}}},
+			"other than the status", subject: "users", data: open(schema{"user_id": id, "changed": changed(
+			"The names of the fields that changed, never their values",
+			"email", "first_name", "last_name", "role", "password", "bio", "location", "website", "newsletter",
+		)}), example: schema{"user_id": 2, "changed": []any{"first_name", "last_name"}}},
 		quire.EventUserClosed: {summary: "An account was closed", when: "POST /users/{id}/close, or an admin's PUT /users/{id} " +
 			"that closed it", subject: "users", data: user, example: schema{"user_id": 3}},
 		quire.EventUserReopened: {summary: "A closed account was reopened", when: "an admin's PUT /users/{id} that reopened it",
@@ -78,15 +83,13 @@ func events() map[string]event {
 			subject: "products", data: open(listed), example: kindred},
 		quire.EventProductChanged: {summary: "A product changed", when: "PUT /admin/products/{id} changed a field; when it archived " +
 			"the product, product.archived is published too, and this names the fields the archive changed besides the status",
-			subject: "products", data: open(with(listed, schema{"changed": schema{
-				"type": "array", "minItems": 1, "uniqueItems": true, "description": "The fields that changed",
-				"items": schema{"type": "string", "enum": []any{"name", "price", "status", "author_id"}},
-			}})), example: with(kindred, schema{"price": amount(1050), "changed": []any{"price"}})},
+			subject: "products", data: open(with(listed, schema{"changed": changed("The fields that changed",
+				"name", "price", "status", "author_id")})), example: with(kindred, schema{"price": amount(1050), "changed": []any{"price"}})},
 		quire.EventProductArchived: {summary: "A product was archived", when: "PUT /admin/products/{id} archived it",
 			subject: "products", data: open(schema{"product_id": id}), example: schema{"product_id": 4}},
 		quire.EventConfigChanged: {summary: "The configuration document was replaced", when: "PUT /admin/config stored a new document",
 			subject: "config", data: open(schema{
-				"etag": schema{"type": "string", "pattern": `^"[A-Za-z0-9_-]{22}-v[0-9]+"$`,
+				"etag": schema{"type": "string", "maxLength": tagLen(false), "pattern": `^"[A-Za-z0-9_-]{22}-v[0-9]+"$`,
 					"description": "The new document's ETag, as GET /config answers it uncompressed: what If-None-Match takes"},
 				"size": with(integer(1, config.MaxBytes), schema{"description": "The new document's size, in bytes"}),
 			}), example: schema{"etag": `"nqv-L_piFITDQ0R0q-ywGg-v1"`, "size": 16}},
@@ -171,7 +174,8 @@ func webhooks(schemas schema) schema {
 				"type":   constant(typ),
 				"subject": schema{"type": "string", "maxLength": 64, "pattern": subjectPattern(e.subject),
 					"description": "The path of the resource the change happened to"},
-				"time": schema{"type": "string", "format": "date-time", "pattern": `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`,
+				"time": schema{"type": "string", "format": "date-time", "maxLength": len(time.Time{}.Format(quire.EventTimeFormat)),
+					"pattern":     `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`,
 					"description": "When the change was decided, in UTC to the millisecond, always with three fractional digits"},
 				"datacontenttype": constant(quire.EventContentType),
 				"dataschema": with(constant(dataschema), schema{
@@ -204,7 +208,7 @@ func webhooks(schemas schema) schema {
 			out[hook] = schema{"post": post}
 		}
 	}
-	schemas["EventID"] = schema{"type": "string", "pattern": "^[A-Za-z0-9_-]{22}$",
+	schemas["EventID"] = schema{"type": "string", "maxLength": quire.HashLen, "pattern": "^[A-Za-z0-9_-]{22}$",
 		"description": "The event's own id, the same at every delivery of it"}
 	schemas["EventSource"] = schema{"type": "string", "maxLength": 138, "pattern": "^urn:quire:[A-Za-z][A-Za-z0-9-]*$",
 		"description": "The stack that published the event, urn:quire:<stack>: urn:quire:Quire-prod for the stage prod, " +

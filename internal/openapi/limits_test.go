@@ -1,6 +1,7 @@
 package openapi_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -238,10 +239,11 @@ func newProbes(t *testing.T, api *servicetest.API) map[string]probe {
 		}
 	}
 	none := func() map[string]string { return map[string]string{} }
-	created := func(r servicetest.Response) quire.ID {
+	created := func(tb testing.TB, r servicetest.Response) quire.ID {
+		tb.Helper()
 		var v struct{ ID quire.ID }
 		if r.StatusCode != 201 || json.Unmarshal([]byte(r.Body), &v) != nil {
-			t.Fatalf("%d %s", r.StatusCode, r.Body)
+			tb.Fatalf("%d %s", r.StatusCode, r.Body)
 		}
 		return v.ID
 	}
@@ -258,13 +260,27 @@ func newProbes(t *testing.T, api *servicetest.API) map[string]probe {
 	}
 
 	admin := api.As(t, 1, quire.RoleAdmin)
-	buyer := created(api.Do(t, "POST", "/users", object(signUp(1)())))
-	payee := created(api.Do(t, "POST", "/users", object(signUp(1)())))
+	buyer := created(t, api.Do(t, "POST", "/users", object(signUp(1)())))
+	payee := created(t, api.Do(t, "POST", "/users", object(signUp(1)())))
 	customer := api.As(t, buyer, quire.RoleCustomer)
-	author := created(admin.Do(t, "POST", "/admin/authors", `{"name":"Ada Lovelace"}`)).String()
-	book := created(admin.Do(t, "POST", "/admin/products", `{"name":"Notes","price":0.01,"status":"AVAILABLE","author_id":`+author+`}`)).String()
+	author := created(t, admin.Do(t, "POST", "/admin/authors", `{"name":"Ada Lovelace"}`)).String()
+	book := created(t, admin.Do(t, "POST", "/admin/products", `{"name":"Notes","price":0.01,"status":"AVAILABLE","author_id":`+author+`}`)).String()
 	if r := admin.Do(t, "POST", fmt.Sprintf("/users/%d/deposit", buyer), `{"amount":10}`); r.StatusCode != 200 {
 		t.Fatalf("deposit: %d %s", r.StatusCode, r.Body)
+	}
+	if r := admin.Do(t, "PUT", "/admin/config", `{"banner":"Quire"}`); r.StatusCode != 201 {
+		t.Fatalf("config: %d %s", r.StatusCode, r.Body)
+	}
+	tag := customer.Do(t, "GET", "/products/"+book, "").Header.Get("ETag")
+	// other returns an entity tag of n characters that no representation
+	// has, and tags a list of n characters of the book's and another.
+	other := func(n int) string { return `"` + letters(n-2) + `"` }
+	tags := func(n int) string { return tag + ", " + other(n-len(tag)-2) }
+	// cursor returns a cursor of n characters: an id's, the largest at
+	// rest.MaxCursorLen, whose page is empty.
+	cursor := func(n int) string {
+		digits := quire.MaxID.String() + strings.Repeat("1", n)
+		return base64.RawURLEncoding.EncodeToString([]byte(digits[:n*6/8]))
 	}
 	product := func() map[string]string {
 		return map[string]string{"name": `"A book"`, "price": "12.50", "status": `"AVAILABLE"`, "author_id": author}
@@ -285,6 +301,14 @@ func newProbes(t *testing.T, api *servicetest.API) map[string]probe {
 			ok: 201, param: true, text: letters,
 		}
 	}
+	// read is the probe of a header of a request of c without a body,
+	// which answers ok within the bounds.
+	read := func(c *servicetest.Client, method, path, name string, ok int, text func(int) string) probe {
+		return probe{
+			send: func(t *testing.T, value string) servicetest.Response { return c.Do(t, method, path, "", name, value) },
+			ok:   ok, param: true, text: text,
+		}
+	}
 	replaced := fmt.Sprintf("/users/%d", payee)
 	replace := func(version int) func() map[string]string {
 		return func() map[string]string {
@@ -302,6 +326,22 @@ func newProbes(t *testing.T, api *servicetest.API) map[string]probe {
 			func() map[string]string { return map[string]string{"password": `"a long passphrase"`} }, 401), email),
 		"Credentials.password": field(anon, "POST", "/login", "password",
 			func() map[string]string { return map[string]string{"email": `"nobody@example.com"`} }, 401),
+
+		// A current password where none is checked (a sign-up, an admin's
+		// write of another user) is ignored within the bounds.
+		"UserCreateV1.current_password": field(anon, "POST", "/users", "current_password", signUp(1), 201),
+		"UserCreateV2.current_password": field(anon, "POST", "/api/v2/users", "current_password", signUp(2), 201),
+		"UserWriteV1.current_password":  field(as(admin), "PUT", replaced, "current_password", replace(1), 200),
+		"UserWriteV2.current_password":  field(as(admin), "PUT", "/api/v2"+replaced, "current_password", replace(2), 200),
+		"DeleteRequest.current_password": {
+			send: func(t *testing.T, value string) servicetest.Response {
+				id := created(t, api.Do(t, "POST", "/users", object(signUp(1)())))
+				return admin.Do(t, "DELETE", fmt.Sprintf("/users/%d", id), object(map[string]string{"current_password": value}))
+			},
+			ok: 204, pointer: "/current_password", text: letters,
+		},
+		// Within the bounds, a refresh token of no session: 401.
+		"RefreshRequest.refresh_token": field(anon, "POST", "/tokens", "refresh_token", none, 401),
 
 		"UserCreateV1.email":      withText(field(anon, "POST", "/users", "email", signUp(1), 201), email),
 		"UserCreateV1.first_name": field(anon, "POST", "/users", "first_name", signUp(1), 201),
@@ -345,6 +385,21 @@ func newProbes(t *testing.T, api *servicetest.API) map[string]probe {
 			},
 			ok: 200, pointer: "/limit", param: true,
 		},
+		"parameters/cursor": {
+			send: func(t *testing.T, value string) servicetest.Response {
+				return customer.Do(t, "GET", "/products?cursor="+value, "")
+			},
+			ok: 200, pointer: "/cursor", param: true, text: cursor,
+		},
+		"parameters/ifMatch":     read(customer, "GET", "/products/"+book, "If-Match", 200, tags),
+		"parameters/ifNoneMatch": read(customer, "GET", "/products/"+book, "If-None-Match", 200, other),
+		"parameters/ifMatchPurchase": {
+			send: func(t *testing.T, value string) servicetest.Response {
+				return customer.Do(t, "POST", "/products/"+book+"/buy", `{"quantity":1}`, "If-Match", value)
+			},
+			ok: 201, param: true, text: tags,
+		},
+		"parameters/acceptEncoding":         read(customer, "GET", "/config", "Accept-Encoding", 200, letters),
 		"parameters/idempotencyKey":         header("Idempotency-Key"),
 		"parameters/idempotencyKeyRequired": header("Idempotency-Key"),
 		"parameters/xIdempotencyKey":        header("X-Idempotency-Key"),

@@ -22,6 +22,7 @@ import (
 	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/rest"
 	"github.com/quireapi/quire/internal/routes"
+	"github.com/quireapi/quire/internal/swaggerui"
 )
 
 // schema is a JSON Schema (2020-12, as OpenAPI 3.1 uses).
@@ -61,6 +62,7 @@ type operation struct {
 	refusals    []string // the codes of the operation's 409s that no retry fixes (a write's 409 may also be ECONFLICT)
 	problems    []string // the codes of its 4xx problems that its route does not imply (see failures)
 	media       []string // the success body's media types when it is not JSON: text, or an image's bytes
+	textLen     int      // the longest text of media, in characters; 0 says nothing
 }
 
 // operations documents every route, keyed as in the route table. It is a
@@ -72,7 +74,7 @@ func operations() map[string]operation {
 		"GET /status":       {summary: "Health check (the same as /health)", status: 200, result: same(ref("Health")), headers: []string{"Cache-Control"}},
 		"GET /openapi.json": {summary: "An OpenAPI document: without a prefix the newest version's, under a version's prefix that version's", status: 200, result: same(schema{"type": "object"}), headers: []string{"Cache-Control"}},
 		"GET /":             {summary: "The API's address: a redirect (302) to its docs page", status: http.StatusFound, headers: []string{"Location", "Cache-Control"}},
-		"GET /docs":         {summary: "This document as a page to read and try in a browser (Swagger UI)", status: 200, media: []string{"text/html"}, headers: []string{"Cache-Control", "ETag"}, revalidated: true},
+		"GET /docs":         {summary: "This document as a page to read and try in a browser (Swagger UI)", status: 200, media: []string{"text/html"}, textLen: swaggerui.MaxPageLen, headers: []string{"Cache-Control", "ETag"}, revalidated: true},
 		"GET /docs/{file}":  {summary: "A file of the docs page: its script or style sheet", status: 200, media: []string{"text/javascript", "text/css"}, headers: []string{"Cache-Control", "ETag"}, gzip: true, revalidated: true},
 		"GET /favicon.ico":  {summary: "The docs page's icon, which browsers ask of every site", status: 200, media: []string{"image/vnd.microsoft.icon"}, headers: []string{"Cache-Control", "ETag"}, revalidated: true},
 		"POST /login": {summary: "Trade an email and password for an access token and a refresh token: a new session",
@@ -88,16 +90,16 @@ func operations() map[string]operation {
 		"GET /.well-known/jwks.json": {summary: "The public keys that verify access tokens", status: 200, result: same(ref("JWKS")), headers: []string{"Cache-Control"}},
 
 		"GET /landing":             {summary: "The landing page: featured books", status: 200, result: perVersion("Landing")},
-		"GET /authors":             {summary: "List authors", query: []string{"limit", "cursor"}, status: 200, result: same(arrayOf(ref("Author"))), headers: []string{"Link"}},
+		"GET /authors":             {summary: "List authors", query: []string{"limit", "cursor"}, status: 200, result: same(page(ref("Author"))), headers: []string{"Link"}},
 		"GET /authors/{id}":        {summary: "Get an author", status: 200, result: same(ref("Author"))},
-		"GET /authors/{id}/books":  {summary: "List an author's books", query: []string{"limit", "cursor"}, status: 200, result: arrayOfVersion("Product"), headers: []string{"Link"}},
-		"GET /products":            {summary: "List products", query: []string{"limit", "cursor"}, status: 200, result: arrayOfVersion("Product"), headers: []string{"Link"}},
+		"GET /authors/{id}/books":  {summary: "List an author's books", query: []string{"limit", "cursor"}, status: 200, result: pageOfVersion("Product"), headers: []string{"Link"}},
+		"GET /products":            {summary: "List products", query: []string{"limit", "cursor"}, status: 200, result: pageOfVersion("Product"), headers: []string{"Link"}},
 		"GET /products/{id}":       {summary: "Get a product", status: 200, result: perVersion("Product")},
 		"POST /admin/authors":      {summary: "Add an author (admin)", body: same(ref("AuthorWrite")), status: 201, result: same(ref("Author")), headers: []string{"Location"}},
 		"POST /admin/products":     {summary: "Add a product (admin)", body: perVersion("ProductWrite"), status: 201, result: perVersion("Product"), headers: []string{"Location"}},
 		"PUT /admin/products/{id}": {summary: "Replace a product, archiving included (admin)", body: perVersion("ProductWrite"), status: 200, result: perVersion("Product")},
 
-		"GET /users":      {summary: "List users: all active ones for an admin, oneself for a customer", query: []string{"limit", "cursor", "role", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
+		"GET /users":      {summary: "List users: all active ones for an admin, oneself for a customer", query: []string{"limit", "cursor", "role", "embed"}, status: 200, result: pageOfVersion("User"), headers: []string{"Link"}},
 		"POST /users":     {summary: "Sign up", body: perVersion("UserCreate"), status: 201, result: perVersion("User"), headers: []string{"Location"}, refusals: []string{quire.EEMAILTAKEN}},
 		"GET /users/{id}": {summary: "Get a user", query: []string{"embed"}, status: 200, result: perVersion("User")},
 		"PUT /users/{id}": {summary: "Replace a user; one's own email or password only with current_password", body: perVersion("UserWrite"), status: 200, result: perVersion("User"), refusals: []string{quire.EEMAILTAKEN}, problems: []string{quire.EWRONGPASSWORD}},
@@ -109,13 +111,13 @@ func operations() map[string]operation {
 		"PUT /users/{id}/profile":         {summary: "Replace a user's profile", body: same(ref("Profile")), status: 200, result: same(ref("Profile"))},
 		"POST /users/{id}/deposit":        {summary: "Record money received for an active account (admin)", note: "The back office's record of money the shop received outside the API; a customer's account is funded by the shop, never by the customer.", body: same(ref("Deposit")), status: 200, result: perVersion("User"), refusals: []string{quire.EACCOUNTCLOSED, quire.EBALANCELIMIT}},
 		"POST /users/{id}/close":          {summary: "Close an account, keeping its balance", status: 200, result: perVersion("User"), refusals: []string{quire.EACCOUNTCLOSED}},
-		"GET /admin/users":                {summary: "List every user in any status (admin)", query: []string{"limit", "cursor", "embed"}, status: 200, result: arrayOfVersion("User"), headers: []string{"Link"}},
+		"GET /admin/users":                {summary: "List every user in any status (admin)", query: []string{"limit", "cursor", "embed"}, status: 200, result: pageOfVersion("User"), headers: []string{"Link"}},
 		"GET /cart":                       {summary: "The caller's cart at current prices", status: 200, result: perVersion("Cart")},
 		"POST /cart":                      {summary: "Add copies of a book to the cart", note: "404 when no book has the product_id.", body: same(ref("CartAddition")), status: 200, result: perVersion("Cart"), refusals: []string{quire.EPRODUCTUNAVAILABLE, quire.ECARTFULL}, problems: []string{quire.ENOTFOUND}},
 		"DELETE /cart/items/{product_id}": {summary: "Take a book out of the cart", status: 204},
 		"POST /products/{id}/buy":         {summary: "Buy a book from the balance", body: same(ref("Quantity")), status: 201, result: same(ref("Order")), query: []string{"ifMatchPurchase"}, headers: []string{"Location"}, refusals: []string{quire.EINSUFFICIENTFUNDS, quire.EACCOUNTCLOSED, quire.EPRODUCTUNAVAILABLE}},
 		"POST /pay":                       {summary: "Buy the whole cart from the balance", query: []string{"ifMatchPurchase"}, status: 201, result: same(ref("Order")), headers: []string{"Location"}, refusals: []string{quire.ECARTEMPTY, quire.EINSUFFICIENTFUNDS, quire.EACCOUNTCLOSED, quire.EPRODUCTUNAVAILABLE}},
-		"GET /orders":                     {summary: "List the caller's orders", query: []string{"limit", "cursor"}, status: 200, result: same(arrayOf(ref("Order"))), headers: []string{"Link"}},
+		"GET /orders":                     {summary: "List the caller's orders", query: []string{"limit", "cursor"}, status: 200, result: same(page(ref("Order"))), headers: []string{"Link"}},
 		"GET /orders/{id}":                {summary: "Get an order", status: 200, result: same(ref("Order"))},
 
 		"GET /config": {summary: "The configuration document", note: "404 until an admin has stored one.",
@@ -127,10 +129,16 @@ func operations() map[string]operation {
 	}
 }
 
-func arrayOf(items schema) schema { return schema{"type": "array", "items": items} }
+// arrayOf is an array of at most n items.
+func arrayOf(items schema, n int) schema {
+	return schema{"type": "array", "items": items, "maxItems": n}
+}
 
-func arrayOfVersion(name string) versioned {
-	return func(v int) schema { return arrayOf(perVersion(name)(v)) }
+// page is a page of a list: at most rest.MaxLimit items.
+func page(items schema) schema { return arrayOf(items, rest.MaxLimit) }
+
+func pageOfVersion(name string) versioned {
+	return func(v int) schema { return page(perVersion(name)(v)) }
 }
 
 // The documents, each built on first use: package initialisation does
@@ -488,7 +496,11 @@ func (op operation) responses(r routes.Route, problems schema) schema {
 	if op.media != nil {
 		body = schema{}
 		for _, m := range op.media {
-			body[m] = schema{"schema": schema{"type": "string"}}
+			text := schema{"type": "string"}
+			if op.textLen > 0 {
+				text["maxLength"] = op.textLen
+			}
+			body[m] = schema{"schema": text}
 			if strings.HasPrefix(m, "image/") {
 				body[m] = schema{} // bytes: OpenAPI 3.1 gives them no schema
 			}

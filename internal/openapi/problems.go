@@ -252,6 +252,15 @@ func retryableTypes() []string {
 	return out
 }
 
+// titleLen is the length of the longest title of a problem.
+func titleLen() int {
+	n := 0
+	for _, code := range rest.Codes() {
+		n = max(n, len(rest.Title(code)))
+	}
+	return n
+}
+
 // problemType is the schema of a problem's type: one URI per error code,
 // each with its status.
 func problemType() schema {

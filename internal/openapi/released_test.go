@@ -71,6 +71,7 @@ var corrections = []string{
 	"request-property-pattern-added", "request-parameter-pattern-added",
 	"request-property-became-required", "request-parameter-became-required",
 	"request-property-type-changed", // a type said where an enum said only the values
+	"request-property-max-length-set", "request-parameter-max-length-set",
 }
 
 // security lets `make contract SECURITY=1` (-update -security) commit a

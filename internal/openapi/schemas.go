@@ -1,14 +1,19 @@
 package openapi
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/quireapi/quire/internal/carts"
 	"github.com/quireapi/quire/internal/catalog"
+	"github.com/quireapi/quire/internal/httpapi"
 	"github.com/quireapi/quire/internal/idempotency"
+	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/password"
 	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/rest"
@@ -31,10 +36,11 @@ func parameters() schema {
 		}
 	}
 	h := func(name, description string) schema {
-		return schema{"name": name, "in": "header", "required": false, "description": description, "schema": schema{"type": "string"}}
+		return schema{"name": name, "in": "header", "required": false, "description": description,
+			"schema": schema{"type": "string", "maxLength": rest.MaxHeaderLen}}
 	}
 	tags := func(name, description string) schema {
-		return with(h(name, description), schema{"schema": schema{"type": "string", "pattern": entityTags}})
+		return with(h(name, description), schema{"schema": schema{"type": "string", "maxLength": rest.MaxHeaderLen, "pattern": entityTags}})
 	}
 	return schema{
 		"ifMatch": tags("If-Match", "`*` or a list"+` of entity tags. On a GET, the answer is 412 unless the representation's ETag `+
@@ -55,7 +61,7 @@ func parameters() schema {
 		"xIdempotencyKey":        key("X-Idempotency-Key"),
 		"limit":                  q("limit", "Items per page", with(integer(1, rest.MaxLimit), schema{"default": rest.DefaultLimit})),
 		"cursor": q("cursor", "Where the page starts: from the next link of the previous page (another is 400)",
-			schema{"type": "string", "pattern": "^[A-Za-z0-9_-]+$"}),
+			schema{"type": "string", "maxLength": rest.MaxCursorLen, "pattern": "^[A-Za-z0-9_-]+$"}),
 		"role":  q("role", "Only active users with this role", schema{"type": "string", "enum": []any{"customer", "admin"}}),
 		"embed": q("embed", "Add each user's profile", schema{"type": "string", "enum": []any{"profile"}}),
 	}
@@ -126,14 +132,46 @@ func integer(min, max int64) schema {
 // constant is a string that is always v.
 func constant(v string) schema { return schema{"type": "string", "const": v} }
 
+// str is a string of at most n characters.
+func str(n int) schema { return schema{"type": "string", "maxLength": n} }
+
+// urlLen bounds a URL or a path the API answers (Location, links): the
+// request's own scheme, host and path (its base path, its version
+// prefix), of at most rest.MaxHostLen and rest.MaxURLLen characters, each
+// escaped in three at most, and a path of the API's own after them.
+func urlLen() int { return len("https://") + rest.MaxHostLen + 3*rest.MaxURLLen + longestPath() }
+
+// longestPath is the length of the longest path of a route, without its
+// version prefix, its ids at their longest.
+func longestPath() int {
+	n := 0
+	for _, r := range routes.All() {
+		p := r.Resource().Path
+		for _, name := range pathParameters(r) {
+			p = strings.ReplaceAll(p, "{"+name+"}", quire.MaxID.String())
+		}
+		n = max(n, len(p))
+	}
+	return n
+}
+
+// tagLen is the length of the longest entity tag the API answers
+// (rest.Tag), gzip-compressed or not, in the newest version.
+func tagLen(gzip bool) int {
+	return len(rest.Tag(strings.Repeat("A", quire.HashLen), routes.Versions[len(routes.Versions)-1], gzip))
+}
+
 func schemas() schema {
-	str := schema{"type": "string"}
 	anyMoney := money(0, quire.MaxMoney)
 	price := money(1, catalog.MaxPrice)
 	id := ref("ID")
-	time := schema{"type": "string", "format": "date-time"}
+	// A time as encoding/json writes it: RFC 3339 to the nanosecond.
+	datetime := schema{"type": "string", "format": "date-time", "maxLength": len(time.RFC3339Nano)}
 	seconds := schema{"type": "integer", "format": "int64", "minimum": 0}
-	links := arrayOf(ref("Link"))
+	links := arrayOf(ref("Link"), httpapi.MaxLinks)
+	path := str(urlLen())
+	// A coordinate of a P-256 key: 32 bytes in unpadded base64url.
+	coordinate := str(base64.RawURLEncoding.EncodedLen(256 / 8))
 	quantity := integer(1, carts.MaxQuantity)
 	hidden := quire.HiddenClass(false)
 	email := schema{"type": "string", "format": "email", "maxLength": users.MaxEmailLen,
@@ -148,8 +186,8 @@ func schemas() schema {
 	userBase := schema{
 		"id": id, "email": email, "role": schema{"type": "string", "enum": []any{"customer", "admin"}},
 		"status": schema{"type": "string", "enum": []any{"ACTIVE", "CLOSED"}}, "balance": money(0, users.MaxBalance), "profile": ref("Profile"),
-		"created_at": time, "updated_at": time,
-		"_links": with(object(schema{"deposit": str, "close_account": str}, "deposit", "close_account"), schema{
+		"created_at": datetime, "updated_at": datetime,
+		"_links": with(object(schema{"deposit": path, "close_account": path}, "deposit", "close_account"), schema{
 			"description": "The actions the caller may take on the account now, as paths: they follow the caller " +
 				"(deposit for an admin, close_account for the owner or an admin) and the state (none once CLOSED), " +
 				"and are empty for an anonymous caller, as in sign-up's answer."}),
@@ -158,7 +196,7 @@ func schemas() schema {
 		"email": email, "role": schema{"type": "string", "enum": []any{"customer", "admin"}, "description": adminSets},
 		"status":   schema{"type": "string", "enum": []any{"ACTIVE", "CLOSED"}, "description": adminSets},
 		"password": schema{"type": "string", "minLength": password.MinLength, "maxLength": password.MaxLength, "writeOnly": true},
-		"current_password": schema{"type": "string", "writeOnly": true,
+		"current_password": schema{"type": "string", "maxLength": password.MaxLength, "writeOnly": true,
 			"description": "Required to change one's own email or password: the password now (403 wrong-password otherwise)."},
 		"id": schema{"readOnly": true}, "balance": schema{"readOnly": true}, "profile": schema{"readOnly": true},
 		"_links": schema{"readOnly": true}, "created_at": schema{"readOnly": true}, "updated_at": schema{"readOnly": true},
@@ -180,29 +218,31 @@ func schemas() schema {
 	}
 	out := schema{
 		"ID":   integer(1, int64(quire.MaxID)),
-		"Link": object(schema{"rel": str, "href": str}),
+		"Link": object(schema{"rel": str(httpapi.MaxRelLen), "href": path}),
 		"Problem": object(schema{
-			"type": problemType(), "title": str, "status": integer(100, 599), "detail": str, "instance": str, "request_id": str,
-			"errors": arrayOf(object(schema{"pointer": str, "detail": str})),
+			"type": problemType(), "title": str(titleLen()), "status": integer(100, 599),
+			"detail": str(rest.MaxDetailLen), "instance": str(rest.MaxURLLen), "request_id": str(rest.RequestIDLen),
+			"errors": arrayOf(object(schema{"pointer": str(rest.MaxPointerLen), "detail": str(rest.MaxDetailLen)}), rest.MaxFieldErrors),
 		}, "detail", "instance", "request_id", "errors"),
-		"Health": object(schema{"status": str, "database": str}),
+		"Health": object(schema{"status": str(len("ok")), "database": str(len("ok"))}),
 		"Config": schema{"type": "object", "description": "The configuration document: any JSON object"},
 		"Credentials": object(schema{
 			"email": schema{"type": "string", "maxLength": quire.MaxEmailLen,
 				"description": fmt.Sprintf("At most %d bytes: no account has a longer one", quire.MaxEmailLen)},
 			"password": schema{"type": "string", "maxLength": password.MaxLength, "writeOnly": true},
 		}),
-		"Token": object(schema{"access_token": str, "token_type": constant("Bearer"), "expires_in": seconds,
-			"refresh_token":      schema{"type": "string", "description": "Opaque; trade it at POST /tokens before refresh_expires_in seconds pass. Keep it secret."},
+		"Token": object(schema{"access_token": str(login.MaxTokenBytes), "token_type": constant("Bearer"), "expires_in": seconds,
+			"refresh_token": with(str(login.RefreshTokenLen), schema{
+				"description": "Opaque; trade it at POST /tokens before refresh_expires_in seconds pass. Keep it secret."}),
 			"refresh_expires_in": seconds}),
-		"RefreshRequest": object(schema{"refresh_token": str}),
-		"DeleteRequest": object(schema{"current_password": schema{"type": "string", "writeOnly": true,
+		"RefreshRequest": object(schema{"refresh_token": str(login.RefreshTokenLen)}),
+		"DeleteRequest": object(schema{"current_password": schema{"type": "string", "maxLength": password.MaxLength, "writeOnly": true,
 			"description": "Required to delete one's own account: the password now (403 wrong-password otherwise). " +
 				"An admin deleting another user sends no body."}}),
 		"JWKS": object(schema{"keys": arrayOf(object(schema{
 			"kty": constant("EC"), "crv": constant("P-256"), "alg": constant("ES256"),
-			"use": constant("sig"), "kid": str, "x": str, "y": str,
-		}))}),
+			"use": constant("sig"), "kid": str(login.MaxKeyIDLen), "x": coordinate, "y": coordinate,
+		}), login.MaxKeys)}),
 		"Profile": object(schema{
 			"bio": schema{"type": "string", "maxLength": users.MaxBioLen, "pattern": quire.TextPattern(true, false),
 				"description": "Lines ended by line feeds (U+000A), with " + textRule},
@@ -232,17 +272,16 @@ func schemas() schema {
 		"CartAddition": object(schema{"product_id": id, "quantity": quantity}),
 		"Quantity":     object(schema{"quantity": quantity}),
 		"Order": object(schema{
-			"id": id, "user_id": id, "total": anyMoney, "created_at": time,
-			"items": with(arrayOf(object(schema{"product_id": id, "name": str, "price": price, "quantity": quantity, "subtotal": anyMoney})),
-				schema{"minItems": 1, "maxItems": carts.MaxItems}),
+			"id": id, "user_id": id, "total": anyMoney, "created_at": datetime,
+			"items": with(arrayOf(object(schema{"product_id": id, "name": str(catalog.MaxNameLen), "price": price, "quantity": quantity,
+				"subtotal": anyMoney}), carts.MaxItems), schema{"minItems": 1}),
 		}),
 	}
 	for _, v := range routes.Versions {
 		out[fmt.Sprintf("ProductV%d", v)] = object(product(v))
 		out[fmt.Sprintf("ProductWriteV%d", v)] = productWrite(v)
-		out[fmt.Sprintf("LandingV%d", v)] = object(schema{"featured": with(arrayOf(object(with(product(v), schema{"author_name": name}))),
-			schema{"maxItems": catalog.MaxFeatured})})
-		out[fmt.Sprintf("CartV%d", v)] = object(schema{"items": with(arrayOf(cartLine(v)), schema{"maxItems": carts.MaxItems}), "total": anyMoney})
+		out[fmt.Sprintf("LandingV%d", v)] = object(schema{"featured": arrayOf(object(with(product(v), schema{"author_name": name})), catalog.MaxFeatured)})
+		out[fmt.Sprintf("CartV%d", v)] = object(schema{"items": arrayOf(cartLine(v), carts.MaxItems), "total": anyMoney})
 	}
 	return out
 }

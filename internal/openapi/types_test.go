@@ -57,6 +57,59 @@ func TestExactTypes(t *testing.T) {
 	}
 }
 
+// TestBounds: every string of each document has a maxLength and every
+// array a maxItems, so that a client or a gateway knows how much any value
+// may take. A string of enum or const values is bounded by them and needs
+// none. The server is held to the bounds by TestLimits (requests: each is
+// taken at its bound and refused past it) and by servicetest, which checks
+// every answer and event the tests collect against the documents.
+func TestBounds(t *testing.T) {
+	for _, v := range routes.Versions {
+		b, err := Document(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		texts, arrays := 0, 0
+		var walk func(where string, node any)
+		walk = func(where string, node any) {
+			switch n := node.(type) {
+			case map[string]any:
+				_, enum := n["enum"]
+				_, constant := n["const"]
+				_, maxLength := n["maxLength"]
+				_, maxItems := n["maxItems"]
+				switch n["type"] {
+				case "string":
+					texts++
+					if !maxLength && !enum && !constant {
+						t.Errorf("version %d: %s is a string without maxLength", v, where)
+					}
+				case "array":
+					arrays++
+					if !maxItems {
+						t.Errorf("version %d: %s is an array without maxItems", v, where)
+					}
+				}
+				for k, e := range n {
+					walk(where+"/"+k, e)
+				}
+			case []any:
+				for i, e := range n {
+					walk(fmt.Sprintf("%s/%d", where, i), e)
+				}
+			}
+		}
+		walk("#", doc)
+		if texts < 50 || arrays < 10 {
+			t.Fatalf("version %d: %d strings and %d arrays: the walk finds too few", v, texts, arrays)
+		}
+	}
+}
+
 // TestPatternsCompile: every pattern of the documents compiles as a
 // regular expression in Go (RE2), in ECMA-262 without flags (new
 // RegExp(p), as a browser form validating from the documents builds it)

@@ -9,9 +9,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quireapi/quire/internal/carts"
+	"github.com/quireapi/quire/internal/catalog"
 	"github.com/quireapi/quire/internal/dynamo"
 	"github.com/quireapi/quire/internal/orders"
 	"github.com/quireapi/quire/internal/quire"
+	"github.com/quireapi/quire/internal/rest"
 	"github.com/quireapi/quire/internal/service"
 	"github.com/quireapi/quire/internal/testing/dynamotest"
 	"github.com/quireapi/quire/internal/testing/servicetest"
@@ -30,12 +33,14 @@ func TestOrderPagesPastOneMegabyte(t *testing.T) {
 	store := dynamo.NewOrderStore(api.DB, api.Tables)
 	created := time.Now().UTC().Truncate(time.Millisecond)
 	var want []int64
-	for i := range 13 {
-		// Orders of 150, 250 and 350 KB in turn: 5 in a row pass 1 MB.
-		name := strings.Repeat(string(rune('a'+i)), (150+100*(i%3))<<10)
-		o := orders.Order{
-			ID: quire.ID(1000 + i), UserID: buyer, CreatedAt: created, Total: 1000,
-			Items: []orders.Item{{ProductID: 1, Name: name, Price: 1000, Quantity: 1, Subtotal: 1000}},
+	for i := range 60 {
+		// Orders as large as they come, of about 40 KB: carts.MaxItems
+		// books, each named with catalog.MaxNameLen characters of 4 bytes.
+		// 26 in a row pass 1 MB.
+		name := strings.Repeat(string(rune(0x1d400+i)), catalog.MaxNameLen)
+		o := orders.Order{ID: quire.ID(1000 + i), UserID: buyer, CreatedAt: created, Total: 1000 * carts.MaxItems}
+		for j := range carts.MaxItems {
+			o.Items = append(o.Items, orders.Item{ProductID: quire.ID(1 + j), Name: name, Price: 1000, Quantity: 1, Subtotal: 1000})
 		}
 		if err := store.PutOrder(t.Context(), o); err != nil {
 			t.Fatal(err)
@@ -43,7 +48,7 @@ func TestOrderPagesPastOneMegabyte(t *testing.T) {
 		want = append(want, int64(o.ID))
 	}
 	c := api.As(t, buyer, quire.RoleCustomer)
-	for _, limit := range []int{1, 2, 3, 5, 6} {
+	for _, limit := range []int{7, 25, 40, rest.MaxLimit} {
 		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
 			counter.Take()
 			var got []int64
@@ -73,8 +78,8 @@ func TestOrderPagesPastOneMegabyte(t *testing.T) {
 			ops, _ := counter.Take()
 			queries := strings.Count(strings.Join(ops, ","), "Query")
 			t.Logf("%d pages, %d Query calls", pages, queries)
-			// A page of 5 or more reads 6 orders, which pass 1 MB.
-			if limit >= 5 && queries <= pages {
+			// A page of 25 or more reads 26 orders, which pass 1 MB.
+			if limit >= 25 && queries <= pages {
 				t.Errorf("%d Query calls for %d pages of %d: no Query stopped at 1 MB, so this test proves nothing", queries, pages, limit)
 			}
 		})

@@ -30,6 +30,16 @@ func Check(pw string) string {
 	return ""
 }
 
+// CheckGuess returns why pw cannot be a password given to prove who one
+// is (at login, or as the current password), or "": it is longer than
+// any password.
+func CheckGuess(pw string) string {
+	if utf8.RuneCountInString(pw) > MaxLength {
+		return fmt.Sprintf("must be at most %d characters", MaxLength)
+	}
+	return ""
+}
+
 // Hasher makes and checks password hashes.
 type Hasher interface {
 	// Hash returns the hash of pw, under a new random salt.

@@ -11,8 +11,12 @@ import (
 // JSON client reads them exactly as numbers.
 type ID int64
 
-// MaxID is the largest ID: 2^53-1, the largest integer a float64 holds exactly.
-const MaxID ID = 1<<53 - 1
+// MaxID is the largest ID: 2^53-1, the largest integer a float64 holds
+// exactly; MaxIDLen is its number of digits, the longest an ID is written.
+const (
+	MaxID    ID = 1<<53 - 1
+	MaxIDLen    = 16
+)
 
 // idEpoch is the zero of the time part of new IDs.
 var idEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -37,7 +41,7 @@ func NewID(now time.Time) ID {
 // positive decimal integer up to MaxID, without sign or leading zeros.
 // Anything else is ENOTFOUND, as no resource could have that id.
 func ParseID(s string) (ID, error) {
-	if s == "" || len(s) > 16 || s[0] == '0' || !allDigits(s) {
+	if s == "" || len(s) > MaxIDLen || s[0] == '0' || !allDigits(s) {
 		return 0, Errorf(ENOTFOUND, "No resource has the id %q.", s)
 	}
 	n, err := strconv.ParseInt(s, 10, 64)

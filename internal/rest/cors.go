@@ -80,6 +80,9 @@ func parseOriginPattern(s string) (originPattern, error) {
 	if strings.Contains(u.Host, "*") {
 		return originPattern{}, fmt.Errorf("want * only as the whole list entry or as the port")
 	}
+	if len(u.Hostname()) > MaxHostLen-len(":65535") {
+		return originPattern{}, fmt.Errorf("want a host of at most %d characters, a DNS name's", MaxHostLen-len(":65535"))
+	}
 	if u.Host != strings.ToLower(u.Host) {
 		return originPattern{}, fmt.Errorf("want the host in lowercase, as browsers send it")
 	}
@@ -137,9 +140,13 @@ func (c CORS) Origins() []string {
 	return out
 }
 
+// MaxOriginLen bounds an origin: a scheme, a host and a port. No browser
+// sends a longer one, and none is allowed, not even by "*".
+const MaxOriginLen = len("https://") + MaxHostLen
+
 // Allows reports whether origin may call the API from a browser.
 func (c CORS) Allows(origin string) bool {
-	if origin == "" {
+	if origin == "" || len(origin) > MaxOriginLen {
 		return false
 	}
 	for _, p := range c.origins {

@@ -34,6 +34,7 @@ func TestParseCORS(t *testing.T) {
 		{list: "https://shop.example.com:", wantErr: true},
 		{list: "https://*.example.com", wantErr: true},
 		{list: "https://", wantErr: true},
+		{list: "https://" + strings.Repeat("a", 254), wantErr: true}, // no DNS name is longer than 253
 	} {
 		c, err := ParseCORS(tc.list)
 		if (err != nil) != tc.wantErr {
@@ -72,8 +73,8 @@ func TestCORSAllows(t *testing.T) {
 			t.Errorf("Allows(%q) = %v, want %v", origin, got, want)
 		}
 	}
-	if any, _ := ParseCORS("*"); !any.Allows("https://anywhere.example") || any.Allows("") {
-		t.Error(`"*" must allow any origin a browser sends, and no request without one`)
+	if any, _ := ParseCORS("*"); !any.Allows("https://anywhere.example") || any.Allows("") || any.Allows("https://"+strings.Repeat("a", MaxOriginLen)) {
+		t.Error(`"*" must allow any origin a browser sends, and no request without one, nor an origin longer than any`)
 	}
 }
 

@@ -12,10 +12,14 @@ import (
 // AcceptsGzip reports whether r's Accept-Encoding takes gzip (RFC 9110
 // section 12.5.3): "gzip" (or "x-gzip") with a quality above 0, or, when
 // gzip is not named, "*" with a quality above 0. Elements that do not
-// parse are left out.
-func AcceptsGzip(r *http.Request) bool {
+// parse are left out. A value over MaxHeaderLen bytes is EINVALID.
+func AcceptsGzip(r *http.Request) (bool, error) {
+	value, err := headerValue(r, "Accept-Encoding")
+	if err != nil {
+		return false, err
+	}
 	gzip, star := -1.0, -1.0
-	for _, elem := range strings.Split(strings.Join(r.Header.Values("Accept-Encoding"), ","), ",") {
+	for _, elem := range strings.Split(value, ",") {
 		params := strings.Split(elem, ";")
 		coding := strings.ToLower(strings.TrimSpace(params[0]))
 		q, ok := 1.0, true
@@ -34,9 +38,9 @@ func AcceptsGzip(r *http.Request) bool {
 		}
 	}
 	if gzip >= 0 {
-		return gzip > 0
+		return gzip > 0, nil
 	}
-	return star > 0
+	return star > 0, nil
 }
 
 // ReadJSON reads r's body as one well-formed JSON value of at most limit

@@ -75,15 +75,19 @@ type condition struct {
 	any, present bool
 }
 
-// conditions parses r's If-Match and If-None-Match; a malformed one is
-// EINVALID.
+// conditions parses r's If-Match and If-None-Match; a malformed one, or
+// one over MaxHeaderLen bytes, is EINVALID.
 func conditions(r *http.Request) (match, none condition, err error) {
 	parse := func(name string) (condition, error) {
 		vs := r.Header.Values(name)
 		if len(vs) == 0 {
 			return condition{}, nil
 		}
-		tags, any, ok := ParseTags(strings.Join(vs, ","))
+		v, err := headerValue(r, name)
+		if err != nil {
+			return condition{}, err
+		}
+		tags, any, ok := ParseTags(v)
 		if !ok || (any && len(vs) > 1) {
 			return condition{}, quire.Errorf(quire.EINVALID,
 				`The %s header must be "*" or a list of entity tags, such as "abc-v1" or W/"abc-v1".`, name)

@@ -185,9 +185,13 @@ func TestAcceptsGzip(t *testing.T) {
 		"gzip;q=2":                false, // not a qvalue: left out
 		"deflate, identity;q=0.1": false,
 	} {
-		if got := AcceptsGzip(request("Accept-Encoding", value)); got != want {
-			t.Errorf("Accept-Encoding %q: %v, want %v", value, got, want)
+		if got, err := AcceptsGzip(request("Accept-Encoding", value)); got != want || err != nil {
+			t.Errorf("Accept-Encoding %q: %v, %v, want %v", value, got, err, want)
 		}
+	}
+	long := "gzip, " + strings.Repeat("a", MaxHeaderLen)
+	if _, err := AcceptsGzip(request("Accept-Encoding", long)); quire.ErrorCode(err) != quire.EINVALID {
+		t.Errorf("Accept-Encoding over %d bytes: %v, want EINVALID", MaxHeaderLen, err)
 	}
 }
 
@@ -196,12 +200,14 @@ func FuzzAcceptsGzip(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		AcceptsGzip(request("Accept-Encoding", s)) // never panics
-		if strings.Contains(strings.ToLower(s), "gzip") {
+		_, _ = AcceptsGzip(request("Accept-Encoding", s)) // never panics
+		if strings.Contains(strings.ToLower(s), "gzip") || len(s) > MaxHeaderLen/2 {
 			return
 		}
 		// Where s does not name gzip, naming it decides, whatever else s says.
-		if AcceptsGzip(request("Accept-Encoding", "gzip;q=0, "+s)) || !AcceptsGzip(request("Accept-Encoding", "gzip, "+s)) {
+		refused, _ := AcceptsGzip(request("Accept-Encoding", "gzip;q=0, "+s))
+		taken, _ := AcceptsGzip(request("Accept-Encoding", "gzip, "+s))
+		if refused || !taken {
 			t.Fatalf("naming gzip does not decide against %q", s)
 		}
 	})

@@ -14,6 +14,11 @@ const (
 	MaxLimit     = 100
 )
 
+// MaxCursorLen is the length of the longest cursor Quire makes: an id of
+// quire.MaxIDLen digits (every page is of a collection ordered by id, see
+// ParseIDPage) in unpadded base64url. A longer one is none of Quire's.
+const MaxCursorLen = (quire.MaxIDLen*8 + 5) / 6
+
 // Page is what a client asked of a collection: at most Limit items, after
 // the position a previous page's cursor names (After is "" for the first).
 type Page struct {
@@ -43,7 +48,7 @@ func ParsePage(r *http.Request) (Page, error) {
 	}
 	if ok {
 		b, err := base64.RawURLEncoding.Strict().DecodeString(c) // as SetNext writes it
-		if err != nil || len(b) == 0 {
+		if err != nil || len(b) == 0 || len(c) > MaxCursorLen {
 			return Page{}, invalidCursor()
 		}
 		p.After = string(b)

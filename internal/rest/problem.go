@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -105,6 +106,36 @@ type Problem struct {
 	Errors    []quire.FieldError `json:"errors,omitempty"`
 }
 
+// The bounds of a problem's texts, in characters. A detail or a pointer
+// may quote the request (a header's value, a member's name): WriteProblem
+// cuts what passes them, and lists MaxFieldErrors errors at most; no
+// write has that many fields.
+const (
+	MaxDetailLen   = 1024 // a detail, the problem's or an error's
+	MaxPointerLen  = 1024 // an error's pointer
+	MaxFieldErrors = 16
+)
+
+// Bounded returns p with its texts and errors cut to the bounds above.
+func (p Problem) Bounded() Problem {
+	p.Detail = cut(p.Detail, MaxDetailLen)
+	errs := p.Errors[:min(len(p.Errors), MaxFieldErrors)]
+	p.Errors = nil
+	for _, e := range errs {
+		p.Errors = append(p.Errors, quire.FieldError{Pointer: cut(e.Pointer, MaxPointerLen), Detail: cut(e.Detail, MaxDetailLen)})
+	}
+	return p
+}
+
+// cut returns s, or its first n-1 characters and an ellipsis when it has
+// more than n.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
 // NewProblem builds the problem for a code with a detail message.
 func NewProblem(code, detail string) Problem {
 	return Problem{Type: ProblemType(code), Title: Title(code), Status: Status(code), Detail: detail}
@@ -159,9 +190,10 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	WriteProblem(w, p)
 }
 
-// WriteProblem writes p with its status and the problem+json media type.
+// WriteProblem writes p, Bounded, with its status and the problem+json
+// media type.
 func WriteProblem(w http.ResponseWriter, p Problem) {
-	body, _ := json.Marshal(p) // a Problem always marshals
+	body, _ := json.Marshal(p.Bounded()) // a Problem always marshals
 	h := w.Header()
 	h.Set("Content-Type", ProblemMediaType)
 	h.Set("Content-Length", strconv.Itoa(len(body)))

@@ -2,12 +2,14 @@ package rest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/quireapi/quire/internal/idempotency"
 	"github.com/quireapi/quire/internal/quire"
@@ -139,5 +141,43 @@ func TestRefusalReplaysACommittedKey(t *testing.T) {
 				t.Errorf("Retry-After %q on a %d", retry, rec.Code)
 			}
 		})
+	}
+}
+
+// TestProblemsAreBounded: what a problem quotes of a request is cut to the
+// bounds the documents give (a member's name in a pointer, a header's value
+// in a detail), and errors past MaxFieldErrors are left out.
+func TestProblemsAreBounded(t *testing.T) {
+	r := httptest.NewRequest("POST", "/users", strings.NewReader(`{"`+strings.Repeat("é", 3*MaxPointerLen)+`": 1}`))
+	r.Header.Set("Content-Type", "application/json")
+	var body struct {
+		Email string `json:"email"`
+	}
+	many := make([]quire.FieldError, MaxFieldErrors+4)
+	for i := range many {
+		many[i] = quire.FieldError{Pointer: fmt.Sprintf("/f%d", i), Detail: "is wrong"}
+	}
+	for _, err := range []error{
+		Decode(r, &body),
+		quire.Errorf(quire.EMEDIATYPE, "The body must be application/json, not %s.", strings.Repeat("x", 3*MaxDetailLen)),
+		quire.Invalid(many...),
+	} {
+		w := httptest.NewRecorder()
+		Error(w, r, err)
+		var p Problem
+		if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
+			t.Fatal(err)
+		}
+		if n := utf8.RuneCountInString(p.Detail); n > MaxDetailLen || n == 0 || len(p.Errors) > MaxFieldErrors {
+			t.Errorf("%v: a detail of %d characters, %d errors", err, n, len(p.Errors))
+		}
+		for _, e := range p.Errors {
+			if utf8.RuneCountInString(e.Pointer) > MaxPointerLen || utf8.RuneCountInString(e.Detail) > MaxDetailLen {
+				t.Errorf("%v: an error of a pointer of %d characters", err, utf8.RuneCountInString(e.Pointer))
+			}
+		}
+	}
+	if many[0].Pointer != "/f0" || len(many) != MaxFieldErrors+4 {
+		t.Errorf("the error's own fields changed: %v", many[:1])
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/quireapi/quire/internal/access"
 	"github.com/quireapi/quire/internal/idempotency"
+	"github.com/quireapi/quire/internal/quire"
 )
 
 // A Request is a request as the router hands it to its route's handler,
@@ -91,6 +92,29 @@ func (r *Request) Path(path string) string { return basePath(r.Request) + r.pref
 // whose hash is hash, in the request's API version, gzip-compressed or
 // not.
 func (r *Request) ETag(hash string, gzip bool) string { return Tag(hash, r.Version, gzip) }
+
+// The bounds of what a request carries that answers echo (a problem's
+// instance, Location, links) or that the functions read (If-Match,
+// If-None-Match, Accept-Encoding): a regional REST API, as the stack's,
+// takes no URL over 10240 characters and no request whose line and
+// header values pass 10240 bytes together (API Gateway's quotas). The
+// local gateway refuses a longer URL, or a host longer than a DNS name
+// with a port, and the functions a longer header they read (400).
+const (
+	MaxURLLen    = 10240               // a request's path and query, as sent
+	MaxHostLen   = 253 + len(":65535") // a request's host: a DNS name and a port
+	MaxHeaderLen = 10240               // a header's value, in bytes
+)
+
+// headerValue returns the value of r's header name, its lines joined
+// with commas: EINVALID when it is over MaxHeaderLen bytes.
+func headerValue(r *http.Request, name string) (string, error) {
+	v := strings.Join(r.Header.Values(name), ",")
+	if len(v) > MaxHeaderLen {
+		return "", quire.Errorf(quire.EINVALID, "The %s header is over %d bytes.", name, MaxHeaderLen)
+	}
+	return v, nil
+}
 
 // URL returns the absolute URL a client uses for path (a path of the API,
 // such as /users/42): the scheme the client used (X-Forwarded-Proto, which

@@ -11,6 +11,7 @@ import (
 	"compress/gzip"
 	"embed"
 	"encoding/json"
+	"fmt"
 	"html"
 	"io"
 	"io/fs"
@@ -105,18 +106,27 @@ type Login struct {
 	Password string `json:"password"`
 }
 
+// MaxPageLen bounds the docs page, in bytes: a demo login of the longest
+// email and password, each character escaped in JSON and in HTML (in 6
+// characters at most), fits in it with the page.
+const MaxPageLen = 4 << 10
+
 // withLogin returns the page with demo as its body's data-demo-login, which
-// quire.js reads (the page's policy runs no inline script).
+// quire.js reads (the page's policy runs no inline script). It returns an
+// error when the page passes MaxPageLen.
 func withLogin(page *file, demo *Login) (*file, error) {
-	if demo == nil {
-		return page, nil
+	if demo != nil {
+		js, err := json.Marshal(demo)
+		if err != nil {
+			return nil, err
+		}
+		body := bytes.Replace(page.body, []byte("<body>"), []byte(`<body data-demo-login="`+html.EscapeString(string(js))+`">`), 1)
+		page = newFile(body, page.media, false)
 	}
-	js, err := json.Marshal(demo)
-	if err != nil {
-		return nil, err
+	if len(page.body) > MaxPageLen {
+		return nil, fmt.Errorf("the docs page is %d bytes, over %d", len(page.body), MaxPageLen)
 	}
-	body := bytes.Replace(page.body, []byte("<body>"), []byte(`<body data-demo-login="`+html.EscapeString(string(js))+`">`), 1)
-	return newFile(body, page.media, false), nil
+	return page, nil
 }
 
 // Routes returns the handlers of the docs routes, keyed as in the route
@@ -184,10 +194,13 @@ func serve(w http.ResponseWriter, r *rest.Request, f *file, page bool) error {
 		h.Set("Referrer-Policy", "no-referrer")
 	}
 	body, tag := f.body, f.tag
-	var err error
 	if f.gzip {
+		gz, err := rest.AcceptsGzip(r.Request)
+		if err != nil {
+			return err
+		}
 		h.Set("Vary", "Accept-Encoding")
-		if rest.AcceptsGzip(r.Request) {
+		if gz {
 			h.Set("Content-Encoding", "gzip")
 			tag = tag[:len(tag)-1] + `-gzip"`
 		} else if body, err = f.plain(); err != nil {
@@ -200,6 +213,6 @@ func serve(w http.ResponseWriter, r *rest.Request, f *file, page bool) error {
 	h.Set("Content-Type", f.media)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
-	_, err = w.Write(body)
+	_, err := w.Write(body)
 	return err
 }

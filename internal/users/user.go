@@ -228,7 +228,9 @@ func (f Fields) SignUp(v int) (*User, error) {
 // User validates f as a complete set of the fields its writer may set in
 // API version v: the email and names, plus role and status when admin is
 // true (otherwise they are ignored and u's are zero), and the password
-// when present. Each invalid field is listed in the error.
+// when present; a current password, when present, is no longer than a
+// password (password.CheckGuess). Each invalid field is listed in the
+// error.
 //
 // v2's name is stored as a first name (up to the first space) and a last
 // name (the rest, possibly empty), which is how v1 shows it.
@@ -283,6 +285,11 @@ func (f Fields) User(v int, admin bool) (*User, error) {
 	if f.Password != nil {
 		if err := password.Check(*f.Password); err != "" {
 			bad("password", err)
+		}
+	}
+	if f.CurrentPassword != nil {
+		if err := password.CheckGuess(*f.CurrentPassword); err != "" {
+			bad("current_password", err)
 		}
 	}
 	switch {
