@@ -13,13 +13,10 @@ import (
 	"github.com/quireapi/quire/internal/routes"
 )
 
-// TestExactTypes: what a client generator reads from each document is
-// exact. Every integer is a 64-bit one (format int64: ids reach 2^53-1,
-// which a Java or C# generator reads as 32 bits without it), every number
-// an amount, format double (a Go generator's float32 rounds 999999.99 to
-// 1000000), and every enum and const says its type (without it, a Go
-// client's field is an interface{}, whose zero value sends null).
-func TestExactTypes(t *testing.T) {
+// eachObject calls visit with every object of each version's document,
+// where names it ("#/components/schemas/ID").
+func eachObject(t *testing.T, visit func(v int, where string, o map[string]any)) {
+	t.Helper()
 	for _, v := range routes.Versions {
 		b, err := Document(v)
 		if err != nil {
@@ -33,17 +30,7 @@ func TestExactTypes(t *testing.T) {
 		walk = func(where string, node any) {
 			switch n := node.(type) {
 			case map[string]any:
-				typ, _ := n["type"].(string)
-				_, enum := n["enum"].([]any)
-				_, constant := n["const"]
-				switch {
-				case typ == "integer" && n["format"] != "int64":
-					t.Errorf("version %d: %s is an integer of format %v, want int64", v, where, n["format"])
-				case typ == "number" && n["format"] != "double":
-					t.Errorf("version %d: %s is a number of format %v, want double", v, where, n["format"])
-				case (enum || constant) && typ == "":
-					t.Errorf("version %d: %s has values and no type", v, where)
-				}
+				visit(v, where, n)
 				for k, e := range n {
 					walk(where+"/"+k, e)
 				}
@@ -57,6 +44,28 @@ func TestExactTypes(t *testing.T) {
 	}
 }
 
+// TestExactTypes: what a client generator reads from each document is
+// exact. Every integer is a 64-bit one (format int64: ids reach 2^53-1,
+// which a Java or C# generator reads as 32 bits without it), every number
+// an amount, format double (a Go generator's float32 rounds 999999.99 to
+// 1000000), and every enum and const says its type (without it, a Go
+// client's field is an interface{}, whose zero value sends null).
+func TestExactTypes(t *testing.T) {
+	eachObject(t, func(v int, where string, n map[string]any) {
+		typ, _ := n["type"].(string)
+		_, enum := n["enum"].([]any)
+		_, constant := n["const"]
+		switch {
+		case typ == "integer" && n["format"] != "int64":
+			t.Errorf("version %d: %s is an integer of format %v, want int64", v, where, n["format"])
+		case typ == "number" && n["format"] != "double":
+			t.Errorf("version %d: %s is a number of format %v, want double", v, where, n["format"])
+		case (enum || constant) && typ == "":
+			t.Errorf("version %d: %s has values and no type", v, where)
+		}
+	})
+}
+
 // TestBounds: every string of each document has a maxLength and every
 // array a maxItems, so that a client or a gateway knows how much any value
 // may take. A string of enum or const values is bounded by them and needs
@@ -64,48 +73,28 @@ func TestExactTypes(t *testing.T) {
 // taken at its bound and refused past it) and by servicetest, which checks
 // every answer and event the tests collect against the documents.
 func TestBounds(t *testing.T) {
-	for _, v := range routes.Versions {
-		b, err := Document(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc any
-		if err := json.Unmarshal(b, &doc); err != nil {
-			t.Fatal(err)
-		}
-		texts, arrays := 0, 0
-		var walk func(where string, node any)
-		walk = func(where string, node any) {
-			switch n := node.(type) {
-			case map[string]any:
-				_, enum := n["enum"]
-				_, constant := n["const"]
-				_, maxLength := n["maxLength"]
-				_, maxItems := n["maxItems"]
-				switch n["type"] {
-				case "string":
-					texts++
-					if !maxLength && !enum && !constant {
-						t.Errorf("version %d: %s is a string without maxLength", v, where)
-					}
-				case "array":
-					arrays++
-					if !maxItems {
-						t.Errorf("version %d: %s is an array without maxItems", v, where)
-					}
-				}
-				for k, e := range n {
-					walk(where+"/"+k, e)
-				}
-			case []any:
-				for i, e := range n {
-					walk(fmt.Sprintf("%s/%d", where, i), e)
-				}
+	texts, arrays := map[int]int{}, map[int]int{}
+	eachObject(t, func(v int, where string, n map[string]any) {
+		_, enum := n["enum"]
+		_, constant := n["const"]
+		_, maxLength := n["maxLength"]
+		_, maxItems := n["maxItems"]
+		switch n["type"] {
+		case "string":
+			texts[v]++
+			if !maxLength && !enum && !constant {
+				t.Errorf("version %d: %s is a string without maxLength", v, where)
+			}
+		case "array":
+			arrays[v]++
+			if !maxItems {
+				t.Errorf("version %d: %s is an array without maxItems", v, where)
 			}
 		}
-		walk("#", doc)
-		if texts < 50 || arrays < 10 {
-			t.Fatalf("version %d: %d strings and %d arrays: the walk finds too few", v, texts, arrays)
+	})
+	for _, v := range routes.Versions {
+		if texts[v] < 50 || arrays[v] < 10 {
+			t.Fatalf("version %d: %d strings and %d arrays: the walk finds too few", v, texts[v], arrays[v])
 		}
 	}
 }
@@ -118,34 +107,12 @@ func TestBounds(t *testing.T) {
 func TestPatternsCompile(t *testing.T) {
 	seen := map[string]bool{}
 	var patterns []string
-	for _, v := range routes.Versions {
-		b, err := Document(v)
-		if err != nil {
-			t.Fatal(err)
+	eachObject(t, func(_ int, _ string, n map[string]any) {
+		if p, ok := n["pattern"].(string); ok && !seen[p] {
+			seen[p] = true
+			patterns = append(patterns, p)
 		}
-		var doc any
-		if err := json.Unmarshal(b, &doc); err != nil {
-			t.Fatal(err)
-		}
-		var walk func(node any)
-		walk = func(node any) {
-			switch n := node.(type) {
-			case map[string]any:
-				if p, ok := n["pattern"].(string); ok && !seen[p] {
-					seen[p] = true
-					patterns = append(patterns, p)
-				}
-				for _, e := range n {
-					walk(e)
-				}
-			case []any:
-				for _, e := range n {
-					walk(e)
-				}
-			}
-		}
-		walk(doc)
-	}
+	})
 	if len(patterns) < 5 {
 		t.Fatalf("%d patterns in the documents: the walk finds none", len(patterns))
 	}
