@@ -36,6 +36,7 @@ import (
 	"github.com/quireapi/quire/internal/dynamo"
 	"github.com/quireapi/quire/internal/login"
 	"github.com/quireapi/quire/internal/pretraffic"
+	"github.com/quireapi/quire/internal/quire"
 	"github.com/quireapi/quire/internal/rest"
 	"github.com/quireapi/quire/internal/routes"
 	"github.com/quireapi/quire/internal/service"
@@ -128,8 +129,10 @@ func run(ctx context.Context) error {
 	// Login has the private keys and the authorizer the public ones. As
 	// deployed, login reads its keys from their secret, in the background
 	// (SIGNING_KEY_SECRET); the requests here have no Secrets Manager, and
-	// get them in SIGNING_KEYS.
-	deployedEnv := []string{"JWKS=" + string(jwks), pretraffic.VersionsEnv + "=" + newVersions()}
+	// get them in SIGNING_KEYS. The events function takes its source from
+	// the stack, as every function its variables.
+	deployedEnv := []string{"JWKS=" + string(jwks), pretraffic.VersionsEnv + "=" + newVersions(),
+		"EVENT_SOURCE=" + quire.EventSource(quire.Stack)}
 	keyEnv := append([]string{"SIGNING_KEYS=" + keys}, deployedEnv...)
 
 	// Inits are timed first, in rounds of their own, before DynamoDB Local
