@@ -187,6 +187,9 @@ func raw(t *testing.T, url, host, request string) *http.Response {
 // one, unless QUIRE_REQUIRE_DYNAMODB_LOCAL=1.
 func ownDynamoDB(t *testing.T) {
 	dir, err := ddblocal.Find()
+	if _, java := exec.LookPath("java"); err == nil && java != nil {
+		err = fmt.Errorf("DynamoDB Local needs Java 17 or later on PATH: %w", java)
+	}
 	if err != nil {
 		if os.Getenv("QUIRE_REQUIRE_DYNAMODB_LOCAL") != "1" {
 			t.Skip(err)

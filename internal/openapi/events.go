@@ -137,11 +137,11 @@ func eventSchema(typ string) string {
 	return b.String()
 }
 
-// laterVersions holds, by type, the data of each version of its events
-// after the first and an example of it, oldest first. A breaking change to an event's data is
-// a new version, which the domain publishes beside the old one
-// (quire.Event.Version) until the old one's sunset (retiredEvents). None
-// has come yet.
+// laterVersions holds, by type, each version of its events after the
+// first (its data's schema and an example), oldest first. A breaking
+// change to an event's data is a new version, which the domain publishes
+// beside the old one (quire.Event.Version) until the old one's sunset
+// (retiredEvents). None has come yet.
 var laterVersions = map[string][]event{}
 
 // retiredEvents holds the versions of events being retired, by their
